@@ -1,0 +1,44 @@
+# The two commands a new user runs are `make demo` and `make test` (see README.md).
+SHELL := /bin/bash
+DEBIAN_PACKAGES := liblmdb-dev libsodium-dev pkg-config
+DEMO_DIR := $(CURDIR)/.demo
+
+.PHONY: deps build release demo test clean
+
+# Installs the Debian packages that are missing (as root directly, otherwise through sudo).
+deps:
+	@missing=""; for package in $(DEBIAN_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$package 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$package"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing Debian packages:$$missing"; \
+	  if [ "$$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi; \
+	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq $$missing; \
+	fi
+
+build: deps
+	swift build
+
+release: deps
+	swift build -c release
+
+# Builds in release mode, creates a demo store with realistic sample data in .demo/, and inspects it.
+demo: release
+	@bin="$$(swift build -c release --show-bin-path)/cachetool"; \
+	rm -rf "$(DEMO_DIR)"; \
+	export TOKEN_CACHE_DIR="$(DEMO_DIR)/store" TOKEN_CACHE_KEY_FILE="$(DEMO_DIR)/key"; \
+	set -e; \
+	echo "\$$ cachetool init"; "$$bin" init; echo; \
+	echo "\$$ cachetool sample-data"; "$$bin" sample-data; echo; \
+	echo "\$$ cachetool inspect"; "$$bin" inspect; echo; \
+	echo "\$$ cachetool info"; "$$bin" info; echo; \
+	echo "Demo store: $(DEMO_DIR)/store (key $(DEMO_DIR)/key). Try:"; \
+	echo "  TOKEN_CACHE_DIR=$(DEMO_DIR)/store TOKEN_CACHE_KEY_FILE=$(DEMO_DIR)/key $$bin inspect --json"
+
+# Runs every test of the package (unit, format vectors, crash/child-process and CLI tests).
+test: deps
+	swift build --build-tests
+	swift test --skip-build
+
+clean:
+	rm -rf .build "$(DEMO_DIR)"

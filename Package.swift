@@ -1,0 +1,55 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+let package = Package(
+    name: "token-cache",
+    products: [
+        .library(name: "TokenCache", targets: ["TokenCache"]),
+        .executable(name: "cachetool", targets: ["cachetool"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    ],
+    targets: [
+        // The only two modules that see C. Each wrapper exposes `package` declarations only.
+        .systemLibrary(
+            name: "CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"]), .yum(["lmdb-devel"])]
+        ),
+        .systemLibrary(
+            name: "CSodium",
+            pkgConfig: "libsodium",
+            providers: [.apt(["libsodium-dev"]), .brew(["libsodium"]), .yum(["libsodium-devel"])]
+        ),
+        .target(name: "TokenCacheLMDB", dependencies: ["CLMDB"]),
+        .target(name: "TokenCacheSodium", dependencies: ["CSodium"]),
+        .target(name: "TokenCache", dependencies: ["TokenCacheLMDB", "TokenCacheSodium"]),
+        .executableTarget(
+            name: "cachetool",
+            dependencies: [
+                "TokenCache",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .testTarget(name: "TokenCacheLMDBTests", dependencies: ["TokenCacheLMDB"]),
+        .testTarget(name: "TokenCacheSodiumTests", dependencies: ["TokenCacheSodium"]),
+        .testTarget(
+            name: "TokenCacheTests",
+            dependencies: ["TokenCache", "TokenCacheLMDB", "TokenCacheSodium"],
+            resources: [.copy("FormatVectors")]
+        ),
+        .testTarget(name: "CacheToolTests", dependencies: ["cachetool", "TokenCache", "TokenCacheLMDB"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+// The same upcoming features everywhere. InternalImportsByDefault makes the compiler, not review,
+// keep C types out of every public and package API.
+for target in package.targets where target.type != .system {
+    var settings = target.swiftSettings ?? []
+    settings.append(.enableUpcomingFeature("ExistentialAny"))
+    settings.append(.enableUpcomingFeature("InternalImportsByDefault"))
+    settings.append(.enableUpcomingFeature("MemberImportVisibility"))
+    target.swiftSettings = settings
+}

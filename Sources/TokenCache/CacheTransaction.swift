@@ -1,0 +1,200 @@
+import Foundation
+internal import TokenCacheLMDB
+
+/// Read access to the store inside ``TokenCache/read(_:)``: one consistent snapshot.
+///
+/// Valid only inside the closure that received it; it must not escape. Not `Sendable`: LMDB binds a
+/// transaction to the thread that runs it.
+public class CacheReader {
+    let store: RecordStore
+    private let transaction: ReadTransaction
+
+    init(store: RecordStore, transaction: ReadTransaction) {
+        self.store = store
+        self.transaction = transaction
+    }
+
+    /// The entity stored under `key`, or nil.
+    /// - Throws: ``TokenCacheError`` `.corruptRecord` (with the record's fingerprint) if the record is damaged.
+    public func get<Key: CacheEntityKey>(_ key: Key) throws -> StoredEntity<Key.Entity>? {
+        let storable = try Self.storableType(Key.Entity.self)
+        return try getStorable(storable, key)
+    }
+
+    private func getStorable<S: StorableEntity, Key: CacheEntityKey>(_ type: S.Type, _ key: Key) throws -> StoredEntity<Key.Entity>? {
+        let storageKey = S.storageKey(for: key as! S.Key, index: store.keyring.index)
+        let database = store.database(DatabaseName.forKind(S.kind))
+        let result = try transaction.withValue(in: database, forKey: storageKey) { value in
+            store.decode(S.self, value: value, key: storageKey)
+        }
+        switch result {
+        case nil: return nil
+        case .success(let stored)?: return (stored as! StoredEntity<Key.Entity>)
+        case .failure(let corrupt)?:
+            throw TokenCacheError(.corruptRecord, corrupt.description, recordFingerprint: corrupt.fingerprint)
+        }
+    }
+
+    /// Every entity of a kind that matches `filter`; damaged records are listed in `corrupt`, never returned.
+    public func list<Entity: CacheEntity>(_ type: Entity.Type, filter: RecordFilter = .all) throws -> RecordList<Entity> {
+        let storable = try Self.storableType(Entity.self)
+        return try listStorable(storable, as: Entity.self, filter: filter)
+    }
+
+    private func listStorable<S: StorableEntity, Entity: CacheEntity>(
+        _ type: S.Type, as entityType: Entity.Type, filter: RecordFilter
+    ) throws -> RecordList<Entity> {
+        let index = store.keyring.index
+        var prefix: [UInt8] = []
+        if S.kind == .appMetadata {
+            if let clientID = filter.clientID { prefix = AppMetadata.clientPrefix(clientID, index: index) }
+        } else if let homeAccountID = filter.homeAccountID {
+            prefix = index.accountPrefix(homeAccountID)
+        }
+        var result = RecordList<S>(records: [], corrupt: [])
+        try transaction.forEach(in: store.database(DatabaseName.forKind(S.kind)), prefix: prefix) { key, value in
+            switch store.decode(S.self, value: value, key: Array(key)) {
+            case .success(let stored):
+                if Self.matches(stored.entity, filter) { result.records.append(stored) }
+            case .failure(let corrupt):
+                result.corrupt.append(corrupt)
+            }
+            return true
+        }
+        return result as! RecordList<Entity>
+    }
+
+    private static func matches<S: StorableEntity>(_ entity: S, _ filter: RecordFilter) -> Bool {
+        if let clientID = filter.clientID, entity.clientIDForFilter?.asciiLowercased != clientID.asciiLowercased {
+            return false
+        }
+        if let homeAccountID = filter.homeAccountID,
+            entity.homeAccountIDForIndex?.asciiLowercased != homeAccountID.asciiLowercased
+        {
+            return false
+        }
+        return true
+    }
+
+    /// All five kinds at once, from one snapshot.
+    public func snapshot(filter: RecordFilter = .all) throws -> CacheSnapshot {
+        var snapshot = CacheSnapshot()
+        func collect<E: CacheEntity>(_ type: E.Type, into keyPath: WritableKeyPath<CacheSnapshot, [StoredEntity<E>]>) throws {
+            let list = try self.list(type, filter: filter)
+            snapshot[keyPath: keyPath] = list.records
+            snapshot.corrupt += list.corrupt
+        }
+        try collect(Account.self, into: \.accounts)
+        try collect(AccessToken.self, into: \.accessTokens)
+        try collect(RefreshToken.self, into: \.refreshTokens)
+        try collect(IDToken.self, into: \.idTokens)
+        try collect(AppMetadata.self, into: \.appMetadata)
+        return snapshot
+    }
+
+    /// Number of records of each kind (corrupt ones included), without decrypting anything.
+    public func counts() throws -> [EntityKind: Int] {
+        var counts: [EntityKind: Int] = [:]
+        for kind in EntityKind.allCases {
+            counts[kind] = try transaction.count(in: store.database(DatabaseName.forKind(kind)))
+        }
+        return counts
+    }
+
+    static func storableType<E: CacheEntity>(_ type: E.Type) throws(TokenCacheError) -> any StorableEntity.Type {
+        guard let storable = type as? any StorableEntity.Type else {
+            throw TokenCacheError(.invalidArgument, "\(type) is not an entity this cache stores")
+        }
+        return storable
+    }
+}
+
+@available(*, unavailable)
+extension CacheReader: Sendable {}
+
+/// Read-write access inside ``TokenCache/write(_:)``. Everything written in one closure commits
+/// together, durably, or not at all.
+public final class CacheWriter: CacheReader {
+    private let writeTransaction: WriteTransaction
+    private let now: Int64
+
+    init(store: RecordStore, transaction: WriteTransaction, now: Int64) {
+        writeTransaction = transaction
+        self.now = now
+        super.init(store: store, transaction: transaction)
+    }
+
+    /// Inserts or replaces the entity stored under `entity.key`.
+    ///
+    /// - Parameter expectedRevision: for compare-and-swap: `nil` writes unconditionally; `0` requires that no
+    ///   record exists; `n` requires that the stored record has revision `n`.
+    /// - Returns: The record's new revision.
+    /// - Throws: ``TokenCacheError``: `.invalidArgument` for a malformed entity, `.conflict` (with
+    ///   `currentRevision`) when `expectedRevision` does not match, `.recordTooLarge`, `.readOnly`.
+    @discardableResult
+    public func put<Entity: CacheEntity>(_ entity: Entity, expectedRevision: UInt64? = nil) throws -> UInt64 {
+        try store.checkWritable()
+        guard let storable = entity as? any StorableEntity else {
+            throw TokenCacheError(.invalidArgument, "\(Entity.self) is not an entity this cache stores")
+        }
+        return try putStorable(storable, expectedRevision: expectedRevision)
+    }
+
+    private func putStorable<S: StorableEntity>(_ entity: S, expectedRevision: UInt64?) throws -> UInt64 {
+        try entity.validate()
+        let key = S.storageKey(for: entity.key, index: store.keyring.index)
+        let current = try currentRevision(S.self, key: key, strict: expectedRevision != nil)
+        try check(expectedRevision, against: current, kind: S.kind, key: key)
+        let revision = (current ?? 0) &+ 1
+        try store.seal(entity, key: key, revision: revision, now: now, into: writeTransaction)
+        return revision
+    }
+
+    /// Removes the entity stored under `key`.
+    /// - Parameter expectedRevision: as for ``put(_:expectedRevision:)``.
+    /// - Returns: Whether a record was removed.
+    @discardableResult
+    public func delete<Key: CacheEntityKey>(_ key: Key, expectedRevision: UInt64? = nil) throws -> Bool {
+        try store.checkWritable()
+        let storable = try Self.storableType(Key.Entity.self)
+        return try deleteStorable(storable, key, expectedRevision: expectedRevision)
+    }
+
+    private func deleteStorable<S: StorableEntity, Key: CacheEntityKey>(_ type: S.Type, _ key: Key, expectedRevision: UInt64?) throws -> Bool {
+        let storageKey = S.storageKey(for: key as! S.Key, index: store.keyring.index)
+        if expectedRevision != nil {
+            let current = try currentRevision(S.self, key: storageKey, strict: true)
+            try check(expectedRevision, against: current, kind: S.kind, key: storageKey)
+        }
+        return try writeTransaction.delete(in: store.database(DatabaseName.forKind(S.kind)), key: storageKey)
+    }
+
+    /// The stored revision under `key`, nil if absent. A damaged record counts as absent for an
+    /// unconditional write (which heals it) and as a conflict for a conditional one.
+    private func currentRevision<S: StorableEntity>(_ type: S.Type, key: [UInt8], strict: Bool) throws -> UInt64? {
+        let database = DatabaseName.forKind(S.kind)
+        let result = try writeTransaction.withValue(in: store.database(database), forKey: key) { value in
+            Result { () throws(FormatError) in try store.openBody(value, slot: store.slot(database, key)).revision }
+        }
+        switch result {
+        case nil: return nil
+        case .success(let revision)?: return revision
+        case .failure(let error)?:
+            guard strict else { return nil }
+            let corrupt = store.corrupt(S.kind, database, key, error.message)
+            throw TokenCacheError(
+                .conflict, "cannot compare revisions: \(corrupt)", recordFingerprint: corrupt.fingerprint, currentRevision: nil
+            )
+        }
+    }
+
+    private func check(_ expected: UInt64?, against current: UInt64?, kind: EntityKind, key: [UInt8]) throws(TokenCacheError) {
+        guard let expected, expected != (current ?? 0) else { return }
+        let fingerprint = store.keyring.fingerprint(database: DatabaseName.forKind(kind), key: key)
+        throw TokenCacheError(
+            .conflict,
+            "\(kind) record \(fingerprint) has revision \(current.map(String.init) ?? "none (absent)"), expected \(expected)",
+            recordFingerprint: fingerprint, currentRevision: current
+        )
+    }
+}

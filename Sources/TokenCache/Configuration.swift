@@ -1,0 +1,69 @@
+import Foundation
+
+/// Where a store lives, how its key is obtained, and its limits.
+public struct Configuration: Sendable {
+    /// The store directory (LMDB's `data.mdb` and `lock.mdb`), mode 0700.
+    public var directory: String
+    public var keySource: KeySource
+    /// Argon2id cost for a store created from a passphrase.
+    public var passphraseCost: PassphraseCost = .interactive
+    /// The LMDB map size a new environment starts with.
+    public var initialMapSize: Int = 32 << 20
+    /// The map grows by doubling up to this size; beyond it writes fail with `.storageFull`.
+    public var maximumMapSize: Int = 8 << 30
+    /// Open without write access; writes throw `.readOnly`.
+    public var readOnly = false
+    /// LMDB on NFS, SMB or FUSE can corrupt the store; refused unless this is set.
+    public var allowNetworkFilesystem = false
+
+    public init(directory: String, keySource: KeySource) {
+        self.directory = directory
+        self.keySource = keySource
+    }
+
+    /// Environment variables the defaults read.
+    public enum Variable {
+        public static let directory = "TOKEN_CACHE_DIR"
+        public static let keyFile = "TOKEN_CACHE_KEY_FILE"
+        public static let passphrase = "TOKEN_CACHE_PASSPHRASE"
+        public static let base64Key = "TOKEN_CACHE_KEY"
+    }
+
+    /// `TOKEN_CACHE_DIR`, else `$XDG_DATA_HOME/token-cache`, else `~/.local/share/token-cache`.
+    public static func defaultDirectory(environment: [String: String]) -> String {
+        if let directory = environment[Variable.directory], !directory.isEmpty { return directory }
+        return baseDirectory(environment["XDG_DATA_HOME"], fallback: ".local/share", environment: environment) + "/token-cache"
+    }
+
+    /// `TOKEN_CACHE_KEY_FILE`, else `$XDG_CONFIG_HOME/token-cache/key`, else `~/.config/token-cache/key`.
+    public static func defaultKeyFilePath(environment: [String: String]) -> String {
+        if let path = environment[Variable.keyFile], !path.isEmpty { return path }
+        return baseDirectory(environment["XDG_CONFIG_HOME"], fallback: ".config", environment: environment) + "/token-cache/key"
+    }
+
+    /// `TOKEN_CACHE_KEY` (base64), else `TOKEN_CACHE_PASSPHRASE`, else the default key file.
+    public static func defaultKeySource(environment: [String: String]) -> KeySource {
+        if let key = environment[Variable.base64Key], !key.isEmpty {
+            return .base64Key(Secret(key), origin: Variable.base64Key)
+        }
+        if let passphrase = environment[Variable.passphrase], !passphrase.isEmpty {
+            return .passphrase(Secret(passphrase), origin: Variable.passphrase)
+        }
+        return .keyFile(path: defaultKeyFilePath(environment: environment))
+    }
+
+    /// The configuration the defaults above describe.
+    public static func fromEnvironment(_ environment: [String: String]) -> Configuration {
+        Configuration(directory: defaultDirectory(environment: environment), keySource: defaultKeySource(environment: environment))
+    }
+
+    /// The defaults for this process's environment.
+    public static func fromEnvironment() -> Configuration { fromEnvironment(ProcessInfo.processInfo.environment) }
+
+    /// XDG base directories must be absolute; a relative value is ignored, as the XDG spec requires.
+    private static func baseDirectory(_ value: String?, fallback: String, environment: [String: String]) -> String {
+        if let value, value.hasPrefix("/") { return value }
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        return home + "/" + fallback
+    }
+}

@@ -1,0 +1,95 @@
+internal import TokenCacheSodium
+
+/// Sequential big-endian writing into a buffer whose size was computed in advance.
+///
+/// Every integer in FORMAT.md is big-endian, so that keys sort numerically under LMDB's `memcmp`.
+/// Writers compute the exact size first and write into a preallocated (often zeroizing or LMDB-reserved)
+/// buffer, so plaintext is never spread over reallocated copies.
+struct ByteWriter {
+    private let buffer: UnsafeMutableRawBufferPointer
+    private(set) var position = 0
+
+    init(_ buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
+
+    var remaining: Int { buffer.count - position }
+
+    mutating func write(_ byte: UInt8) {
+        precondition(remaining >= 1, "ByteWriter overflow")
+        buffer[position] = byte
+        position += 1
+    }
+
+    mutating func write<T: FixedWidthInteger>(bigEndian value: T) {
+        let size = MemoryLayout<T>.size
+        precondition(remaining >= size, "ByteWriter overflow")
+        buffer.storeBytes(of: value.bigEndian, toByteOffset: position, as: T.self)
+        position += size
+    }
+
+    mutating func write(_ bytes: UnsafeRawBufferPointer) {
+        precondition(remaining >= bytes.count, "ByteWriter overflow")
+        if let base = bytes.baseAddress, !bytes.isEmpty {
+            (buffer.baseAddress! + position).copyMemory(from: base, byteCount: bytes.count)
+        }
+        position += bytes.count
+    }
+
+    mutating func write(_ bytes: some Collection<UInt8>) {
+        precondition(remaining >= bytes.count, "ByteWriter overflow")
+        for byte in bytes {
+            buffer[position] = byte
+            position += 1
+        }
+    }
+
+    /// The region `[position, position + count)`, advancing past it (for in-place encryption output).
+    mutating func reserve(_ count: Int) -> UnsafeMutableRawBufferPointer {
+        precondition(remaining >= count, "ByteWriter overflow")
+        let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[position..<(position + count)])
+        position += count
+        return slice
+    }
+}
+
+/// Sequential big-endian reading with bounds checks that throw instead of trapping: stored bytes are
+/// untrusted input until authenticated, and sometimes after (a writer with the key may be buggy).
+struct ByteReader {
+    let bytes: UnsafeRawBufferPointer
+    private(set) var position = 0
+
+    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+    var remaining: Int { bytes.count - position }
+    var isAtEnd: Bool { position == bytes.count }
+
+    mutating func readByte(_ what: String) throws(FormatError) -> UInt8 {
+        guard remaining >= 1 else { throw FormatError("truncated: missing \(what)") }
+        defer { position += 1 }
+        return bytes[position]
+    }
+
+    mutating func read<T: FixedWidthInteger>(_: T.Type, _ what: String) throws(FormatError) -> T {
+        let size = MemoryLayout<T>.size
+        guard remaining >= size else { throw FormatError("truncated: missing \(what)") }
+        // SAFETY: mapped LMDB bytes carry no alignment guarantee, hence loadUnaligned.
+        let value = bytes.loadUnaligned(fromByteOffset: position, as: T.self)
+        position += size
+        return T(bigEndian: value)
+    }
+
+    mutating func read(count: Int, _ what: String) throws(FormatError) -> UnsafeRawBufferPointer {
+        guard count >= 0, remaining >= count else { throw FormatError("truncated: \(what) needs \(count) bytes") }
+        defer { position += count }
+        return UnsafeRawBufferPointer(rebasing: bytes[position..<(position + count)])
+    }
+
+    mutating func readRest() -> UnsafeRawBufferPointer {
+        defer { position = bytes.count }
+        return UnsafeRawBufferPointer(rebasing: bytes[position...])
+    }
+}
+
+/// Constant-time equality of two byte arrays (lengths are not hidden).
+func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+    lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in ConstantTime.equals(left, right) } }
+}

@@ -1,0 +1,52 @@
+/// Constants of FORMAT.md v1. Changing any of them changes the bytes on disk.
+enum FormatConstants {
+    /// Readers refuse stores whose read version is above this.
+    static let readVersion: UInt16 = 1
+    /// Readers that understand the read version but not the write version open read-only.
+    static let writeVersion: UInt16 = 1
+    /// The first 8 bytes of the header record.
+    static let headerMagic: [UInt8] = [0x54, 0x4B, 0x43, 0x41, 0x43, 0x48, 0x45, 0x00]  // "TKCACHE\0"
+    static let headerKey: [UInt8] = Array("header".utf8)
+    static let envelopeVersion: UInt8 = 0x01
+    static let bodySchema: UInt8 = 0x01
+    static let maximumBodyPlaintext = 256 * 1024
+    static let maximumSummaryPlaintext = 64 * 1024
+    static let storeIDCount = 16
+    static let dataKeyCount = 32
+    static let maximumDataKeys = 32
+    static let indexDigestCount = 16
+    static let fingerprintCount = 8
+
+    static let recordADLabel: [UInt8] = Array("tcache/v1/record".utf8)
+    static let wrapADLabel: [UInt8] = Array("tcache/v1/wrap".utf8)
+    /// crypto_kdf context for subkeys of a data key: id 1 record encryption, 2 blind index, 3 fingerprints.
+    static let subkeyContext = "tcacheV1"
+    /// crypto_kdf context for the key-encryption key derived from the root key (id 1).
+    static let kekContext = "tcKEKv01"
+
+    /// Section tags in the associated data of a record.
+    static let summarySection: UInt8 = 0x53  // "S"
+    static let bodySection: UInt8 = 0x42  // "B"
+}
+
+/// The LMDB named databases of a store (FORMAT.md §3).
+enum DatabaseName {
+    static let meta = "meta"
+    static let accounts = "accounts"
+    static let accessTokens = "access_tokens"
+    static let refreshTokens = "refresh_tokens"
+    static let idTokens = "id_tokens"
+    static let appMetadata = "app_metadata"
+
+    static let all = [meta, accounts, accessTokens, refreshTokens, idTokens, appMetadata]
+
+    static func forKind(_ kind: EntityKind) -> String {
+        switch kind {
+        case .account: accounts
+        case .accessToken: accessTokens
+        case .refreshToken: refreshTokens
+        case .idToken: idTokens
+        case .appMetadata: appMetadata
+        }
+    }
+}

@@ -1,0 +1,22 @@
+/// Why a stored byte string does not decode. Internal: the store maps it to ``TokenCacheError``
+/// (`.corruptRecord` for one record, `.corruptStore` for the header) together with a fingerprint.
+struct FormatError: Error, Equatable, CustomStringConvertible {
+    /// The failure classes of FORMAT.md §9 (and of the test vectors' `expect_text`).
+    enum Kind: Equatable {
+        case unsupportedVersion
+        case lengthOutOfRange
+        case unknownKeyID
+        case authenticationFailure
+        case invalidContent
+    }
+
+    let kind: Kind
+    let message: String
+
+    init(_ message: String, kind: Kind = .invalidContent) {
+        self.kind = kind
+        self.message = message
+    }
+
+    var description: String { message }
+}

@@ -1,0 +1,63 @@
+/// Where the root key of a store comes from (FORMAT.md §6.2). The root key never touches the store:
+/// it only unwraps the data keys in the store header.
+public enum KeySource: Sendable, CustomStringConvertible {
+    /// A file holding exactly 32 random bytes, mode 0600, owned by the user, not a symlink
+    /// (created by `cachetool init` or ``KeyFile/create(at:)``).
+    case keyFile(path: String)
+    /// A passphrase, stretched with Argon2id using the parameters and salt stored in the store header.
+    /// `origin` names where it came from (an environment variable) for error messages.
+    case passphrase(Secret, origin: String)
+    /// 32 bytes, base64-encoded (standard alphabet, with padding), for containers and CI.
+    /// `origin` names where it came from (an environment variable) for error messages.
+    case base64Key(Secret, origin: String)
+
+    public var description: String {
+        switch self {
+        case .keyFile(let path): "key file \(path)"
+        case .passphrase(_, let origin): "passphrase from \(origin)"
+        case .base64Key(_, let origin): "base64 key from \(origin)"
+        }
+    }
+}
+
+/// Argon2id work factors for passphrase-protected stores. Stored in the header; a reader refuses values below
+/// ``minimum`` (a tampered header must not weaken the KDF) and above ``maximum`` (nor exhaust memory),
+/// before running Argon2id.
+public struct PassphraseCost: Sendable, Hashable {
+    public var opsLimit: UInt64
+    public var memLimit: UInt64
+
+    public init(opsLimit: UInt64, memLimit: UInt64) {
+        self.opsLimit = opsLimit
+        self.memLimit = memLimit
+    }
+
+    /// libsodium's INTERACTIVE: 2 passes over 64 MiB (about 75 ms here). The default and the floor.
+    public static let interactive = PassphraseCost(opsLimit: 2, memLimit: 64 << 20)
+    /// libsodium's MODERATE: 3 passes over 256 MiB (about 0.7 s).
+    public static let moderate = PassphraseCost(opsLimit: 3, memLimit: 256 << 20)
+    /// libsodium's SENSITIVE: 4 passes over 1 GiB (about 4 s). The ceiling.
+    public static let sensitive = PassphraseCost(opsLimit: 4, memLimit: 1 << 30)
+
+    static let minimum = interactive
+    static let maximumMemory: UInt64 = 1 << 30
+    static let maximumWork: UInt64 = 4 * (1 << 30)  // opsLimit × memLimit of SENSITIVE
+
+    func check() throws(TokenCacheError) {
+        if opsLimit < Self.minimum.opsLimit || memLimit < Self.minimum.memLimit {
+            throw TokenCacheError(
+                .keyUnavailable,
+                "passphrase parameters (opslimit \(opsLimit), memlimit \(memLimit)) are below the minimum "
+                    + "(opslimit \(Self.minimum.opsLimit), memlimit \(Self.minimum.memLimit)); refusing a weakened key derivation"
+            )
+        }
+        let (work, overflow) = opsLimit.multipliedReportingOverflow(by: memLimit)
+        if memLimit > Self.maximumMemory || overflow || work > Self.maximumWork {
+            throw TokenCacheError(
+                .keyUnavailable,
+                "passphrase parameters (opslimit \(opsLimit), memlimit \(memLimit)) exceed the maximum "
+                    + "(memlimit \(Self.maximumMemory), opslimit × memlimit \(Self.maximumWork))"
+            )
+        }
+    }
+}

@@ -1,0 +1,154 @@
+internal import TokenCacheSodium
+
+/// The unwrapped keys of one open store (FORMAT.md §6.3):
+///
+/// ```
+/// KEK             = KDF(root, id 1, "tcKEKv01")
+/// data key k      = Open(KEK, wrapped k, AD = wrap AD of k)
+/// record key k    = KDF(data key k, id 1, "tcacheV1")
+/// index key       = KDF(data key with the smallest id, id 2, "tcacheV1")
+/// fingerprint key = KDF(data key with the smallest id, id 3, "tcacheV1")
+/// ```
+///
+/// The index and fingerprint keys are fixed for the life of the store, so a lookup never tries several
+/// terms; new records are sealed with the data key of the largest id.
+final class Keyring: Sendable {
+    let header: StoreHeader
+    let activeKeyID: UInt32
+    private let dataKeys: [UInt32: SecureKey]
+    private let recordKeys: [UInt32: SecureKey]
+    let index: BlindIndex
+    private let fingerprintKey: SecureKey
+
+    var storeID: [UInt8] { header.storeID }
+
+    private init(header: StoreHeader, dataKeys: [UInt32: SecureKey]) throws(TokenCacheError) {
+        self.header = header
+        self.dataKeys = dataKeys
+        let ids = dataKeys.keys.sorted()
+        activeKeyID = ids.last!
+        (recordKeys, index, fingerprintKey) = try SodiumCall.run {
+            var recordKeys: [UInt32: SecureKey] = [:]
+            for (id, key) in dataKeys {
+                recordKeys[id] = try KeyDerivation.deriveKey(from: key, id: 1, context: FormatConstants.subkeyContext)
+            }
+            let first = dataKeys[ids.first!]!
+            let index = try KeyDerivation.deriveKey(from: first, id: 2, context: FormatConstants.subkeyContext)
+            let fingerprint = try KeyDerivation.deriveKey(from: first, id: 3, context: FormatConstants.subkeyContext)
+            return (recordKeys, BlindIndex(key: index), fingerprint)
+        }
+    }
+
+    func recordKey(_ id: UInt32) -> SecureKey? { recordKeys[id] }
+    var activeRecordKey: SecureKey { recordKeys[activeKeyID]! }
+
+    /// A non-secret, stable name for a record: the first 8 bytes of `BLAKE2b-128(fingerprint key, u32be(len db) ‖ db ‖ key)`, in hex.
+    /// It identifies a record in errors and in `cachetool` output without revealing its key bytes; only a
+    /// holder of the store's keys can link it to an account.
+    func fingerprint(database: String, key: [UInt8]) -> String {
+        var input: [UInt8] = []
+        withUnsafeBytes(of: UInt32(database.utf8.count).bigEndian) { input += $0 }
+        input += database.utf8
+        input += key
+        // BLAKE2b outputs at least 16 bytes in libsodium; the fingerprint is the first 8 of a 16-byte digest.
+        let digest = try! GenericHash.hash(input, key: fingerprintKey, outputCount: FormatConstants.indexDigestCount)
+        return Hex.encode(digest.prefix(FormatConstants.fingerprintCount))
+    }
+
+    static func keyEncryptionKey(root: SecureKey) throws(TokenCacheError) -> SecureKey {
+        try SodiumCall.run {
+            try KeyDerivation.deriveKey(from: root, id: 1, context: FormatConstants.kekContext)
+        }
+    }
+
+    /// Unwraps every data key of `header` with `root`. Any authentication failure means the root key is
+    /// not this store's (or the header was altered): `.wrongKey`, and nothing else happens.
+    static func unlock(header: StoreHeader, root: SecureKey) throws(TokenCacheError) -> Keyring {
+        let kek = try keyEncryptionKey(root: root)
+        var dataKeys: [UInt32: SecureKey] = [:]
+        for wrapped in header.wrappedKeys {
+            let ad = header.wrapAssociatedData(keyID: wrapped.keyID)
+            do {
+                dataKeys[wrapped.keyID] = try SecureKey(count: FormatConstants.dataKeyCount) { output in
+                    try wrapped.sealedKey.withUnsafeBytes { sealed in
+                        try wrapped.nonce.withUnsafeBytes { nonce in
+                            try ad.withUnsafeBytes { ad in
+                                try XChaCha20Poly1305.open(sealed, associatedData: ad, nonce: nonce, key: kek, into: output)
+                            }
+                        }
+                    }
+                }
+            } catch {
+                throw TokenCacheError(
+                    .wrongKey, "the key does not open this store (data key \(wrapped.keyID) failed to authenticate)"
+                )
+            }
+        }
+        return try Keyring(header: header, dataKeys: dataKeys)
+    }
+
+    /// A fresh header with one random data key (id 1), sealed under `root`. `fixed` supplies the random parts
+    /// (store id, data key, nonce) for test vectors.
+    static func create(
+        rootKind: RootKind, root: SecureKey, salt: [UInt8], cost: PassphraseCost?, now: Int64,
+        fixed: (storeID: [UInt8], dataKey: SecureKey, nonce: [UInt8])? = nil
+    ) throws(TokenCacheError) -> Keyring {
+        var header = StoreHeader(storeID: fixed?.storeID ?? Random.bytes(FormatConstants.storeIDCount), rootKind: rootKind)
+        if rootKind == .passphrase, let cost {
+            header.opsLimit = cost.opsLimit
+            header.memLimit = cost.memLimit
+            header.salt = salt
+        }
+        let dataKey: SecureKey
+        if let fixed {
+            dataKey = fixed.dataKey
+        } else {
+            dataKey = try SodiumCall.run { try SecureKey(randomCount: FormatConstants.dataKeyCount) }
+        }
+        let nonce = fixed?.nonce ?? Random.bytes(XChaCha20Poly1305.nonceByteCount)
+        // The key list (ids and dates) is part of every wrap's associated data: lay it out first.
+        header.wrappedKeys = [WrappedKey(keyID: 1, createdAt: now, nonce: nonce, sealedKey: [])]
+        header.wrappedKeys = [try wrap(dataKey, keyID: 1, createdAt: now, nonce: nonce, header: header, kek: try keyEncryptionKey(root: root))]
+        return try Keyring(header: header, dataKeys: [1: dataKey])
+    }
+
+    /// `header` with every data key re-sealed under `root` and `header`'s fixed prefix (versions, root kind,
+    /// Argon2id parameters). Records are untouched: this is how a key file or passphrase is changed.
+    func rewrapped(as header: StoreHeader, root: SecureKey) throws(TokenCacheError) -> StoreHeader {
+        let kek = try Self.keyEncryptionKey(root: root)
+        var result = header
+        result.wrappedKeys = []
+        for old in header.wrappedKeys {
+            guard let key = dataKeys[old.keyID] else {
+                throw TokenCacheError(.invalidArgument, "data key \(old.keyID) is not in this keyring")
+            }
+            result.wrappedKeys.append(
+                try Self.wrap(
+                    key, keyID: old.keyID, createdAt: old.createdAt, nonce: Random.bytes(XChaCha20Poly1305.nonceByteCount),
+                    header: header, kek: kek
+                )
+            )
+        }
+        return result
+    }
+
+    /// Seals one data key under the KEK with the wrap associated data of `header` (FORMAT.md §6.3).
+    private static func wrap(
+        _ dataKey: SecureKey, keyID: UInt32, createdAt: Int64, nonce: [UInt8], header: StoreHeader, kek: SecureKey
+    ) throws(TokenCacheError) -> WrappedKey {
+        let ad = header.wrapAssociatedData(keyID: keyID)
+        var sealed = [UInt8](repeating: 0, count: FormatConstants.dataKeyCount + XChaCha20Poly1305.tagByteCount)
+        try SodiumCall.run {
+            try dataKey.withUnsafeBytes { key in
+                try nonce.withUnsafeBytes { nonce in
+                    try ad.withUnsafeBytes { ad in
+                        try sealed.withUnsafeMutableBytes { output in
+                            try XChaCha20Poly1305.seal(key, associatedData: ad, nonce: nonce, key: kek, into: output)
+                        }
+                    }
+                }
+            }
+        }
+        return WrappedKey(keyID: keyID, createdAt: createdAt, nonce: nonce, sealedKey: sealed)
+    }
+}

@@ -1,0 +1,153 @@
+/// An OAuth access token, as MSAL's unified cache stores it (`AccessToken` section).
+public struct AccessToken: CacheEntity {
+    public static let kind = EntityKind.accessToken
+
+    /// `uid.utid` for user tokens; empty for client-credential (app) tokens.
+    public var homeAccountID: String
+    /// The authority host, e.g. `login.microsoftonline.com`.
+    public var environment: String
+    public var clientID: String
+    /// The tenant.
+    public var realm: String
+    /// Space-separated scopes, in the server's casing and order.
+    public var target: String
+    public var secret: Secret
+    /// Unix seconds.
+    public var cachedAt: Int64
+    public var expiresOn: Int64
+    public var extendedExpiresOn: Int64?
+    public var refreshOn: Int64?
+    /// `Bearer` when nil; `pop`, `ssh-cert` for bound tokens.
+    public var tokenType: String?
+    /// Key binding of PoP / SSH-cert tokens (`key_id`; MSAL .NET and ObjC write `kid`, Go `keyid`).
+    public var keyID: String?
+    /// On-behalf-of partition.
+    public var userAssertionHash: String?
+    public var additionalFields: [String: JSONValue]
+
+    public init(
+        homeAccountID: String, environment: String, clientID: String, realm: String, target: String,
+        secret: Secret, cachedAt: Int64, expiresOn: Int64, extendedExpiresOn: Int64? = nil, refreshOn: Int64? = nil,
+        tokenType: String? = nil, keyID: String? = nil, userAssertionHash: String? = nil,
+        additionalFields: [String: JSONValue] = [:]
+    ) {
+        self.homeAccountID = homeAccountID
+        self.environment = environment
+        self.clientID = clientID
+        self.realm = realm
+        self.target = target
+        self.secret = secret
+        self.cachedAt = cachedAt
+        self.expiresOn = expiresOn
+        self.extendedExpiresOn = extendedExpiresOn
+        self.refreshOn = refreshOn
+        self.tokenType = tokenType
+        self.keyID = keyID
+        self.userAssertionHash = userAssertionHash
+        self.additionalFields = additionalFields
+    }
+
+    /// What identifies an access token: MSAL's key components. Scopes compare as a normalized set.
+    public struct Key: Sendable, Hashable {
+        public var homeAccountID: String
+        public var environment: String
+        public var clientID: String
+        public var realm: String
+        public var target: String
+        public var tokenType: String?
+        public var keyID: String?
+
+        public init(
+            homeAccountID: String, environment: String, clientID: String, realm: String, target: String,
+            tokenType: String? = nil, keyID: String? = nil
+        ) {
+            self.homeAccountID = homeAccountID
+            self.environment = environment
+            self.clientID = clientID
+            self.realm = realm
+            self.target = target
+            self.tokenType = tokenType
+            self.keyID = keyID
+        }
+    }
+
+    public var key: Key {
+        Key(
+            homeAccountID: homeAccountID, environment: environment, clientID: clientID, realm: realm, target: target,
+            tokenType: tokenType, keyID: keyID
+        )
+    }
+}
+
+extension AccessToken: StorableEntity {
+    static let modelledFieldNames: Set<String> = [
+        "home_account_id", "environment", "client_id", "realm", "target", "secret", "cached_at", "expires_on",
+        "extended_expires_on", "refresh_on", "token_type", "key_id", "user_assertion_hash",
+    ]
+
+    func encodeFields() -> FieldMap {
+        var encoder = FieldEncoder()
+        encoder.set("credential_type", "AccessToken")
+        encoder.set("home_account_id", homeAccountID)
+        encoder.set("environment", environment)
+        encoder.set("client_id", clientID)
+        encoder.set("realm", realm)
+        encoder.set("target", target)
+        encoder.set("secret", secret)
+        encoder.set("cached_at", cachedAt)
+        encoder.set("expires_on", expiresOn)
+        encoder.set("extended_expires_on", extendedExpiresOn)
+        encoder.set("refresh_on", refreshOn)
+        encoder.set("token_type", tokenType)
+        encoder.set("key_id", keyID)
+        encoder.set("user_assertion_hash", userAssertionHash)
+        encoder.merge(additionalFields)
+        return encoder.map
+    }
+
+    init(decoding fields: FieldMap) throws(FormatError) {
+        var decoder = FieldDecoder(fields, kind: Self.kind)
+        decoder.skip("credential_type")
+        self.init(
+            homeAccountID: try decoder.string("home_account_id"),
+            environment: try decoder.string("environment"),
+            clientID: try decoder.string("client_id"),
+            realm: try decoder.string("realm"),
+            target: try decoder.string("target"),
+            secret: try decoder.secret("secret"),
+            cachedAt: try decoder.integer("cached_at"),
+            expiresOn: try decoder.integer("expires_on"),
+            extendedExpiresOn: try decoder.optionalInteger("extended_expires_on"),
+            refreshOn: try decoder.optionalInteger("refresh_on"),
+            tokenType: try decoder.optionalString("token_type"),
+            keyID: try decoder.optionalString("key_id"),
+            userAssertionHash: try decoder.optionalString("user_assertion_hash"),
+            additionalFields: try decoder.additionalFields()
+        )
+    }
+
+    /// The lookup summary: enough to pick a candidate (environment, scopes, times) without the token.
+    func summaryFields() -> FieldMap? {
+        var encoder = FieldEncoder()
+        encoder.set("environment", environment)
+        encoder.set("target", (try? ScopeSet(parsing: target))?.canonical ?? "")
+        encoder.set("cached_at", cachedAt)
+        encoder.set("expires_on", expiresOn)
+        encoder.set("refresh_on", refreshOn)
+        return encoder.map
+    }
+
+    func validate() throws(TokenCacheError) {
+        try Self.requireNonEmpty(environment, "environment")
+        try Self.requireNonEmpty(clientID, "clientID")
+        try Self.requireNonEmpty(target, "target")
+        if secret.isEmpty { throw TokenCacheError(.invalidArgument, "AccessToken.secret must not be empty") }
+        do { _ = try ScopeSet(parsing: target) } catch let error as TokenCacheError {
+            throw TokenCacheError(.invalidArgument, "AccessToken.target: \(error.message)")
+        } catch { throw TokenCacheError(.invalidArgument, "AccessToken.target is invalid") }
+        try validateAdditionalFields()
+    }
+
+    var homeAccountIDForIndex: String? { homeAccountID }
+    var clientIDForFilter: String? { clientID }
+}

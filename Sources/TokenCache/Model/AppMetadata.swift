@@ -1,0 +1,61 @@
+/// Per-application facts (`AppMetadata` section): today only whether the client belongs to a family.
+public struct AppMetadata: CacheEntity {
+    public static let kind = EntityKind.appMetadata
+
+    public var clientID: String
+    public var environment: String
+    /// `"1"` when the client is a member of the (only) Microsoft family of client IDs.
+    public var familyID: String?
+    public var additionalFields: [String: JSONValue]
+
+    public init(clientID: String, environment: String, familyID: String? = nil, additionalFields: [String: JSONValue] = [:]) {
+        self.clientID = clientID
+        self.environment = environment
+        self.familyID = familyID
+        self.additionalFields = additionalFields
+    }
+
+    public struct Key: Sendable, Hashable {
+        public var clientID: String
+        public var environment: String
+
+        public init(clientID: String, environment: String) {
+            self.clientID = clientID
+            self.environment = environment
+        }
+    }
+
+    public var key: Key { Key(clientID: clientID, environment: environment) }
+}
+
+extension AppMetadata: StorableEntity {
+    static let modelledFieldNames: Set<String> = ["client_id", "environment", "family_id"]
+
+    func encodeFields() -> FieldMap {
+        var encoder = FieldEncoder()
+        encoder.set("client_id", clientID)
+        encoder.set("environment", environment)
+        encoder.set("family_id", familyID)
+        encoder.merge(additionalFields)
+        return encoder.map
+    }
+
+    init(decoding fields: FieldMap) throws(FormatError) {
+        var decoder = FieldDecoder(fields, kind: Self.kind)
+        self.init(
+            clientID: try decoder.string("client_id"),
+            environment: try decoder.string("environment"),
+            familyID: try decoder.optionalString("family_id"),
+            additionalFields: try decoder.additionalFields()
+        )
+    }
+
+    func validate() throws(TokenCacheError) {
+        try Self.requireNonEmpty(clientID, "clientID")
+        try Self.requireNonEmpty(environment, "environment")
+        try validateAdditionalFields()
+    }
+
+    var homeAccountIDForIndex: String? { nil }
+    var clientIDForFilter: String? { clientID }
+}

@@ -1,0 +1,73 @@
+/// The five kinds of record of the MSAL unified token cache.
+public enum EntityKind: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    case account = "Account"
+    case accessToken = "AccessToken"
+    case refreshToken = "RefreshToken"
+    case idToken = "IdToken"
+    case appMetadata = "AppMetadata"
+
+    public var description: String { rawValue }
+}
+
+/// An entity the cache stores: ``Account``, ``AccessToken``, ``RefreshToken``, ``IDToken`` or ``AppMetadata``.
+///
+/// Each has a ``Key``: the fields that identify it (MSAL's cache key, without MSAL's ambiguous
+/// string form). Writing an entity whose key equals a stored one replaces it.
+public protocol CacheEntity: Sendable, Hashable {
+    associatedtype Key: Sendable, Hashable
+    static var kind: EntityKind { get }
+    /// The identity of this entity in the cache.
+    var key: Key { get }
+    /// Fields this library does not model, preserved verbatim (encrypted) through every write.
+    var additionalFields: [String: JSONValue] { get set }
+}
+
+/// The library-internal side of an entity: how it maps to a field map and to a storage key.
+protocol StorableEntity: CacheEntity {
+    /// MSAL wire names the model owns; `additionalFields` may not reuse them.
+    static var modelledFieldNames: Set<String> { get }
+    func encodeFields() -> FieldMap
+    init(decoding fields: FieldMap) throws(FormatError)
+    /// Fields sealed separately so a lookup can filter without decrypting the body (FORMAT.md §5.4).
+    func summaryFields() -> FieldMap?
+    /// Checks required fields and the scope syntax before anything is written.
+    func validate() throws(TokenCacheError)
+    static func storageKey(for key: Key, index: BlindIndex) -> [UInt8]
+    /// The home account this entity belongs to, or nil for app-wide entities (app metadata).
+    var homeAccountIDForIndex: String? { get }
+    var clientIDForFilter: String? { get }
+}
+
+extension StorableEntity {
+    func summaryFields() -> FieldMap? { nil }
+
+    /// Rejects additional fields that would shadow modelled ones, and non-finite numbers.
+    func validateAdditionalFields() throws(TokenCacheError) {
+        for (name, value) in additionalFields {
+            if Self.modelledFieldNames.contains(name) || name == "credential_type" {
+                throw TokenCacheError(.invalidArgument, "\(Self.kind) additional field '\(name)' shadows a modelled field")
+            }
+            if name.isEmpty || name.utf8.count > FieldMap.maximumNameLength {
+                throw TokenCacheError(.invalidArgument, "\(Self.kind) additional field name has an invalid length")
+            }
+            if !value.isFinite {
+                throw TokenCacheError(.invalidArgument, "\(Self.kind) additional field '\(name)' holds a non-finite number")
+            }
+        }
+    }
+
+    static func requireNonEmpty(_ value: String, _ field: String) throws(TokenCacheError) {
+        if value.isEmpty { throw TokenCacheError(.invalidArgument, "\(Self.kind).\(field) must not be empty") }
+    }
+}
+
+extension JSONValue {
+    var isFinite: Bool {
+        switch self {
+        case .double(let value): value.isFinite
+        case .array(let values): values.allSatisfy(\.isFinite)
+        case .object(let values): values.values.allSatisfy(\.isFinite)
+        default: true
+        }
+    }
+}

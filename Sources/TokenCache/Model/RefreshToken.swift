@@ -1,0 +1,122 @@
+/// An OAuth refresh token (`RefreshToken` section). Refresh tokens are cross-tenant: no realm in the key.
+public struct RefreshToken: CacheEntity {
+    public static let kind = EntityKind.refreshToken
+
+    public var homeAccountID: String
+    public var environment: String
+    public var clientID: String
+    public var secret: Secret
+    /// `"1"` for a family (FOCI) refresh token, usable by every client of the family.
+    public var familyID: String?
+    /// Scopes the token was issued with (MSAL Python writes it; it is not part of the identity).
+    public var target: String?
+    public var realm: String?
+    /// Unix seconds of the last change (MSAL Python tries newer refresh tokens first).
+    public var lastModificationTime: Int64?
+    public var userAssertionHash: String?
+    /// Unix seconds; only some writers know a refresh token's expiry.
+    public var expiresOn: Int64?
+    public var additionalFields: [String: JSONValue]
+
+    public init(
+        homeAccountID: String, environment: String, clientID: String, secret: Secret, familyID: String? = nil,
+        target: String? = nil, realm: String? = nil, lastModificationTime: Int64? = nil,
+        userAssertionHash: String? = nil, expiresOn: Int64? = nil, additionalFields: [String: JSONValue] = [:]
+    ) {
+        self.homeAccountID = homeAccountID
+        self.environment = environment
+        self.clientID = clientID
+        self.secret = secret
+        self.familyID = familyID
+        self.target = target
+        self.realm = realm
+        self.lastModificationTime = lastModificationTime
+        self.userAssertionHash = userAssertionHash
+        self.expiresOn = expiresOn
+        self.additionalFields = additionalFields
+    }
+
+    /// Who may redeem a refresh token: one client, or every member of a family.
+    public enum Owner: Sendable, Hashable {
+        case client(String)
+        case family(String)
+    }
+
+    /// A refresh token is identified by account, environment, and owner (client or family).
+    public struct Key: Sendable, Hashable {
+        public var homeAccountID: String
+        public var environment: String
+        public var owner: Owner
+
+        public init(homeAccountID: String, environment: String, owner: Owner) {
+            self.homeAccountID = homeAccountID
+            self.environment = environment
+            self.owner = owner
+        }
+    }
+
+    public var owner: Owner {
+        if let familyID, !familyID.isEmpty { return .family(familyID) }
+        return .client(clientID)
+    }
+
+    public var key: Key { Key(homeAccountID: homeAccountID, environment: environment, owner: owner) }
+}
+
+extension RefreshToken: StorableEntity {
+    static let modelledFieldNames: Set<String> = [
+        "home_account_id", "environment", "client_id", "secret", "family_id", "target", "realm",
+        "last_modification_time", "user_assertion_hash", "expires_on",
+    ]
+
+    func encodeFields() -> FieldMap {
+        var encoder = FieldEncoder()
+        encoder.set("credential_type", "RefreshToken")
+        encoder.set("home_account_id", homeAccountID)
+        encoder.set("environment", environment)
+        encoder.set("client_id", clientID)
+        encoder.set("secret", secret)
+        encoder.set("family_id", familyID)
+        encoder.set("target", target)
+        encoder.set("realm", realm)
+        encoder.set("last_modification_time", lastModificationTime)
+        encoder.set("user_assertion_hash", userAssertionHash)
+        encoder.set("expires_on", expiresOn)
+        encoder.merge(additionalFields)
+        return encoder.map
+    }
+
+    init(decoding fields: FieldMap) throws(FormatError) {
+        var decoder = FieldDecoder(fields, kind: Self.kind)
+        decoder.skip("credential_type")
+        self.init(
+            homeAccountID: try decoder.string("home_account_id"),
+            environment: try decoder.string("environment"),
+            clientID: try decoder.string("client_id"),
+            secret: try decoder.secret("secret"),
+            familyID: try decoder.optionalString("family_id"),
+            target: try decoder.optionalString("target"),
+            realm: try decoder.optionalString("realm"),
+            lastModificationTime: try decoder.optionalInteger("last_modification_time"),
+            userAssertionHash: try decoder.optionalString("user_assertion_hash"),
+            expiresOn: try decoder.optionalInteger("expires_on"),
+            additionalFields: try decoder.additionalFields()
+        )
+    }
+
+    func validate() throws(TokenCacheError) {
+        try Self.requireNonEmpty(homeAccountID, "homeAccountID")
+        try Self.requireNonEmpty(environment, "environment")
+        try Self.requireNonEmpty(clientID, "clientID")
+        if secret.isEmpty { throw TokenCacheError(.invalidArgument, "RefreshToken.secret must not be empty") }
+        if let target {
+            do { _ = try ScopeSet(parsing: target) } catch {
+                throw TokenCacheError(.invalidArgument, "RefreshToken.target contains a character outside the scope alphabet")
+            }
+        }
+        try validateAdditionalFields()
+    }
+
+    var homeAccountIDForIndex: String? { homeAccountID }
+    var clientIDForFilter: String? { clientID }
+}

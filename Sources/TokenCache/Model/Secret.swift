@@ -1,0 +1,68 @@
+internal import TokenCacheSodium
+
+/// Token material (an access, refresh or ID token), held so that it cannot be printed by accident.
+///
+/// `print`, string interpolation, `dump`, `String(reflecting:)`, `Mirror` and error messages all show
+/// ``Secret/redactionMarker``. The only way to the characters is the explicit ``reveal()`` (or
+/// ``withUnsafeBytes(_:)``). `Secret` deliberately does not conform to `Encodable`: serializing a token has
+/// to be spelled out. The bytes live in an engine-owned buffer that is wiped when the last copy is released
+/// (best effort: a `String` a caller built from ``reveal()`` cannot be wiped).
+public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+    /// What every redacted secret renders as.
+    public static let redactionMarker = "<redacted>"
+
+    private let storage: Storage
+
+    /// Wraps the UTF-8 bytes of `value`.
+    public init(_ value: String) {
+        storage = Storage(Array(value.utf8))
+    }
+
+    /// Wraps raw bytes.
+    public init(bytes: some Collection<UInt8>) {
+        storage = Storage(Array(bytes))
+    }
+
+    /// The number of bytes.
+    public var count: Int { storage.buffer.count }
+    public var isEmpty: Bool { storage.buffer.isEmpty }
+
+    /// The secret as a string. Every call site of this is a place where a token leaves the library's custody.
+    public func reveal() -> String {
+        String(decoding: UnsafeRawBufferPointer(storage.buffer), as: UTF8.self)
+    }
+
+    /// Calls `body` with the secret's bytes, valid only during the call.
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(UnsafeRawBufferPointer(storage.buffer))
+    }
+
+    public var description: String { Self.redactionMarker }
+    public var debugDescription: String { "Secret(\(Self.redactionMarker))" }
+    public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
+
+    /// Constant-time comparison of the bytes (lengths are not hidden).
+    public static func == (lhs: Secret, rhs: Secret) -> Bool {
+        lhs.storage === rhs.storage
+            || ConstantTime.equals(UnsafeRawBufferPointer(lhs.storage.buffer), UnsafeRawBufferPointer(rhs.storage.buffer))
+    }
+
+    /// Hashes only the length, so that token bytes never enter a hasher.
+    public func hash(into hasher: inout Hasher) { hasher.combine(count) }
+
+    /// A heap copy of the bytes that is zeroed when released.
+    private final class Storage: Sendable {
+        // SAFETY: written once in init, read-only afterwards, wiped in deinit when no reader can remain.
+        nonisolated(unsafe) let buffer: UnsafeMutableBufferPointer<UInt8>
+
+        init(_ bytes: [UInt8]) {
+            buffer = .allocate(capacity: max(bytes.count, 0))
+            _ = buffer.initialize(from: bytes)
+        }
+
+        deinit {
+            Memory.zero(UnsafeMutableRawBufferPointer(buffer))
+            buffer.deallocate()
+        }
+    }
+}

@@ -1,0 +1,64 @@
+/// The key type of a ``CacheEntity``; lets `get` and `delete` infer the entity from the key alone.
+public protocol CacheEntityKey: Sendable, Hashable {
+    associatedtype Entity: CacheEntity where Entity.Key == Self
+}
+
+extension Account.Key: CacheEntityKey { public typealias Entity = Account }
+extension AccessToken.Key: CacheEntityKey { public typealias Entity = AccessToken }
+extension RefreshToken.Key: CacheEntityKey { public typealias Entity = RefreshToken }
+extension IDToken.Key: CacheEntityKey { public typealias Entity = IDToken }
+extension AppMetadata.Key: CacheEntityKey { public typealias Entity = AppMetadata }
+
+/// An entity as stored, with its record metadata.
+public struct StoredEntity<Entity: CacheEntity>: Sendable, Hashable {
+    public var entity: Entity
+    /// Starts at 1 and grows by one on every write of the record: the token for compare-and-swap writes.
+    public var revision: UInt64
+    /// Unix seconds of the last write, by the writer's clock.
+    public var updatedAt: Int64
+    /// The record's keyed, non-secret fingerprint (16 hex digits).
+    public var fingerprint: String
+}
+
+/// A record that failed authentication or decoding. It is never returned as an entity.
+public struct CorruptRecord: Error, Sendable, Hashable, CustomStringConvertible {
+    public var kind: EntityKind
+    public var fingerprint: String
+    /// Why, without any of the record's content.
+    public var reason: String
+
+    public var description: String { "\(kind) record \(fingerprint): \(reason)" }
+}
+
+/// The records of one kind that a listing found, and those it had to skip.
+public struct RecordList<Entity: CacheEntity>: Sendable {
+    public var records: [StoredEntity<Entity>]
+    public var corrupt: [CorruptRecord]
+}
+
+/// Restricts a listing to one home account and/or one client.
+public struct RecordFilter: Sendable, Hashable {
+    /// Matches ASCII-case-insensitively. Answered by an index range scan, not a full scan.
+    public var homeAccountID: String?
+    /// Matches ASCII-case-insensitively. Answered by decrypting the candidates (by-client listing is not a
+    /// hot path; app metadata excepted, which is indexed by client).
+    public var clientID: String?
+
+    public init(homeAccountID: String? = nil, clientID: String? = nil) {
+        self.homeAccountID = homeAccountID
+        self.clientID = clientID
+    }
+
+    public static let all = RecordFilter()
+}
+
+/// Everything in the store that matches a filter, by kind.
+public struct CacheSnapshot: Sendable {
+    public var accounts: [StoredEntity<Account>] = []
+    public var accessTokens: [StoredEntity<AccessToken>] = []
+    public var refreshTokens: [StoredEntity<RefreshToken>] = []
+    public var idTokens: [StoredEntity<IDToken>] = []
+    public var appMetadata: [StoredEntity<AppMetadata>] = []
+    /// Records that could not be read; the rest of the snapshot is complete.
+    public var corrupt: [CorruptRecord] = []
+}

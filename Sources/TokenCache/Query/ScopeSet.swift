@@ -1,0 +1,94 @@
+/// A normalized set of OAuth scopes.
+///
+/// Scopes are compared the way MSAL .NET, Go and ObjC compare them: order-insensitive, duplicates and
+/// extra whitespace ignored, ASCII case-insensitive. The work happens on bytes, never on `String`
+/// equality, which would apply Unicode canonical equivalence. Scope tokens are restricted to the
+/// RFC 6749 §3.3 alphabet (`%x21 / %x23-5B / %x5D-7E`); anything else is rejected.
+public struct ScopeSet: Sendable, Hashable, CustomStringConvertible {
+    /// The scopes, ASCII-lower-cased, de-duplicated and sorted bytewise.
+    public let normalized: [String]
+
+    /// Parses a space-separated scope string (any ASCII whitespace separates).
+    /// - Throws: ``TokenCacheError`` `.invalidArgument` naming the offending byte position if a character is
+    ///   outside the RFC 6749 scope-token alphabet.
+    public init(parsing text: String) throws {
+        try self.init(tokens: CollectionOfOne(text))
+    }
+
+    /// Builds a set from individual scopes (each may itself contain whitespace-separated scopes).
+    public init(_ scopes: some Sequence<String>) throws {
+        try self.init(tokens: scopes)
+    }
+
+    private init(tokens: some Sequence<String>) throws {
+        var unique = Set<[UInt8]>()
+        for text in tokens {
+            var current: [UInt8] = []
+            for (offset, byte) in text.utf8.enumerated() {
+                if Self.isWhitespace(byte) {
+                    if !current.isEmpty { unique.insert(current); current.removeAll(keepingCapacity: true) }
+                } else if Self.isScopeByte(byte) {
+                    current.append(Self.lowercased(byte))
+                } else {
+                    throw TokenCacheError(
+                        .invalidArgument,
+                        "scope contains byte 0x\(String(byte, radix: 16)) at offset \(offset), outside the RFC 6749 scope alphabet"
+                    )
+                }
+            }
+            if !current.isEmpty { unique.insert(current) }
+        }
+        normalized = unique.sorted { $0.lexicographicallyPrecedes($1) }.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// The canonical form: normalized scopes joined by single spaces. Used in blind-index keys.
+    public var canonical: String { normalized.joined(separator: " ") }
+    public var description: String { canonical }
+    public var isEmpty: Bool { normalized.isEmpty }
+    public var count: Int { normalized.count }
+
+    /// Whether every scope of `other` is in this set.
+    public func isSuperset(of other: ScopeSet) -> Bool {
+        // Both arrays are sorted: a linear merge, no hashing.
+        var index = normalized.startIndex
+        for scope in other.normalized {
+            while index < normalized.endIndex && normalized[index].utf8.lexicographicallyPrecedes(scope.utf8) {
+                index += 1
+            }
+            guard index < normalized.endIndex, normalized[index] == scope else { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// Whether the two sets share at least one scope.
+    public func intersects(_ other: ScopeSet) -> Bool {
+        var lhs = normalized.startIndex
+        var rhs = other.normalized.startIndex
+        while lhs < normalized.endIndex && rhs < other.normalized.endIndex {
+            let left = normalized[lhs], right = other.normalized[rhs]
+            if left == right { return true }
+            if left.utf8.lexicographicallyPrecedes(right.utf8) { lhs += 1 } else { rhs += 1 }
+        }
+        return false
+    }
+
+    /// The set without the given (already normalized) scopes.
+    public func subtracting(_ scopes: Set<String>) -> ScopeSet {
+        ScopeSet(normalized: normalized.filter { !scopes.contains($0) })
+    }
+
+    private init(normalized: [String]) { self.normalized = normalized }
+
+    static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0B || byte == 0x0C
+    }
+
+    static func isScopeByte(_ byte: UInt8) -> Bool {
+        byte == 0x21 || (0x23...0x5B).contains(byte) || (0x5D...0x7E).contains(byte)
+    }
+
+    static func lowercased(_ byte: UInt8) -> UInt8 {
+        (0x41...0x5A).contains(byte) ? byte + 0x20 : byte
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+internal import TokenCacheLMDB
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The few POSIX file operations the store needs, with errors that name the path and the fix.
+enum FileSystem {
+    static func describe(_ code: Int32) -> String { String(cString: strerror(code)) }
+
+    static func octal(_ mode: mode_t) -> String { "0" + String(mode, radix: 8) }
+
+    static func parent(of path: String) -> String {
+        let url = URL(fileURLWithPath: path)
+        return url.deletingLastPathComponent().path
+    }
+
+    /// Creates `path` and missing parents with mode 0700 (exactly, whatever the umask). An existing
+    /// directory is left as it is; the caller checks it.
+    static func makeDirectory(_ path: String) throws(TokenCacheError) {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFDIR else {
+                throw TokenCacheError(.invalidArgument, "\(path) exists and is not a directory")
+            }
+            return
+        }
+        let parentPath = parent(of: path)
+        if parentPath != path { try makeDirectory(parentPath) }
+        if mkdir(path, 0o700) != 0 && errno != EEXIST {
+            throw TokenCacheError(.ioFailure, "cannot create directory \(path): \(describe(errno))")
+        }
+        if chmod(path, 0o700) != 0 {
+            throw TokenCacheError(.ioFailure, "cannot set mode 0700 on \(path): \(describe(errno))")
+        }
+    }
+
+    static func makeDirectories(parentOf path: String) throws(TokenCacheError) {
+        try makeDirectory(parent(of: path))
+    }
+
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    /// A store directory or file must be owned by the effective user with no group or other permission bits.
+    static func checkPrivate(_ path: String, what: String, fix: String) throws(TokenCacheError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            throw TokenCacheError(.ioFailure, "cannot stat \(what) \(path): \(describe(errno))")
+        }
+        guard info.st_uid == geteuid() else {
+            throw TokenCacheError(.insecurePermissions, "\(what) \(path) is owned by uid \(info.st_uid), not by this user")
+        }
+        guard info.st_mode & 0o077 == 0 else {
+            throw TokenCacheError(
+                .insecurePermissions,
+                "\(what) \(path) has mode \(octal(info.st_mode & 0o777)), accessible to others; run `\(fix)`"
+            )
+        }
+    }
+
+    /// Like OpenSSH's StrictModes: whoever can write the directory can replace the file.
+    static func checkParentNotWritableByOthers(of path: String, what: String) throws(TokenCacheError) {
+        let directory = parent(of: path)
+        var info = stat()
+        guard stat(directory, &info) == 0 else { return }
+        if info.st_mode & 0o022 != 0 && info.st_mode & S_ISVTX == 0 {
+            throw TokenCacheError(
+                .insecurePermissions,
+                "the directory of \(what) \(path) (\(directory)) is writable by group or others "
+                    + "(mode \(octal(info.st_mode & 0o777))); run `chmod go-w \(directory)`"
+            )
+        }
+    }
+
+    /// LMDB must not be used on network or FUSE filesystems (lmdb.h: "Do not use LMDB databases on remote
+    /// filesystems"): its locking and mmap coherence assume a local filesystem.
+    static func checkLocalFilesystem(_ path: String) throws(TokenCacheError) {
+        if let name = FilesystemKind.unsupportedFilesystem(at: path) {
+            throw TokenCacheError(
+                .unsupportedEnvironment,
+                "\(path) is on a \(name) filesystem; LMDB stores must be on a local filesystem"
+            )
+        }
+    }
+}

@@ -1,0 +1,35 @@
+internal import TokenCacheLMDB
+
+extension TokenCacheError {
+    /// Maps a wrapper error to the public error, naming the store. Errors that are already
+    /// `TokenCacheError`s (thrown by a transaction body) pass through unchanged.
+    static func wrap(_ error: any Error, directory: String) -> any Error {
+        guard let lmdb = error as? LMDBError else { return error }
+        switch lmdb {
+        case .mapFull, .noSpace, .txnFull:
+            return TokenCacheError(
+                .storageFull,
+                "the store at \(directory) is full (\(lmdb)); raise the maximum map size or free disk space. Nothing was written"
+            )
+        case .readersFull:
+            return TokenCacheError(.readersExhausted, "too many concurrent readers of \(directory) (\(lmdb))")
+        case .invalid, .corrupted, .truncatedDataFile, .pageNotFound, .panic:
+            return TokenCacheError(
+                .corruptStore,
+                "the LMDB environment at \(directory) is damaged or not an LMDB file (\(lmdb)); "
+                    + "move it aside and restore from a backup or re-create it with `cachetool init`"
+            )
+        case .versionMismatch:
+            return TokenCacheError(.unsupportedFormatVersion, "the LMDB file at \(directory) was written by an incompatible LMDB (\(lmdb))")
+        case .accessDenied, .readOnlyFilesystem:
+            return TokenCacheError(
+                .insecurePermissions,
+                "permission denied for \(directory) (\(lmdb)); LMDB readers need write access to lock.mdb"
+            )
+        case .usedAfterFork, .nestedWrite, .unsupportedLibraryVersion:
+            return TokenCacheError(.unsupportedEnvironment, "\(lmdb)")
+        default:
+            return TokenCacheError(.ioFailure, "LMDB failed on \(directory): \(lmdb)")
+        }
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+internal import TokenCacheLMDB
+internal import TokenCacheSodium
+
+/// The one place that composes the model, the format codec, the keys and LMDB.
+final class RecordStore: Sendable {
+    let directory: String
+    let environment: Environment
+    let keyring: Keyring
+    let readOnly: Bool
+    let maximumMapSize: Int
+    private let databases: [String: Database]
+
+    private init(directory: String, environment: Environment, keyring: Keyring, readOnly: Bool, maximumMapSize: Int) throws {
+        self.directory = directory
+        self.environment = environment
+        self.keyring = keyring
+        self.readOnly = readOnly
+        self.maximumMapSize = maximumMapSize
+        var databases: [String: Database] = [:]
+        for name in DatabaseName.all {
+            guard let database = environment.database(name) else {
+                throw TokenCacheError(.corruptStore, "the store at \(directory) lacks its '\(name)' database")
+            }
+            databases[name] = database
+        }
+        self.databases = databases
+    }
+
+    func database(_ name: String) -> Database { databases[name]! }
+
+    static func dataFilePath(_ directory: String) -> String { directory + "/data.mdb" }
+
+    /// Opens an existing store (`create == false`) or creates a new one (`create == true`).
+    static func open(_ configuration: Configuration, create: Bool, now: Int64) throws -> RecordStore {
+        let directory = configuration.directory
+        let dataFile = dataFilePath(directory)
+        if create {
+            guard !configuration.readOnly else { throw TokenCacheError(.readOnly, "cannot create a store read-only") }
+            try FileSystem.makeDirectory(directory)
+        } else if !FileSystem.exists(dataFile) {
+            throw TokenCacheError(.storeNotFound, "no token cache at \(directory) (create one with `cachetool init`)")
+        }
+        if !configuration.allowNetworkFilesystem { try FileSystem.checkLocalFilesystem(directory) }
+        try FileSystem.checkPrivate(directory, what: "store directory", fix: "chmod 700 \(directory)")
+        for file in [dataFile, directory + "/lock.mdb"] where FileSystem.exists(file) {
+            try FileSystem.checkPrivate(file, what: "store file", fix: "chmod 600 \(file)")
+        }
+
+        var options = EnvironmentOptions()
+        options.initialMapSize = configuration.initialMapSize
+        options.maximumMapSize = max(configuration.maximumMapSize, configuration.initialMapSize)
+        options.readOnly = configuration.readOnly
+        let environment: Environment
+        do {
+            environment = try Environment.open(directory: directory, databases: DatabaseName.all, options: options)
+        } catch .notFound {
+            throw TokenCacheError(.corruptStore, "the store at \(directory) lacks its databases (was it created by token-cache?)")
+        } catch {
+            throw TokenCacheError.wrap(error, directory: directory)
+        }
+
+        let meta = environment.database(DatabaseName.meta)!
+        let existing: [UInt8]?
+        do {
+            existing = try environment.read { txn in try txn.withValue(in: meta, forKey: FormatConstants.headerKey) { Array($0) } }
+        } catch { throw TokenCacheError.wrap(error, directory: directory) }
+
+        let keyring: Keyring
+        var readOnly = configuration.readOnly
+        switch (existing, create) {
+        case (nil, false):
+            throw TokenCacheError(
+                .corruptStore,
+                "the store at \(directory) has no header: its creation was interrupted or it is not a token-cache store "
+                    + "(run `cachetool init` to complete it)"
+            )
+        case (.some, true):
+            throw TokenCacheError(.storeAlreadyExists, "a token cache already exists at \(directory)")
+        case (nil, true):
+            let generated = try RootKey.generate(from: configuration.keySource, cost: configuration.passphraseCost)
+            keyring = try Keyring.create(
+                rootKind: RootKey.kind(of: configuration.keySource), root: generated.root, salt: generated.salt,
+                cost: generated.cost, now: now
+            )
+            let bytes = keyring.header.encoded()
+            do {
+                try environment.write { txn in
+                    if try txn.withValue(in: meta, forKey: FormatConstants.headerKey, { _ in true }) != nil {
+                        throw TokenCacheError(.storeAlreadyExists, "a token cache was created at \(directory) concurrently")
+                    }
+                    try bytes.withUnsafeBytes { try txn.put(in: meta, key: FormatConstants.headerKey, value: $0) }
+                }
+            } catch { throw TokenCacheError.wrap(error, directory: directory) }
+        case (.some(let bytes), false):
+            let header: StoreHeader
+            do {
+                header = try StoreHeader.decode(bytes)
+            } catch .unsupportedVersion(let read, let write) {
+                throw TokenCacheError(
+                    .unsupportedFormatVersion,
+                    "the store at \(directory) has format read version \(read) (write version \(write)); "
+                        + "this library reads version \(FormatConstants.readVersion). Upgrade token-cache"
+                )
+            } catch .malformed(let reason) {
+                throw TokenCacheError(.corruptStore, "the store header at \(directory) is invalid: \(reason)")
+            }
+            if header.writeVersion > FormatConstants.writeVersion { readOnly = true }
+            let root = try RootKey.derive(from: configuration.keySource, header: header)
+            keyring = try Keyring.unlock(header: header, root: root)
+        }
+        return try RecordStore(
+            directory: directory, environment: environment, keyring: keyring, readOnly: readOnly,
+            maximumMapSize: options.maximumMapSize
+        )
+    }
+
+    func checkWritable() throws(TokenCacheError) {
+        if readOnly {
+            throw TokenCacheError(.readOnly, "the store at \(directory) is open read-only (or was written by a newer format)")
+        }
+    }
+
+    // MARK: Records
+
+    func slot(_ database: String, _ key: [UInt8]) -> RecordSlot {
+        RecordSlot(storeID: keyring.storeID, database: database, key: key)
+    }
+
+    func corrupt(_ kind: EntityKind, _ database: String, _ key: [UInt8], _ reason: String) -> CorruptRecord {
+        CorruptRecord(kind: kind, fingerprint: keyring.fingerprint(database: database, key: key), reason: reason)
+    }
+
+    /// Authenticates, decrypts and decodes a record's body.
+    func openBody(_ value: UnsafeRawBufferPointer, slot: RecordSlot) throws(FormatError) -> RecordBody {
+        guard let plaintext = try RecordEnvelope.open(.body, of: value, slot: slot, keys: keyring.recordKey) else {
+            throw FormatError("missing body")
+        }
+        return try RecordBody.decode(plaintext)
+    }
+
+    /// Decodes a stored value as an entity, or says why it cannot.
+    func decode<S: StorableEntity>(_ type: S.Type, value: UnsafeRawBufferPointer, key: [UInt8]) -> Result<StoredEntity<S>, CorruptRecord> {
+        let database = DatabaseName.forKind(S.kind)
+        do {
+            let body = try openBody(value, slot: slot(database, key))
+            return .success(
+                StoredEntity(
+                    entity: try S(decoding: body.fields), revision: body.revision, updatedAt: body.updatedAt,
+                    fingerprint: keyring.fingerprint(database: database, key: key)
+                )
+            )
+        } catch {
+            return .failure(corrupt(S.kind, database, key, error.message))
+        }
+    }
+
+    /// Seals `entity` as the value of `key` with the given revision, in place in the LMDB map.
+    func seal<S: StorableEntity>(_ entity: S, key: [UInt8], revision: UInt64, now: Int64, into txn: WriteTransaction) throws {
+        let database = DatabaseName.forKind(S.kind)
+        let body = RecordBody(revision: revision, updatedAt: now, fields: entity.encodeFields())
+        guard body.encodedCount <= FormatConstants.maximumBodyPlaintext else {
+            throw TokenCacheError(
+                .recordTooLarge,
+                "\(S.kind) record of \(body.encodedCount) bytes exceeds the \(FormatConstants.maximumBodyPlaintext)-byte limit"
+            )
+        }
+        let summary = entity.summaryFields()
+        if let summary, summary.encodedCount > FormatConstants.maximumSummaryPlaintext {
+            throw TokenCacheError(.recordTooLarge, "\(S.kind) scopes exceed the \(FormatConstants.maximumSummaryPlaintext)-byte summary limit")
+        }
+        let bodyPlaintext = body.encode()
+        let summaryPlaintext = summary?.encodedSecureBuffer()
+        let count = RecordEnvelope.sealedCount(summaryPlaintext: summaryPlaintext?.count, bodyPlaintext: bodyPlaintext.count)
+        let slot = slot(database, key)
+        let recordKey = keyring.activeRecordKey
+        let keyID = keyring.activeKeyID
+        try txn.put(in: self.database(database), key: key, reservingCount: count) { output in
+            try bodyPlaintext.withUnsafeBytes { body in
+                if let summaryPlaintext {
+                    try summaryPlaintext.withUnsafeBytes { summary in
+                        try RecordEnvelope.seal(summary: summary, body: body, slot: slot, keyID: keyID, key: recordKey, into: output)
+                    }
+                } else {
+                    try RecordEnvelope.seal(summary: nil, body: body, slot: slot, keyID: keyID, key: recordKey, into: output)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,63 @@
+/// The one error type the library throws.
+///
+/// A struct with an extensible ``Code`` rather than an enum, so that codes can be added without breaking
+/// callers' exhaustive `switch` statements. Messages name what was wrong (a path, a field, a record's
+/// fingerprint) and never contain token material, key bytes, storage-key bytes, usernames or account ids.
+public struct TokenCacheError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is. Compare with the static members: `error.code == .wrongKey`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let name: String
+        init(_ name: String) { self.name = name }
+        public var description: String { name }
+
+        /// No store exists at the configured directory.
+        public static let storeNotFound = Code("storeNotFound")
+        /// `create` was asked for a store that already exists.
+        public static let storeAlreadyExists = Code("storeAlreadyExists")
+        /// One record failed authentication or decoding. It is never returned; the rest of the store works.
+        public static let corruptRecord = Code("corruptRecord")
+        /// The LMDB environment or the store header is damaged (truncated, garbage, missing header).
+        public static let corruptStore = Code("corruptStore")
+        /// The key material does not open this store. Nothing was read or written.
+        public static let wrongKey = Code("wrongKey")
+        /// The key could not be obtained: key file missing, malformed, wrong size; bad passphrase parameters.
+        public static let keyUnavailable = Code("keyUnavailable")
+        /// A key file, store directory or store file has permissions or ownership that expose it.
+        public static let insecurePermissions = Code("insecurePermissions")
+        /// The store cannot be used safely here: network filesystem, use after fork, unsafe LMDB version, nested write.
+        public static let unsupportedEnvironment = Code("unsupportedEnvironment")
+        /// The store was written by a newer format version that this library cannot read (or write).
+        public static let unsupportedFormatVersion = Code("unsupportedFormatVersion")
+        /// A write was attempted on a store opened read-only.
+        public static let readOnly = Code("readOnly")
+        /// The store reached its configured maximum size, or the disk is full. Earlier data is intact.
+        public static let storageFull = Code("storageFull")
+        /// Too many concurrent readers.
+        public static let readersExhausted = Code("readersExhausted")
+        /// An I/O error from the operating system. The transaction was not committed.
+        public static let ioFailure = Code("ioFailure")
+        /// A compare-and-swap write lost: the record's revision was not the expected one. Nothing was written.
+        public static let conflict = Code("conflict")
+        /// An argument was invalid (a malformed scope, an empty required field, an unsupported entity type).
+        public static let invalidArgument = Code("invalidArgument")
+        /// A record exceeds the per-record size limit of the format.
+        public static let recordTooLarge = Code("recordTooLarge")
+    }
+
+    public let code: Code
+    /// A human-readable explanation. Never contains secrets or personal data.
+    public let message: String
+    /// For ``Code/corruptRecord`` and ``Code/conflict``: the keyed, non-secret fingerprint of the record.
+    public let recordFingerprint: String?
+    /// For ``Code/conflict``: the revision currently stored (`nil` if the record does not exist).
+    public let currentRevision: UInt64?
+
+    init(_ code: Code, _ message: String, recordFingerprint: String? = nil, currentRevision: UInt64? = nil) {
+        self.code = code
+        self.message = message
+        self.recordFingerprint = recordFingerprint
+        self.currentRevision = currentRevision
+    }
+
+    public var description: String { "\(code.name): \(message)" }
+}

@@ -1,0 +1,213 @@
+import CLMDB
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The process-wide registry of open environments, keyed by `(st_dev, st_ino)` of `data.mdb`.
+///
+/// lmdb.h: "Do not have open an LMDB database twice in the same process at the same time. Not even from a
+/// plain open() call - close()ing it breaks fcntl() advisory locking." Opening the same store again (by
+/// another path, a symlink, `x/../x`, a hard link or a bind mount) returns the live instance instead.
+///
+/// The lock is held for the whole of an open, and `deinit` closes the `MDB_env` under the same lock, so a
+/// new environment on a file is never created while the previous one on that file is still closing.
+private enum Registry {
+    struct Entry: Sendable {
+        weak var environment: Environment?
+        let serial: UInt64
+        let directory: String
+    }
+
+    static let entries = Mutex<[FileIdentity: Entry]>([:])
+    static let nextSerial = Atomic<UInt64>(1)
+}
+
+extension Environment {
+    /// Opens (or returns the already-open shared instance of) the LMDB environment in `directory`.
+    ///
+    /// * `directory` must exist (create it with mode 0700); `data.mdb` and `lock.mdb` are created in it if
+    ///   missing, with mode 0600, and re-set to exactly 0600 afterwards (umask-independent) unless read-only.
+    /// * Flags: `MDB_NOTLS` always, `MDB_RDONLY` if `options.readOnly`. Never `MDB_WRITEMAP` (a full disk
+    ///   gives SIGBUS instead of `ENOSPC`), `MDB_NOSYNC`, `MDB_NOMETASYNC`, `MDB_MAPASYNC` (durability) or
+    ///   `MDB_NOMEMINIT` ("Applications handling sensitive data which must not be written should not use
+    ///   this flag").
+    /// * Every name in `databases` is opened once, here, in one transaction (created unless read-only).
+    /// * An environment of the same store already open in this process is returned as is; it must have been
+    ///   opened with the same database names (in any order), and a read-only instance does not satisfy a
+    ///   read-write request. Otherwise `LMDBError.invalidArgument`.
+    /// * Stale reader slots are cleared with `mdb_reader_check` (`staleReadersCleared`).
+    /// * `data.mdb` shorter than `(last_pgno + 1) * pagesize` is refused before any page is touched
+    ///   (`LMDBError.truncatedDataFile`): accessing a mapped page past the end of the file raises SIGBUS.
+    ///
+    /// - Throws: `LMDBError.unsupportedLibraryVersion` on liblmdb 0.9.26...0.9.31; `.invalid` for a file that
+    ///   is not an LMDB store; `.truncatedDataFile`; `.notFound` for a missing database in read-only mode;
+    ///   `.busy` if `data.mdb` of an environment open in this process was replaced; errno-based errors.
+    package static func open(
+        directory: String,
+        databases: [String],
+        options: EnvironmentOptions = .init()
+    ) throws(LMDBError) -> Environment {
+        try checkLibraryVersion()
+        try validate(options)
+        let names = try validatedNames(databases)
+        let resolved = try FileSystem.resolvedPath(directory)
+        guard FileSystem.isDirectory(resolved) else { throw .invalidArgument }
+        let dataPath = resolved + "/data.mdb"
+
+        enum Lookup {
+            case opened(Environment)
+            case existing(Environment)
+            case closing
+        }
+        while true {
+            // Strong references loaded under the lock are returned out of it, so that if one turns out to
+            // be the last reference, `deinit` (which takes this lock) runs after the lock is released.
+            let lookup = try Registry.entries.withLock { (entries) throws(LMDBError) -> Lookup in
+                if let identity = FileSystem.identity(at: dataPath), let entry = entries[identity] {
+                    if let live = entry.environment { return .existing(live) }
+                    return .closing  // deinit is running; it removes the entry after mdb_env_close
+                }
+                if entries.values.contains(where: { $0.directory == resolved }) {
+                    throw .busy  // open here, but data.mdb is no longer the file it has open
+                }
+                let serial = Registry.nextSerial.wrappingAdd(1, ordering: .relaxed).oldValue
+                let environment = try openNew(directory: resolved, names: names, options: options, serial: serial)
+                entries[environment.identity] = Registry.Entry(
+                    environment: environment, serial: serial, directory: resolved
+                )
+                return .opened(environment)
+            }
+            switch lookup {
+            case .opened(let environment):
+                return environment
+            case .existing(let environment):
+                guard Set(environment.databases.keys) == Set(names) else { throw .invalidArgument }
+                guard !environment.options.readOnly || options.readOnly else { throw .invalidArgument }
+                return environment
+            case .closing:
+                usleep(100)
+            }
+        }
+    }
+
+    /// Called from `deinit`. `handle` is nil in a forked child, which must not close the parent's environment.
+    static func closeAndUnregister(handle: OpaquePointer?, identity: FileIdentity, serial: UInt64) {
+        Registry.entries.withLock { entries in
+            if let handle { lmdb_env_close(handle) }
+            if entries[identity]?.serial == serial { entries[identity] = nil }
+        }
+    }
+
+    // MARK: Opening a new MDB_env
+
+    private static func openNew(
+        directory: String,
+        names: [String],
+        options: EnvironmentOptions,
+        serial: UInt64
+    ) throws(LMDBError) -> Environment {
+        var envPointer: OpaquePointer?
+        try LMDBError.check(lmdb_env_create(&envPointer))
+        guard let env = envPointer else { throw .outOfMemory }
+        do throws(LMDBError) {
+            try LMDBError.check(lmdb_env_set_maxdbs(env, UInt32(options.maxDatabases)))
+            try LMDBError.check(lmdb_env_set_maxreaders(env, UInt32(options.maxReaders)))
+            try LMDBError.check(lmdb_env_set_mapsize(env, roundUpToOSPage(options.initialMapSize)))
+            var flags = UInt32(MDB_NOTLS)
+            if options.readOnly { flags |= UInt32(MDB_RDONLY) }
+            try LMDBError.check(lmdb_env_open(env, directory, flags, 0o600))
+
+            guard let fd = lmdb_env_get_fd(env) else { throw .invalidArgument }
+            if !options.readOnly {
+                try FileSystem.setOwnerOnlyMode(fd: fd)
+                try FileSystem.setOwnerOnlyMode(path: directory + "/lock.mdb")
+            }
+
+            // Preflight before any data page is read: mdb_env_open itself reads only the two meta pages
+            // (with pread), but a B-tree page beyond the end of the file would be a SIGBUS, not an error.
+            let (identity, fileSize) = try FileSystem.status(of: fd)
+            let lastPage = Int(lmdb_env_info(env).me_last_pgno)
+            let pageSize = lmdb_env_page_size(env)
+            guard pageSize > 0, fileSize >= (lastPage + 1) * pageSize else { throw .truncatedDataFile }
+
+            var dead: Int32 = 0
+            try LMDBError.check(lmdb_reader_check(env, &dead))
+
+            let dbis = try openDatabases(env, names: names, readOnly: options.readOnly)
+            var databases: [String: Database] = [:]
+            for (name, dbi) in zip(names, dbis) {
+                databases[name] = Database(name: name, dbi: dbi, owner: serial)
+            }
+            return Environment(
+                handle: env,
+                directory: directory,
+                identity: identity,
+                staleReadersCleared: Int(dead),
+                options: options,
+                databases: databases,
+                serial: serial,
+                maxKeySize: lmdb_env_get_maxkeysize(env)
+            )
+        } catch {
+            // lmdb.h, mdb_env_open: "If this function fails, mdb_env_close() must be called to discard the
+            // MDB_env handle." The same holds for every later step: nothing else will close it.
+            lmdb_env_close(env)
+            throw error
+        }
+    }
+
+    /// Opens every named database in one transaction, before the environment is shared: `mdb_dbi_open`
+    /// "must not be called from multiple concurrent transactions in the same process".
+    private static func openDatabases(_ env: OpaquePointer, names: [String], readOnly: Bool) throws(LMDBError) -> [UInt32] {
+        var txnPointer: OpaquePointer?
+        var rc = lmdb_txn_begin(env, readOnly: readOnly, &txnPointer)
+        if rc == MDB_MAP_RESIZED {
+            // Another process grew the map between our open and now; nothing else uses `env` yet.
+            try LMDBError.check(lmdb_env_set_mapsize(env, 0))
+            rc = lmdb_txn_begin(env, readOnly: readOnly, &txnPointer)
+        }
+        try LMDBError.check(rc)
+        guard let txn = txnPointer else { throw .invalidArgument }
+        var dbis: [UInt32] = []
+        do throws(LMDBError) {
+            for name in names {
+                var dbi: UInt32 = 0
+                // In read-only mode a missing database is MDB_NOTFOUND, thrown as `.notFound`.
+                try LMDBError.check(lmdb_dbi_open(txn, name, create: !readOnly, &dbi))
+                dbis.append(dbi)
+            }
+        } catch {
+            lmdb_txn_abort(txn)
+            throw error
+        }
+        // lmdb.h, mdb_dbi_open: "After a successful commit the handle will reside in the shared environment"
+        // (for a read-only transaction too; an abort would close the handles).
+        try LMDBError.check(lmdb_txn_commit(txn))
+        return dbis
+    }
+
+    private static func validate(_ options: EnvironmentOptions) throws(LMDBError) {
+        guard (0...Int(UInt32.max)).contains(options.maxDatabases),
+              (1...Int(UInt32.max)).contains(options.maxReaders),
+              options.initialMapSize > 0,
+              options.maximumMapSize > 0
+        else { throw .invalidArgument }
+    }
+
+    /// Non-empty names without NUL bytes, de-duplicated in order.
+    private static func validatedNames(_ names: [String]) throws(LMDBError) -> [String] {
+        var seen: Set<String> = []
+        var result: [String] = []
+        for name in names {
+            guard !name.isEmpty, !name.utf8.contains(0) else { throw .invalidArgument }
+            if seen.insert(name).inserted { result.append(name) }
+        }
+        return result
+    }
+}

@@ -1,0 +1,256 @@
+import CLMDB
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension Environment {
+    /// Runs `body` in a read-only transaction (one consistent snapshot) and returns its result.
+    ///
+    /// Synchronous: the body runs start to finish on the calling thread. Never `await` or do network I/O
+    /// inside; a long-lived reader pins old pages and makes the file grow. Reads may nest, also inside a
+    /// `write` body (`MDB_NOTLS`: "A thread may use parallel read-only transactions"); a read nested in a
+    /// write sees the last committed state, not the write's uncommitted changes.
+    ///
+    /// Read transactions are pooled (`mdb_txn_reset` / `mdb_txn_renew`).
+    /// - Throws: whatever `body` throws, unchanged; `LMDBError.usedAfterFork`; `LMDBError.readersFull` if
+    ///   the reader table is still full after `mdb_reader_check`; other `LMDBError`s from LMDB.
+    package func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+        try checkUsable()
+        let state = ThreadState.current
+        var clearedReaders = false
+        var adoptions = 0
+        while true {
+            enterShared(state)
+            switch readPool.checkOut(environment: handle) {
+            case .success(let txnHandle):
+                let txn = ReadTransaction(handle: txnHandle, environment: self)
+                defer {
+                    txn.invalidate()
+                    readPool.checkIn(txnHandle)
+                    leaveShared(state)
+                }
+                return try body(txn)
+            case .failure(let error):
+                leaveShared(state)
+                if error == .mapResized, adoptions < Self.maxAdoptions {
+                    adoptions += 1
+                    try adoptMapSizeOfOtherProcess(state)
+                } else if error == .readersFull, !clearedReaders {
+                    clearedReaders = true
+                    checkReaders()
+                } else {
+                    throw error
+                }
+            }
+        }
+    }
+
+    /// Runs `body` in a write transaction and commits it if `body` returns normally; aborts it if `body`
+    /// throws, and rethrows that error unchanged. All or nothing.
+    ///
+    /// Synchronous, on the calling thread. Writes are serialised by LMDB's writer mutex across threads and
+    /// processes; keep bodies short and never do network I/O inside ("one slow writer stalls every process").
+    ///
+    /// **The body must be re-runnable.** When the map is full (`MDB_MAP_FULL` from a put or from the
+    /// commit), the transaction is aborted, the map doubled (up to `EnvironmentOptions.maximumMapSize`), and
+    /// the *whole* body runs again from the start in a new transaction. Side effects outside the transaction
+    /// may therefore happen more than once; compute inputs before calling `write`.
+    ///
+    /// - Throws: whatever `body` throws, unchanged; `LMDBError.nestedWrite` if this thread is already inside
+    ///   a write on this environment (LMDB would deadlock); `LMDBError.mapFull` at the cap, or when growth is
+    ///   needed while this thread is inside another transaction of this environment (growing then would
+    ///   deadlock); `LMDBError.usedAfterFork`; any commit failure (`EIO`, `ENOSPC`, ...), never reported
+    ///   as success.
+    package func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        try checkUsable()
+        let state = ThreadState.current
+        guard !state[environment: serial].inWrite else { throw LMDBError.nestedWrite }
+        var adoptions = 0
+        var growthAttempts = 0
+        while true {
+            enterShared(state)
+            state[environment: serial].inWrite = true
+            var txnPointer: OpaquePointer?
+            let beginRC = lmdb_txn_begin(handle, readOnly: false, &txnPointer)
+            guard beginRC == MDB_SUCCESS, let txnHandle = txnPointer else {
+                leaveWrite(state)
+                let error = beginRC == MDB_SUCCESS ? LMDBError.invalidArgument : LMDBError(code: beginRC)
+                if error == .mapResized, adoptions < Self.maxAdoptions {
+                    adoptions += 1
+                    try adoptMapSizeOfOtherProcess(state)
+                    continue
+                }
+                throw error
+            }
+            // Stable while we hold the gate shared: nobody in this process can resize now.
+            let mapSizeAtBegin = Int(lmdb_env_info(handle).me_mapsize)
+
+            let txn = WriteTransaction(handle: txnHandle, environment: self)
+            let outcome: Result<R, any Error>
+            do {
+                outcome = .success(try body(txn))
+            } catch {
+                outcome = .failure(error)
+            }
+            txn.invalidate()
+
+            // lmdb.h: after MDB_MAP_FULL the transaction is unusable; abort and retry it as a whole.
+            if txn.hitMapFull {
+                lmdb_txn_abort(txnHandle)
+                leaveWrite(state)
+                growthAttempts += 1
+                try growMap(state, observedSize: mapSizeAtBegin, attempt: growthAttempts)
+                continue
+            }
+            let value: R
+            switch outcome {
+            case .failure(let error):
+                lmdb_txn_abort(txnHandle)
+                leaveWrite(state)
+                throw error
+            case .success(let result):
+                value = result
+            }
+            if let failure = txn.failure {
+                // The body swallowed an LMDB failure; LMDB would refuse the commit (MDB_BAD_TXN) anyway.
+                lmdb_txn_abort(txnHandle)
+                leaveWrite(state)
+                throw failure
+            }
+
+            // lmdb.h, mdb_txn_commit: "The transaction handle is freed" whether or not it succeeds.
+            let commitRC = lmdb_txn_commit(txnHandle)
+            if commitRC == MDB_SUCCESS { padDataFileIfShort() }
+            leaveWrite(state)
+            if commitRC == MDB_MAP_FULL {
+                growthAttempts += 1
+                try growMap(state, observedSize: mapSizeAtBegin, attempt: growthAttempts)
+                continue
+            }
+            try LMDBError.check(commitRC)
+            return value
+        }
+    }
+}
+
+// MARK: - Gate and growth
+
+extension Environment {
+    /// Bounds on the retry loops, so a pathological environment cannot spin forever.
+    static let maxAdoptions = 8
+    static let maxGrowthAttempts = 64
+
+    func checkUsable() throws(LMDBError) {
+        // lmdb.h: "Use an MDB_env* in the process which opened it, not after fork()."
+        guard getpid() == openPID else { throw .usedAfterFork }
+        guard !isBroken.load(ordering: .relaxed) else { throw .panic }
+    }
+
+    /// Takes the gate shared unless this thread already holds it for this environment.
+    func enterShared(_ state: ThreadState) {
+        if state[environment: serial].gateDepth == 0 { gate.lockShared() }
+        state[environment: serial].gateDepth += 1
+    }
+
+    func leaveShared(_ state: ThreadState) {
+        state[environment: serial].gateDepth -= 1
+        if state[environment: serial].gateDepth == 0 { gate.unlock() }
+    }
+
+    private func leaveWrite(_ state: ThreadState) {
+        state[environment: serial].inWrite = false
+        leaveShared(state)
+    }
+
+    /// Runs `body` with the gate held shared, for reads of the map outside a transaction
+    /// (`mdb_env_info` and `mdb_env_stat` read the meta pages through the map).
+    func withSharedGate<R>(_ body: () -> R) -> R {
+        let state = ThreadState.current
+        enterShared(state)
+        defer { leaveShared(state) }
+        return body()
+    }
+
+    /// Runs `body` with the gate held exclusively: no transaction of this process is live.
+    /// Refused (with `refusal`) if this thread is inside a transaction of this environment, because waiting
+    /// for the exclusive side while holding the shared side would deadlock.
+    private func withExclusiveGate(
+        _ state: ThreadState,
+        refusal: LMDBError,
+        _ body: () throws(LMDBError) -> Void
+    ) throws(LMDBError) {
+        guard state[environment: serial].gateDepth == 0 else { throw refusal }
+        gate.lockExclusive()
+        defer { gate.unlock() }
+        try body()
+    }
+
+    /// Doubles the map, capped at `maximumMapSize`. `observedSize` is the size the failed transaction ran
+    /// with; if another thread grew the map meanwhile, just retry.
+    private func growMap(_ state: ThreadState, observedSize: Int, attempt: Int) throws(LMDBError) {
+        guard attempt <= Self.maxGrowthAttempts else { throw .mapFull }
+        try withExclusiveGate(state, refusal: .mapFull) { () throws(LMDBError) in
+            let current = Int(lmdb_env_info(handle).me_mapsize)
+            guard current <= observedSize else { return }
+            let cap = Self.roundUpToOSPage(options.maximumMapSize)
+            guard current < cap else { throw .mapFull }
+            let doubled = current > Int.max / 2 ? Int.max : current * 2
+            try resizeMap(to: Self.roundUpToOSPage(min(doubled, cap)))
+        }
+    }
+
+    /// lmdb.h: "If the mapsize is increased by another process, and data has grown beyond the range of the
+    /// current mapsize, mdb_txn_begin() will return MDB_MAP_RESIZED. This function may be called with a size
+    /// of zero to adopt the new size."
+    private func adoptMapSizeOfOtherProcess(_ state: ThreadState) throws(LMDBError) {
+        try withExclusiveGate(state, refusal: .mapResized) { () throws(LMDBError) in
+            try resizeMap(to: 0)
+        }
+    }
+
+    /// Caller holds the gate exclusively.
+    private func resizeMap(to size: Int) throws(LMDBError) {
+        let rc = lmdb_env_set_mapsize(handle, size)
+        guard rc == MDB_SUCCESS else {
+            // EINVAL means a write transaction is active (impossible under the exclusive gate) and nothing
+            // changed; any other failure comes from re-mapping after the old map was already unmapped.
+            if rc != EINVAL { isBroken.store(true, ordering: .relaxed) }
+            throw LMDBError(code: rc)
+        }
+    }
+
+    /// LMDB 0.9 does not write "loose" pages (allocated and freed again in the same transaction), so a
+    /// commit can leave `data.mdb` a page shorter than `(last_pgno + 1) * pagesize`. The open-time
+    /// truncation check would then reject a healthy store. After a commit that left the file short, take the
+    /// writer lock (so no other writer is extending the file) and grow the file with `ftruncate` on LMDB's
+    /// own descriptor. Best effort; the caller still holds the gate shared, as `mdb_env_info` reads the map.
+    private func padDataFileIfShort() {
+        guard let fd = lmdb_env_get_fd(handle), let needed = shortfall(fd: fd) else { return }
+        var txn: OpaquePointer?
+        guard lmdb_txn_begin(handle, readOnly: false, &txn) == MDB_SUCCESS, let txn else { return }
+        if let stillNeeded = shortfall(fd: fd) {
+            FileSystem.extend(fd: fd, to: max(needed, stillNeeded))
+        }
+        lmdb_txn_abort(txn)
+    }
+
+    /// The length `data.mdb` should have, if it is currently shorter than that.
+    private func shortfall(fd: Int32) -> Int? {
+        let info = lmdb_env_info(handle)
+        let needed = (Int(info.me_last_pgno) + 1) * lmdb_env_page_size(handle)
+        guard let size = try? FileSystem.status(of: fd).size, size < needed else { return nil }
+        return needed
+    }
+
+    static func roundUpToOSPage(_ size: Int) -> Int {
+        let page = FileSystem.osPageSize
+        guard size < Int.max - page else { return Int.max / page * page }
+        return (max(size, page) + page - 1) / page * page
+    }
+}

@@ -1,0 +1,71 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The few POSIX file calls the wrapper needs. None of them opens the data file: lmdb.h warns that even
+/// "a plain open() call - close()ing it breaks fcntl() advisory locking". Everything here works by path
+/// (`stat`, `chmod`, `realpath`) or on LMDB's own descriptor from `mdb_env_get_fd`.
+enum FileSystem {
+    /// `realpath(3)`: resolves symlinks, `.` and `..`.
+    static func resolvedPath(_ path: String) throws(LMDBError) -> String {
+        guard let resolved = realpath(path, nil) else { throw LMDBError(code: errno) }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// `(st_dev, st_ino)` of the file at `path`, or nil if it does not exist.
+    static func identity(at path: String) -> FileIdentity? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return FileIdentity(status)
+    }
+
+    /// `fstat` of an open descriptor.
+    static func status(of fd: Int32) throws(LMDBError) -> (identity: FileIdentity, size: Int) {
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { throw LMDBError(code: errno) }
+        return (FileIdentity(status), Int(status.st_size))
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var status = stat()
+        return stat(path, &status) == 0 && (status.st_mode & S_IFMT) == S_IFDIR
+    }
+
+    /// Sets the exact mode, independent of the umask that applied at creation.
+    static func setOwnerOnlyMode(fd: Int32) throws(LMDBError) {
+        guard fchmod(fd, 0o600) == 0 else { throw LMDBError(code: errno) }
+    }
+
+    static func setOwnerOnlyMode(path: String) throws(LMDBError) {
+        guard chmod(path, 0o600) == 0 else { throw LMDBError(code: errno) }
+    }
+
+    /// Grows (never shrinks) LMDB's data file through LMDB's own descriptor, then syncs it.
+    /// Callers hold LMDB's writer lock, so no other writer is extending the file at the same time.
+    static func extend(fd: Int32, to length: Int) {
+        var status = stat()
+        guard fstat(fd, &status) == 0, Int(status.st_size) < length else { return }
+        if ftruncate(fd, off_t(length)) == 0 {
+            #if os(Linux)
+            _ = fdatasync(fd)
+            #else
+            _ = fsync(fd)
+            #endif
+        }
+    }
+
+    static var osPageSize: Int {
+        max(4096, sysconf(Int32(_SC_PAGESIZE)))
+    }
+}
+
+extension FileIdentity {
+    init(_ status: stat) {
+        self.init(device: UInt64(truncatingIfNeeded: status.st_dev), inode: UInt64(truncatingIfNeeded: status.st_ino))
+    }
+}

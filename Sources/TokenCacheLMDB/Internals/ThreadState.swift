@@ -1,0 +1,64 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Per-OS-thread bookkeeping, per environment: how deep this thread is inside transactions that hold
+/// the environment's gate shared, and whether it is inside a write transaction.
+///
+/// Why thread-specific storage and not a `@TaskLocal`: LMDB's writer mutex and the gate's read lock
+/// belong to OS threads, and plain threads (GCD, `Thread`) have no task. Transaction bodies are
+/// synchronous, so a body starts and ends on one thread and a pthread key sees the whole nesting.
+final class ThreadState {
+    struct Entry {
+        /// Transactions of this environment currently open on this thread (reads and writes).
+        /// Only the outermost one takes the gate's read lock.
+        var gateDepth = 0
+        /// Whether a write transaction of this environment is open on this thread.
+        var inWrite = false
+    }
+
+    private var entries: [UInt64: Entry] = [:]
+
+    /// The calling thread's state, created on first use and released when the thread exits.
+    static var current: ThreadState {
+        if let existing = pthread_getspecific(threadStateKey) {
+            return Unmanaged<ThreadState>.fromOpaque(existing).takeUnretainedValue()
+        }
+        let state = ThreadState()
+        let rc = pthread_setspecific(threadStateKey, Unmanaged.passRetained(state).toOpaque())
+        precondition(rc == 0, "TokenCacheLMDB: pthread_setspecific failed (\(rc))")
+        return state
+    }
+
+    /// Entries that return to the idle state are dropped, so the table holds only live nesting.
+    subscript(environment serial: UInt64) -> Entry {
+        get { entries[serial] ?? Entry() }
+        set {
+            if newValue.gateDepth == 0 && !newValue.inWrite {
+                entries[serial] = nil
+            } else {
+                entries[serial] = newValue
+            }
+        }
+    }
+}
+
+private let threadStateKey: pthread_key_t = {
+    var key = pthread_key_t()
+    #if os(Linux)
+    let rc = pthread_key_create(&key) { pointer in
+        guard let pointer else { return }
+        Unmanaged<ThreadState>.fromOpaque(pointer).release()
+    }
+    #else
+    let rc = pthread_key_create(&key) { pointer in
+        Unmanaged<ThreadState>.fromOpaque(pointer).release()
+    }
+    #endif
+    precondition(rc == 0, "TokenCacheLMDB: pthread_key_create failed (\(rc))")
+    return key
+}()

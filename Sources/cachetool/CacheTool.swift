@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `cachetool`: create, inspect and debug token-cache stores. Parses, calls the library, renders; no storage
+/// logic lives here.
+@main
+struct CacheTool: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cachetool",
+        abstract: "Create, inspect and debug encrypted token-cache stores.",
+        discussion: """
+            The store is found at --store, else $TOKEN_CACHE_DIR, else $XDG_DATA_HOME/token-cache, \
+            else ~/.local/share/token-cache. Its key comes from --key-file, else $TOKEN_CACHE_KEY (base64), \
+            else $TOKEN_CACHE_PASSPHRASE, else $TOKEN_CACHE_KEY_FILE, else $XDG_CONFIG_HOME/token-cache/key \
+            (~/.config/token-cache/key).
+
+            Exit codes: 0 success, 1 other failure, 64 usage, 65 corrupt data, 66 store or key not found, \
+            75 conflict (retry), 77 wrong key or insecure permissions, 78 unsupported environment or format.
+            """,
+        version: "0.1.0",
+        subcommands: [Init.self, Inspect.self, Info.self, SampleData.self]
+    )
+
+    static func main() {
+        Hardening.disableCoreDumps()
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            exit(withError: error)
+        }
+    }
+}
+
+/// Process-wide protections the CLI (not the library) applies to itself.
+enum Hardening {
+    /// A core dump of a process holding unwrapped keys would put them on disk.
+    static func disableCoreDumps() {
+        var limit = rlimit(rlim_cur: 0, rlim_max: 0)
+        _ = setrlimit(Int32(RLIMIT_CORE.rawValue), &limit)
+    }
+}

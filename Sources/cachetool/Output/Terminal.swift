@@ -1,0 +1,59 @@
+import Foundation
+
+/// Text that reaches a terminal. Stored values come from token responses and foreign caches, so a
+/// username or realm could carry escape sequences or newlines: they are shown escaped, never interpreted.
+enum Terminal {
+    static func sanitize(_ text: String) -> String {
+        var result = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x00..<0x20, 0x7F, 0x80..<0xA0, 0x2028, 0x2029:
+                result += "\\u{\(String(scalar.value, radix: 16))}"
+            default:
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+}
+
+/// "in 53 min", "expired 2 h ago": how far `time` is from `now`.
+enum RelativeTime {
+    static func describe(_ time: Int64, now: Int64) -> String {
+        let delta = time - now
+        if delta >= 0 { return "in " + span(delta) }
+        return "expired " + span(-delta) + " ago"
+    }
+
+    static func span(_ seconds: Int64) -> String {
+        switch seconds {
+        case ..<60: "\(seconds) s"
+        case ..<3600: "\(seconds / 60) min"
+        case ..<172_800: "\(seconds / 3600) h"
+        default: "\(seconds / 86_400) d"
+        }
+    }
+}
+
+/// A plain-text table with left-aligned columns.
+struct Table {
+    let headers: [String]
+    var rows: [[String]] = []
+
+    init(headers: [String]) { self.headers = headers }
+
+    mutating func append(_ row: [String]) { rows.append(row.map(Terminal.sanitize)) }
+
+    func render() -> String {
+        var widths = headers.map(\.count)
+        for row in rows {
+            for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
+        }
+        func line(_ cells: [String]) -> String {
+            cells.enumerated().map { index, cell in
+                index == cells.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }
+        return ([line(headers)] + rows.map(line)).joined(separator: "\n")
+    }
+}

@@ -1,0 +1,62 @@
+import ArgumentParser
+import Foundation
+import TokenCache
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Options every store command shares: where the store is and where its key comes from.
+struct StoreOptions: ParsableArguments {
+    @Option(name: .customLong("store"), help: ArgumentHelp("Store directory.", valueName: "dir"))
+    var store: String?
+
+    @Option(name: .customLong("key-file"), help: ArgumentHelp("Key file (32 bytes, mode 0600).", valueName: "path"))
+    var keyFile: String?
+
+    /// Resolves the configuration, and removes secret-bearing variables from this process's environment
+    /// once read, so that child processes do not inherit them.
+    func configuration() -> Configuration {
+        let environment = ProcessInfo.processInfo.environment
+        var configuration = Configuration.fromEnvironment(environment)
+        if let store { configuration.directory = store }
+        if let keyFile { configuration.keySource = .keyFile(path: keyFile) }
+        unsetenv(Configuration.Variable.base64Key)
+        unsetenv(Configuration.Variable.passphrase)
+        return configuration
+    }
+}
+
+/// Maps library errors to messages on stderr and stable exit codes.
+enum Failure {
+    static func exitCode(for error: TokenCacheError) -> Int32 {
+        switch error.code {
+        case .corruptRecord, .corruptStore, .invalidArgument, .recordTooLarge: 65
+        case .storeNotFound, .keyUnavailable: 66
+        case .conflict, .readersExhausted: 75
+        case .wrongKey, .insecurePermissions, .readOnly: 77
+        case .unsupportedEnvironment, .unsupportedFormatVersion: 78
+        default: 1
+        }
+    }
+
+    /// Runs `body`; a `TokenCacheError` becomes `cachetool: <message>` on stderr and its exit code.
+    static func reporting(_ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let error as TokenCacheError {
+            Output.error(error.description)
+            throw ExitCode(exitCode(for: error))
+        }
+    }
+}
+
+enum Output {
+    static func error(_ message: String) {
+        FileHandle.standardError.write(Data("cachetool: \(Terminal.sanitize(message))\n".utf8))
+    }
+
+    static func warning(_ message: String) {
+        FileHandle.standardError.write(Data("cachetool: warning: \(Terminal.sanitize(message))\n".utf8))
+    }
+}

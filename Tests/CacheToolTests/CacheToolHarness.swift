@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+import TokenCache
+
+/// Runs the built `cachetool` as a child process, so that a crash shows up as a signal instead of killing
+/// the test runner, and so that what a user sees (stdout, stderr, exit code) is what is tested.
+struct CacheToolRun {
+    let stdout: String
+    let stderr: String
+    let status: Int32
+    let exitedNormally: Bool
+
+    var output: String { stdout + stderr }
+}
+
+enum CacheTool {
+    static let binary: URL = {
+        let candidates = [
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+            Bundle.main.bundleURL,
+            Bundle.main.bundleURL.deletingLastPathComponent(),
+        ]
+        for directory in candidates {
+            let url = directory.appendingPathComponent("cachetool")
+            if FileManager.default.isExecutableFile(atPath: url.path) { return url }
+        }
+        return candidates[0].appendingPathComponent("cachetool")
+    }()
+
+    /// Runs `cachetool arguments…` with `environment` added to a minimal environment (no inherited secrets).
+    @discardableResult
+    static func run(_ arguments: [String], environment: [String: String] = [:], shell: String? = nil) throws -> CacheToolRun {
+        let process = Process()
+        if let shell {
+            // For umask and the like: `sh -c '<shell> "$0" "$@"' cachetool args…`
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "\(shell); exec \"$0\" \"$@\"", binary.path] + arguments
+        } else {
+            process.executableURL = binary
+            process.arguments = arguments
+        }
+        var base = ["PATH": "/usr/bin:/bin", "HOME": FileManager.default.temporaryDirectory.path]
+        base.merge(environment) { $1 }
+        process.environment = base
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return CacheToolRun(
+            stdout: String(decoding: stdout, as: UTF8.self), stderr: String(decoding: stderr, as: UTF8.self),
+            status: process.terminationStatus, exitedNormally: process.terminationReason == .exit
+        )
+    }
+}
+
+/// A temporary store location and the environment that points cachetool at it.
+struct CLIStore {
+    let root: String
+    var directory: String { root + "/store" }
+    var keyFile: String { root + "/config/key" }
+    var environment: [String: String] { ["TOKEN_CACHE_DIR": directory, "TOKEN_CACHE_KEY_FILE": keyFile] }
+    var configuration: Configuration { Configuration(directory: directory, keySource: .keyFile(path: keyFile)) }
+
+    static func with(_ body: (CLIStore) throws -> Void) throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("tc-cli-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try body(CLIStore(root: root))
+    }
+
+    func run(_ arguments: [String], extra: [String: String] = [:], shell: String? = nil) throws -> CacheToolRun {
+        try CacheTool.run(arguments, environment: environment.merging(extra) { $1 }, shell: shell)
+    }
+
+    func mode(_ path: String) throws -> Int {
+        try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+    }
+}

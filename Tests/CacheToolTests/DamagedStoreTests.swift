@@ -1,0 +1,101 @@
+import Foundation
+import Testing
+import TokenCache
+import TokenCacheLMDB
+
+/// Security matrix R6: damaged stores are opened in a child process and must give a clear error, never a crash.
+@Suite struct DamagedStoreTests {
+    private func seeded(_ store: CLIStore) throws {
+        #expect(try store.run(["init"]).status == 0)
+        #expect(try store.run(["sample-data"]).status == 0)
+        // Enough data that the file spans many pages.
+        let cache = try TokenCache.open(store.configuration)
+        try cache.write { writer in
+            for index in 0..<300 {
+                try writer.put(IDToken(homeAccountID: "h\(index).t", environment: "e", clientID: "c", realm: "r", secret: Secret(String(repeating: "x", count: 1500))))
+            }
+        }
+    }
+
+    private func expectCleanFailure(_ run: CacheToolRun, _ description: String) {
+        #expect(run.exitedNormally, "\(description): killed by a signal: \(run.output)")
+        #expect(run.status != 0, "\(description): succeeded")
+        #expect(run.stderr.hasPrefix("cachetool: "), "\(description): \(run.output)")
+    }
+
+    @Test func aGarbageDataFileGivesAClearError() throws {
+        try CLIStore.with { store in
+            #expect(try store.run(["init"]).status == 0)
+            try? FileManager.default.removeItem(atPath: store.directory + "/lock.mdb")
+            let garbage = Data((0..<16384).map { _ in UInt8.random(in: 0...255) })
+            try garbage.write(to: URL(fileURLWithPath: store.directory + "/data.mdb"))
+            chmod(store.directory + "/data.mdb", 0o600)
+            let run = try store.run(["inspect"])
+            expectCleanFailure(run, "garbage")
+            #expect(run.status == 65 && run.stderr.contains("corruptStore"), "\(run.output)")
+        }
+    }
+
+    @Test(arguments: [0.0, 0.5, 0.9])
+    func aTruncatedDataFileGivesAClearError(fraction: Double) throws {
+        try CLIStore.with { store in
+            try seeded(store)
+            let path = store.directory + "/data.mdb"
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int)
+            #expect(truncate(path, off_t(Double(size) * fraction)) == 0)
+            let run = try store.run(["inspect"])
+            expectCleanFailure(run, "truncated to \(fraction)")
+            #expect(run.stderr.contains("corruptStore"), "\(run.output)")
+        }
+    }
+
+    @Test func truncationToFewPagesGivesAClearError() throws {
+        for length in [4096, 8192, 12288] as [off_t] {
+            try CLIStore.with { store in
+                try seeded(store)
+                #expect(truncate(store.directory + "/data.mdb", length) == 0)
+                expectCleanFailure(try store.run(["inspect"]), "truncated to \(length)")
+            }
+        }
+    }
+
+    @Test func zeroedMetaPagesGiveAClearError() throws {
+        try CLIStore.with { store in
+            try seeded(store)
+            let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: store.directory + "/data.mdb"))
+            try handle.write(contentsOf: Data(count: 8192))
+            try handle.close()
+            let run = try store.run(["inspect"])
+            expectCleanFailure(run, "zeroed meta pages")
+        }
+    }
+
+    @Test func aCorruptRecordIsReportedAndTheRestIsShown() throws {
+        try CLIStore.with { store in
+            #expect(try store.run(["init"]).status == 0)
+            #expect(try store.run(["sample-data"]).status == 0)
+            // Flip one byte in the middle of one access token's sealed value, bypassing the library.
+            do {
+                let environment = try Environment.open(
+                    directory: store.directory,
+                    databases: ["meta", "accounts", "access_tokens", "refresh_tokens", "id_tokens", "app_metadata"]
+                )
+                let tokens = try #require(environment.database("access_tokens"))
+                try environment.write { txn in
+                    var first: ([UInt8], [UInt8])? = nil
+                    try txn.forEach(in: tokens, prefix: []) { key, value in
+                        first = (Array(key), Array(value))
+                        return false
+                    }
+                    var (key, value) = try #require(first)
+                    value[value.count / 2] ^= 0xFF
+                    try value.withUnsafeBytes { try txn.put(in: tokens, key: key, value: $0) }
+                }
+            }
+            let run = try store.run(["inspect"])
+            #expect(run.exitedNormally && run.status == 65, "\(run.output)")
+            #expect(run.stderr.contains("corrupt") && run.stderr.contains("authentication failed"))
+            #expect(run.stdout.contains("KIND") && run.stdout.contains("1 corrupt"))
+        }
+    }
+}

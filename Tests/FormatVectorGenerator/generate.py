@@ -1,0 +1,1256 @@
+#!/usr/bin/env python3
+"""Independent reference implementation of token-cache store format v1 (FORMAT.md), used to generate the
+golden test vectors in Tests/TokenCacheTests/FormatVectors/.
+
+This script is derived from FORMAT.md only (not from the Swift sources), so that the vectors cross-check the
+Swift implementation. Section numbers (§n) below refer to FORMAT.md.
+
+Run it with a Python that has PyNaCl (libsodium bindings):
+
+    python3 -m venv /work/venv-vectors && /work/venv-vectors/bin/pip install pynacl
+    /work/venv-vectors/bin/python Tests/FormatVectorGenerator/generate.py
+
+It is deterministic: every nonce, key and timestamp is a fixed, obviously synthetic constant, so running it
+twice produces byte-identical files. (Real writers MUST draw nonces from a CSPRNG; §5.1, §11.)
+
+Vector file layout (what the Swift test runner parses):
+
+    name: value          one per line; the encoding of `value` is decided by the suffix of `name`:
+                           *_text  -> UTF-8 text, the rest of the line after ": " (may be empty)
+                           *_int   -> decimal integer (may be negative)
+                           other   -> lowercase hex bytes
+    <empty line>
+    <hex>                optional trailing block, lowercase hex wrapped at 64 characters per line
+                         (whitespace ignored): the expected output bytes for a success case, the
+                         offending input bytes for a failure case.
+
+The first two lines are always `description_text` and `expect_text` (one of: success, authentication
+failure, unknown key id, length out of range, unsupported version, invalid field map).
+A field of a field map is written `field.<type>.<name>_<suffix>` with type text|int|json; json values are
+given as compact JSON text (sorted keys, separators (',', ':'), ensure_ascii=False), suffix `_text`.
+
+Besides writing the files, the script checks itself: it re-reads every file it wrote with an independent
+parser, replays the scenario with its own reader (header unwrapping, record opening, field-map decoding,
+required-field checks, storage-key re-derivation) and asserts that success cases round-trip and that failure
+cases fail for exactly the stated reason. When a system libsodium is loadable through ctypes, the primitives
+used via PyNaCl/hashlib are additionally cross-checked against it (crypto_kdf_derive_from_key,
+crypto_generichash, crypto_aead_xchacha20poly1305_ietf_encrypt, crypto_pwhash).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import hashlib
+import json
+import struct
+import sys
+from pathlib import Path
+
+import nacl.bindings as sodium
+import nacl.exceptions
+
+# --------------------------------------------------------------------------------------------------------------
+# §1 Conventions: integers, length prefixes, ascii_lower, primitives
+# --------------------------------------------------------------------------------------------------------------
+
+
+def u8(x: int) -> bytes:
+    return struct.pack(">B", x)
+
+
+def u16be(x: int) -> bytes:
+    return struct.pack(">H", x)
+
+
+def u32be(x: int) -> bytes:
+    return struct.pack(">I", x)
+
+
+def u64be(x: int) -> bytes:
+    return struct.pack(">Q", x)
+
+
+def i64be(x: int) -> bytes:
+    return struct.pack(">q", x)
+
+
+def lp(x: bytes) -> bytes:
+    """lp(x) = u32be(len(x)) ‖ x"""
+    return u32be(len(x)) + x
+
+
+def ascii_lower(x: bytes) -> bytes:
+    """Maps bytes 0x41-0x5A to 0x61-0x7A; every other byte (including non-ASCII UTF-8 bytes) is unchanged."""
+    return bytes(b + 0x20 if 0x41 <= b <= 0x5A else b for b in x)
+
+
+def seal(k: bytes, n: bytes, p: bytes, ad: bytes) -> bytes:
+    """XChaCha20-Poly1305-IETF, combined mode: ciphertext ‖ tag[16]."""
+    assert len(k) == 32 and len(n) == 24
+    return sodium.crypto_aead_xchacha20poly1305_ietf_encrypt(p, ad, n, k)
+
+
+class AuthenticationFailure(Exception):
+    reason = "authentication failure"
+
+
+def open_(k: bytes, n: bytes, c: bytes, ad: bytes) -> bytes:
+    assert len(k) == 32 and len(n) == 24
+    try:
+        return sodium.crypto_aead_xchacha20poly1305_ietf_decrypt(c, ad, n, k)
+    except nacl.exceptions.CryptoError as e:
+        raise AuthenticationFailure(str(e)) from None
+
+
+def H(x: bytes, n: int, key: bytes | None = None) -> bytes:
+    """H_k(x, n): BLAKE2b with an n-byte output (crypto_generichash); unkeyed when key is None.
+    hashlib's digest_size sets the BLAKE2b output-length parameter exactly as crypto_generichash does
+    (it is not a truncation of a 64-byte digest)."""
+    if key is None:
+        return hashlib.blake2b(x, digest_size=n).digest()
+    return hashlib.blake2b(x, digest_size=n, key=key).digest()
+
+
+def KDF(k: bytes, subkey_id: int, ctx: str) -> bytes:
+    """crypto_kdf_derive_from_key(32, id, ctx, k) = BLAKE2b-256, key k, salt u64le(id) ‖ 0^8,
+    personalization ctx ‖ 0^8, empty message (§1)."""
+    c = ctx.encode("ascii")
+    assert len(k) == 32 and len(c) == 8
+    salt = struct.pack("<Q", subkey_id) + bytes(8)
+    person = c + bytes(8)
+    return hashlib.blake2b(b"", digest_size=32, key=k, salt=salt, person=person).digest()
+
+
+def argon2id(passphrase: bytes, salt: bytes, opslimit: int, memlimit: int) -> bytes:
+    """crypto_pwhash with crypto_pwhash_ALG_ARGON2ID13, 32-byte output."""
+    assert len(salt) == 16
+    return sodium.crypto_pwhash_alg(32, passphrase, salt, opslimit, memlimit, sodium.crypto_pwhash_ALG_ARGON2ID13)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# §6.4 Subkeys
+# --------------------------------------------------------------------------------------------------------------
+
+
+def record_key(data_key: bytes) -> bytes:
+    return KDF(data_key, 1, "tcacheV1")
+
+
+def index_key_of(min_data_key: bytes) -> bytes:
+    return KDF(min_data_key, 2, "tcacheV1")
+
+
+def fingerprint_key_of(min_data_key: bytes) -> bytes:
+    return KDF(min_data_key, 3, "tcacheV1")
+
+
+def fingerprint(fingerprint_key: bytes, db: str, key: bytes) -> str:
+    """lowercase_hex(H_fingerprint_key(lp(db) ‖ key, 16)[0..<8]) (§6.4)."""
+    return H(lp(db.encode()) + key, 16, fingerprint_key)[:8].hex()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# §4 Storage keys: blind index
+# --------------------------------------------------------------------------------------------------------------
+
+SCOPE_WHITESPACE = {0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20}
+SCOPE_ALLOWED = {0x21} | set(range(0x23, 0x5C)) | set(range(0x5D, 0x7F))  # RFC 6749 §3.3 NQCHAR
+
+
+class InvalidScope(Exception):
+    pass
+
+
+def canon_plain(value: str | None) -> bytes:
+    """home account id, environment, client id, realm, family id: ascii_lower; absent -> empty."""
+    return ascii_lower((value or "").encode("utf-8"))
+
+
+def canon_token_type(value: str | None) -> bytes:
+    """ascii_lower(value); absent or empty -> "bearer"."""
+    return ascii_lower(value.encode("utf-8")) if value else b"bearer"
+
+
+def canon_key_id(value: str | None) -> bytes:
+    """the value exactly; absent -> empty."""
+    return (value or "").encode("utf-8")
+
+
+def canon_target(value: str | None) -> bytes:
+    """Split on ASCII whitespace, drop empty tokens, ascii_lower each, dedupe, sort bytewise, join with 0x20.
+    Writers MUST reject any token byte outside RFC 6749's scope-token set (§4.2); enforced here."""
+    raw = (value or "").encode("utf-8")
+    tokens: list[bytes] = []
+    cur = bytearray()
+    for b in raw:
+        if b in SCOPE_WHITESPACE:
+            if cur:
+                tokens.append(bytes(cur))
+                cur = bytearray()
+        else:
+            cur.append(b)
+    if cur:
+        tokens.append(bytes(cur))
+    for t in tokens:
+        bad = [b for b in t if b not in SCOPE_ALLOWED]
+        if bad:
+            raise InvalidScope(f"scope token {t!r} has forbidden byte(s) {bytes(bad).hex()}")
+    return b" ".join(sorted({ascii_lower(t) for t in tokens}))
+
+
+def enc(*xs: bytes) -> bytes:
+    return b"".join(lp(x) for x in xs)
+
+
+def D(index_key: bytes, label: str, *fields: bytes) -> bytes:
+    return H(enc(label.encode("ascii"), *fields), 16, index_key)
+
+
+def P(index_key: bytes, hid: str | None) -> bytes:
+    return D(index_key, "account", canon_plain(hid))
+
+
+def account_storage_key(ik: bytes, f: dict) -> bytes:
+    return P(ik, f.get("home_account_id")) + D(
+        ik, "account-entry", canon_plain(f.get("environment")), canon_plain(f.get("realm"))
+    )
+
+
+def access_token_storage_key(ik: bytes, f: dict) -> bytes:
+    return (
+        P(ik, f.get("home_account_id"))
+        + D(
+            ik,
+            "at-bucket",
+            canon_plain(f.get("client_id")),
+            canon_plain(f.get("realm")),
+            canon_token_type(f.get("token_type")),
+            canon_key_id(f.get("key_id")),
+        )
+        + D(ik, "at-entry", canon_plain(f.get("environment")), canon_target(f.get("target")))
+    )
+
+
+def refresh_token_storage_key(ik: bytes, f: dict) -> bytes:
+    family = canon_plain(f.get("family_id"))
+    if family:
+        owner = D(ik, "rt-owner", b"family", family)
+    else:
+        owner = D(ik, "rt-owner", b"client", canon_plain(f.get("client_id")))
+    return P(ik, f.get("home_account_id")) + owner + D(ik, "rt-entry", canon_plain(f.get("environment")))
+
+
+def id_token_storage_key(ik: bytes, f: dict) -> bytes:
+    return (
+        P(ik, f.get("home_account_id"))
+        + D(ik, "idt-owner", canon_plain(f.get("client_id")), canon_plain(f.get("realm")))
+        + D(ik, "idt-entry", canon_plain(f.get("environment")))
+    )
+
+
+def app_metadata_storage_key(ik: bytes, f: dict) -> bytes:
+    return D(ik, "app", canon_plain(f.get("client_id"))) + D(ik, "app-entry", canon_plain(f.get("environment")))
+
+
+STORAGE_KEY = {
+    "accounts": (account_storage_key, 32),
+    "access_tokens": (access_token_storage_key, 48),
+    "refresh_tokens": (refresh_token_storage_key, 48),
+    "id_tokens": (id_token_storage_key, 48),
+    "app_metadata": (app_metadata_storage_key, 32),
+}
+
+# --------------------------------------------------------------------------------------------------------------
+# §5.3 Field maps and body plaintext
+# --------------------------------------------------------------------------------------------------------------
+
+T_TEXT, T_INT, T_JSON = 0x01, 0x02, 0x03
+TYPE_CODE = {"text": T_TEXT, "int": T_INT, "json": T_JSON}
+TYPE_NAME = {v: k for k, v in TYPE_CODE.items()}
+
+
+def json_text(value) -> str:
+    """The JSON serialization used for type-0x03 values in these vectors (FORMAT.md does not fix one)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def encode_value(kind: str, value) -> bytes:
+    if kind == "text":
+        return value.encode("utf-8")
+    if kind == "int":
+        return i64be(value)
+    if kind == "json":
+        return json_text(value).encode("utf-8")
+    raise ValueError(kind)
+
+
+def encode_field_map_in_order(fields: list[tuple[str, str, object]]) -> bytes:
+    """Encode fields exactly in the given order (used to build the deliberately invalid, unordered vector)."""
+    out = bytearray(u32be(len(fields)))
+    for name, kind, value in fields:
+        n = name.encode("utf-8")
+        v = encode_value(kind, value)
+        out += u8(TYPE_CODE[kind]) + u16be(len(n)) + n + u32be(len(v)) + v
+    return bytes(out)
+
+
+def encode_field_map(fields: list[tuple[str, str, object]]) -> bytes:
+    """Writer: names sorted by their UTF-8 bytes (not by any Unicode collation or normalization)."""
+    ordered = sorted(fields, key=lambda f: f[0].encode("utf-8"))
+    names = [f[0].encode("utf-8") for f in ordered]
+    assert all(names) and len(set(names)) == len(names), "names must be non-empty and unique"
+    return encode_field_map_in_order(ordered)
+
+
+class InvalidFieldMap(Exception):
+    reason = "invalid field map"
+
+
+def _reject_constant(c):
+    raise ValueError(f"non-RFC-8259 JSON constant {c}")
+
+
+def decode_field_map(buf: bytes, pos: int = 0) -> dict[str, tuple[str, object]]:
+    """Reader: decodes a field map that must end exactly at the end of buf. Returns name -> (type, value)."""
+
+    def take(n: int) -> bytes:
+        nonlocal pos
+        if n < 0 or pos + n > len(buf):
+            raise InvalidFieldMap("truncated field map")
+        b = buf[pos : pos + n]
+        pos += n
+        return b
+
+    (count,) = struct.unpack(">I", take(4))
+    out: dict[str, tuple[str, object]] = {}
+    prev: bytes | None = None
+    for _ in range(count):
+        (t,) = struct.unpack(">B", take(1))
+        (nlen,) = struct.unpack(">H", take(2))
+        name_b = take(nlen)
+        (vlen,) = struct.unpack(">I", take(4))
+        value_b = take(vlen)
+        if t not in TYPE_NAME:
+            raise InvalidFieldMap(f"unknown field type 0x{t:02x}")
+        if not name_b:
+            raise InvalidFieldMap("empty field name")
+        if prev is not None and not (prev < name_b):
+            raise InvalidFieldMap(f"field names not strictly ascending: {prev!r} then {name_b!r}")
+        prev = name_b
+        try:
+            name = name_b.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidFieldMap("field name is not UTF-8") from None
+        if t == T_INT:
+            if vlen != 8:
+                raise InvalidFieldMap("integer field value length is not 8")
+            value = struct.unpack(">q", value_b)[0]
+        else:
+            try:
+                text = value_b.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InvalidFieldMap("text/JSON field value is not UTF-8") from None
+            if t == T_JSON:
+                try:
+                    value = json.loads(text, parse_constant=_reject_constant)
+                except ValueError:
+                    raise InvalidFieldMap("JSON field value is not one JSON value") from None
+            else:
+                value = text
+        out[name] = (TYPE_NAME[t], value)
+    if pos != len(buf):
+        raise InvalidFieldMap("bytes after the last field")
+    return out
+
+
+def encode_body(revision: int, updated_at: int, fields: list[tuple[str, str, object]]) -> bytes:
+    assert revision >= 1
+    return u8(0x01) + u64be(revision) + i64be(updated_at) + encode_field_map(fields)
+
+
+class CorruptRecord(Exception):
+    reason = "corrupt record"
+
+
+def decode_body(body: bytes) -> tuple[int, int, dict]:
+    if len(body) < 17:
+        raise CorruptRecord("body too short")
+    if body[0] != 0x01:
+        raise CorruptRecord(f"body schema {body[0]} != 1")
+    revision = struct.unpack(">Q", body[1:9])[0]
+    updated_at = struct.unpack(">q", body[9:17])[0]
+    return revision, updated_at, decode_field_map(body, 17)
+
+
+# Modelled fields of each kind (§5.3): name -> (type, required)
+def _model(text: str, ints: str) -> dict[str, tuple[str, bool]]:
+    m = {}
+    for group, kind in ((text, "text"), (ints, "int")):
+        for n in group.split():
+            m[n.rstrip("R")] = (kind, n.endswith("R"))
+    return m
+
+
+# A trailing "R" marks a required field (ᴿ in FORMAT.md).
+MODEL = {
+    "access_tokens": _model(
+        "credential_type home_account_idR environmentR client_idR realmR targetR secretR token_type key_id "
+        "user_assertion_hash",
+        "cached_atR expires_onR extended_expires_on refresh_on",
+    ),
+    "refresh_tokens": _model(
+        "credential_type home_account_idR environmentR client_idR secretR family_id target realm user_assertion_hash",
+        "last_modification_time expires_on",
+    ),
+    "id_tokens": _model("credential_type home_account_idR environmentR client_idR realmR secretR", ""),
+    "accounts": _model(
+        "home_account_idR environmentR realmR authority_typeR local_account_id username account_source name "
+        "given_name family_name middle_name alternative_account_id client_info",
+        "",
+    ),
+    "app_metadata": _model("client_idR environmentR family_id", ""),
+}
+
+
+def check_entity(db: str, fields: dict[str, tuple[str, object]]) -> None:
+    """Required fields present, modelled fields of the modelled type (§5.3)."""
+    for name, (kind, required) in MODEL[db].items():
+        if name in fields:
+            if fields[name][0] != kind:
+                raise CorruptRecord(f"modelled field {name} has type {fields[name][0]}, expected {kind}")
+        elif required:
+            raise CorruptRecord(f"required field {name} missing")
+
+
+def modelled_values(db: str, fields: dict[str, tuple[str, object]]) -> dict:
+    return {n: v for n, (k, v) in fields.items() if n in MODEL[db]}
+
+
+def summary_fields_of(body_fields: dict[str, tuple[str, object]]) -> list[tuple[str, str, object]]:
+    """§5.4: environment (as in the body), target (canonical), cached_at, expires_on, refresh_on if present."""
+    s = [
+        ("environment", "text", body_fields["environment"][1]),
+        ("target", "text", canon_target(body_fields["target"][1]).decode("utf-8")),
+        ("cached_at", "int", body_fields["cached_at"][1]),
+        ("expires_on", "int", body_fields["expires_on"][1]),
+    ]
+    if "refresh_on" in body_fields:
+        s.append(("refresh_on", "int", body_fields["refresh_on"][1]))
+    return s
+
+
+# --------------------------------------------------------------------------------------------------------------
+# §5.1 / §5.2 Record envelope
+# --------------------------------------------------------------------------------------------------------------
+
+ENVELOPE_VERSION = 0x01
+S_MIN, S_MAX = 40, 40 + 65536
+B_MIN, B_MAX = 40, 40 + 262144
+
+
+class UnsupportedVersion(Exception):
+    reason = "unsupported version"
+
+
+class LengthOutOfRange(Exception):
+    reason = "length out of range"
+
+
+class UnknownKeyId(Exception):
+    reason = "unknown key id"
+
+
+def ad_base(store_id: bytes, db: str, lmdb_key: bytes, key_id: int) -> bytes:
+    assert len(store_id) == 16
+    return b"tcache/v1/record" + store_id + lp(db.encode("ascii")) + lp(lmdb_key) + b"\x01" + u32be(key_id)
+
+
+def seal_record(
+    store_id: bytes,
+    db: str,
+    lmdb_key: bytes,
+    key_id: int,
+    data_key: bytes,
+    summary_plain: bytes | None,
+    summary_nonce: bytes | None,
+    body_plain: bytes,
+    body_nonce: bytes,
+) -> bytes:
+    rk = record_key(data_key)
+    base = ad_base(store_id, db, lmdb_key, key_id)
+    if summary_plain is None:
+        summary_section = b""
+        summary_bound = b""
+    else:
+        summary_section = summary_nonce + seal(rk, summary_nonce, summary_plain, base + b"\x53")
+        summary_bound = summary_section  # §5.2: AD_B covers the whole summary section
+    body_section = body_nonce + seal(rk, body_nonce, body_plain, base + b"\x42" + summary_bound)
+    S, B = len(summary_section), len(body_section)
+    assert S == 0 or S_MIN <= S <= S_MAX
+    assert B_MIN <= B <= B_MAX
+    return u8(ENVELOPE_VERSION) + u32be(key_id) + u32be(S) + summary_section + body_section
+
+
+def open_record(
+    value: bytes, store_id: bytes, db: str, lmdb_key: bytes, data_keys: dict[int, bytes]
+) -> tuple[bytes | None, bytes]:
+    """Reader. Order of checks: version, lengths (all before any decryption), key id, summary AEAD, body AEAD."""
+    if len(value) < 9:
+        raise LengthOutOfRange("envelope shorter than its 9-byte fixed part")
+    if value[0] != ENVELOPE_VERSION:
+        raise UnsupportedVersion(f"envelope version 0x{value[0]:02x}")
+    key_id = struct.unpack(">I", value[1:5])[0]
+    S = struct.unpack(">I", value[5:9])[0]
+    if not (S == 0 or S_MIN <= S <= S_MAX):
+        raise LengthOutOfRange(f"S = {S}")
+    B = len(value) - 9 - S
+    if not (B_MIN <= B <= B_MAX):
+        raise LengthOutOfRange(f"B = {B}")
+    if key_id not in data_keys:
+        raise UnknownKeyId(f"key id {key_id}")
+    rk = record_key(data_keys[key_id])
+    base = ad_base(store_id, db, lmdb_key, key_id)
+    summary_section = value[9 : 9 + S]
+    body_section = value[9 + S :]
+    summary_plain = None
+    if S:
+        summary_plain = open_(rk, summary_section[:24], summary_section[24:], base + b"\x53")
+    summary_bound = summary_section if S else b""
+    body_plain = open_(rk, body_section[:24], body_section[24:], base + b"\x42" + summary_bound)
+    return summary_plain, body_plain
+
+
+def read_record(value: bytes, store_id: bytes, db: str, lmdb_key: bytes, data_keys: dict[int, bytes]):
+    """Full reader path: envelope, body, field map, model checks, and invariant 3 (storage key from fields)."""
+    summary_plain, body_plain = open_record(value, store_id, db, lmdb_key, data_keys)
+    revision, updated_at, fields = decode_body(body_plain)
+    if revision < 1:
+        raise CorruptRecord("revision 0")
+    check_entity(db, fields)
+    summary = decode_field_map(summary_plain) if summary_plain is not None else None
+    ik = index_key_of(data_keys[min(data_keys)])
+    fn, size = STORAGE_KEY[db]
+    computed = fn(ik, modelled_values(db, fields))
+    assert len(computed) == size
+    if computed != lmdb_key:
+        raise CorruptRecord("storage key does not match the record's own fields (invariant 3)")
+    return revision, updated_at, fields, summary
+
+
+# --------------------------------------------------------------------------------------------------------------
+# §6 Header and key hierarchy
+# --------------------------------------------------------------------------------------------------------------
+
+MAGIC = b"TKCACHE\x00"
+ROOT_RAW, ROOT_PASSPHRASE = 0x01, 0x02
+
+
+def kek_of(root: bytes) -> bytes:
+    return KDF(root, 1, "tcKEKv01")
+
+
+def header_prefix(store_id: bytes, root_kind: int, opslimit: int, memlimit: int, salt: bytes) -> bytes:
+    """header[0 ..< 61]"""
+    p = MAGIC + u16be(1) + u16be(1) + store_id + u8(root_kind) + u64be(opslimit) + u64be(memlimit) + salt
+    assert len(p) == 61
+    return p
+
+
+def ad_wrap(prefix: bytes, key_list: list[tuple[int, int]], key_id: int) -> bytes:
+    """AD_W (§6.3): the fixed prefix, then the whole key list (ids and dates), then this key's id."""
+    listed = u8(len(key_list)) + b"".join(u32be(i) + i64be(c) for i, c in key_list)
+    return b"tcache/v1/wrap" + prefix + listed + u32be(key_id)
+
+
+def build_header(
+    store_id: bytes,
+    root_kind: int,
+    opslimit: int,
+    memlimit: int,
+    salt: bytes,
+    kek: bytes,
+    keys: list[tuple[int, int, bytes, bytes]],  # (key_id, created_at, data_key, nonce)
+) -> bytes:
+    assert 1 <= len(keys) <= 32
+    assert keys[0][0] >= 1 and all(a[0] < b[0] for a, b in zip(keys, keys[1:]))
+    prefix = header_prefix(store_id, root_kind, opslimit, memlimit, salt)
+    h = bytearray(prefix + u8(len(keys)))
+    key_list = [(key_id, created_at) for key_id, created_at, _, _ in keys]
+    for key_id, created_at, dk, nonce in keys:
+        sealed = seal(kek, nonce, dk, ad_wrap(prefix, key_list, key_id))
+        assert len(sealed) == 48
+        h += u32be(key_id) + i64be(created_at) + nonce + sealed
+    h += H(bytes(h), 16)
+    assert len(h) == 62 + 84 * len(keys) + 16
+    return bytes(h)
+
+
+class CorruptHeader(Exception):
+    reason = "corrupt store"
+
+
+class WrongKey(Exception):
+    reason = "wrong key"
+
+
+def parse_header(h: bytes, raw_root: bytes | None = None, passphrase: bytes | None = None):
+    """Reader: returns (store_id, root_kind, opslimit, memlimit, salt, {key_id: data_key}, root, kek)."""
+    if len(h) < 12 or h[:8] != MAGIC:
+        raise CorruptHeader("magic")
+    read_v, write_v = struct.unpack(">HH", h[8:12])
+    if read_v > 1:
+        raise CorruptHeader("unsupported format version")  # §7: nothing after offset 12 is interpreted
+    if len(h) < 62:
+        raise CorruptHeader("short header")
+    n = h[61]
+    if not (1 <= n <= 32) or len(h) != 62 + 84 * n + 16:
+        raise CorruptHeader("key count / length")
+    if H(h[: 62 + 84 * n], 16) != h[62 + 84 * n :]:
+        raise CorruptHeader("checksum")
+    store_id = h[12:28]
+    root_kind = h[28]
+    opslimit, memlimit = struct.unpack(">QQ", h[29:45])
+    salt = h[45:61]
+    if root_kind == ROOT_RAW:
+        assert opslimit == 0 and memlimit == 0 and salt == bytes(16)
+        root = raw_root
+    elif root_kind == ROOT_PASSPHRASE:
+        # §6.2: refuse out-of-range parameters before running Argon2id
+        if opslimit < 2 or memlimit < 64 * 2**20 or memlimit > 2**30 or opslimit * memlimit > 4 * 2**30:
+            raise CorruptHeader("Argon2id parameters out of range")
+        root = argon2id(passphrase, salt, opslimit, memlimit)
+    else:
+        raise CorruptHeader("root kind")
+    kek = kek_of(root)
+    prefix = h[:61]
+    keys: dict[int, bytes] = {}
+    key_list = [struct.unpack(">Iq", h[62 + 84 * i : 62 + 84 * i + 12]) for i in range(n)]
+    prev = 0
+    for i in range(n):
+        e = h[62 + 84 * i : 62 + 84 * (i + 1)]
+        key_id = struct.unpack(">I", e[0:4])[0]
+        created_at = struct.unpack(">q", e[4:12])[0]
+        if key_id <= prev:
+            raise CorruptHeader("key ids not strictly ascending from 1")
+        prev = key_id
+        try:
+            keys[key_id] = open_(kek, e[12:36], e[36:84], ad_wrap(prefix, key_list, key_id))
+        except AuthenticationFailure:
+            raise WrongKey(f"data key {key_id} does not open") from None
+    return store_id, root_kind, opslimit, memlimit, salt, keys, root, kek
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Vector files: writer and an independent parser (used to replay every file)
+# --------------------------------------------------------------------------------------------------------------
+
+OUT_DIR = Path(__file__).resolve().parent.parent / "TokenCacheTests" / "FormatVectors"
+
+
+def field_lines(fields: list[tuple[str, str, object]]) -> list[tuple[str, object]]:
+    out = []
+    for name, kind, value in fields:
+        if kind == "text":
+            out.append((f"field.text.{name}_text", value))
+        elif kind == "int":
+            out.append((f"field.int.{name}_int", value))
+        else:
+            out.append((f"field.json.{name}_text", json_text(value)))
+    return out
+
+
+def render(lines: list[tuple[str, object]], block: bytes | None) -> str:
+    names = [n for n, _ in lines]
+    assert len(set(names)) == len(names), "duplicate line name"
+    assert names[0] == "description_text" and names[1] == "expect_text"
+    text = []
+    for name, value in lines:
+        assert ":" not in name and "\n" not in name
+        if name.endswith("_text"):
+            assert isinstance(value, str) and "\n" not in value and "\r" not in value
+            text.append(f"{name}: {value}")
+        elif name.endswith("_int"):
+            assert isinstance(value, int)
+            text.append(f"{name}: {value}")
+        else:
+            assert isinstance(value, bytes)
+            text.append(f"{name}: {value.hex()}")
+    text.append("")
+    if block is not None:
+        h = block.hex()
+        text.extend(h[i : i + 64] for i in range(0, len(h), 64))
+    return "\n".join(text) + "\n"
+
+
+def parse_vector(content: str) -> tuple[dict[str, object], list[tuple[str, str, object]], bytes | None]:
+    """Independent parser of the vector format. Returns (values, fields-in-file-order, trailing block)."""
+    lines = content.split("\n")
+    values: dict[str, object] = {}
+    fields = []
+    i = 0
+    while lines[i] != "":
+        name, sep, rest = lines[i].partition(": ")
+        if not sep:  # tolerate "name:" with nothing after it (an empty text value)
+            assert lines[i].endswith(":")
+            name, rest = lines[i][:-1], ""
+        assert name not in values
+        if name.endswith("_text"):
+            v: object = rest
+        elif name.endswith("_int"):
+            v = int(rest)
+        else:
+            v = bytes.fromhex(rest)
+        values[name] = v
+        if name.startswith("field."):
+            _, kind, tail = name.split(".", 2)
+            fname = tail[: -len("_int")] if tail.endswith("_int") else tail[: -len("_text")]
+            fields.append((fname, kind, json.loads(v) if kind == "json" else v))
+        i += 1
+    rest_hex = "".join("".join(lines[i + 1 :]).split())
+    block = bytes.fromhex(rest_hex) if rest_hex else None
+    return values, fields, block
+
+
+def write_vector(filename: str, lines: list[tuple[str, object]], block: bytes | None) -> None:
+    content = render(lines, block)
+    path = OUT_DIR / filename
+    path.write_bytes(content.encode("utf-8"))
+    # Round-trip the file through the parser: what a runner reads is what we meant.
+    values, _, parsed_block = parse_vector(path.read_bytes().decode("utf-8"))
+    assert parsed_block == block
+    for name, value in lines:
+        assert values[name] == value, name
+    WRITTEN.append(filename)
+
+
+WRITTEN: list[str] = []
+
+
+def expect_failure(reason: str, fn) -> None:
+    """Assert fn() raises the exception whose .reason is exactly `reason`."""
+    try:
+        fn()
+    except (AuthenticationFailure, UnsupportedVersion, LengthOutOfRange, UnknownKeyId, InvalidFieldMap) as e:
+        assert e.reason == reason, f"expected {reason!r}, got {e.reason!r}: {e}"
+        return
+    raise AssertionError(f"expected failure {reason!r}, but it succeeded")
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Fixed, synthetic inputs
+# --------------------------------------------------------------------------------------------------------------
+
+DATA_KEY = bytes(range(32))  # data key, key id 1 (the only, hence also the min-id and the active key)
+KEY_ID = 1
+ROOT_KEY = bytes(range(32, 64))  # raw root key
+STORE_ID = bytes(range(0xA0, 0xB0))
+CREATED_AT = 1795353806
+PASSPHRASE = "correct horse battery staple"
+SALT = bytes([0x5A] * 16)
+OPSLIMIT = 2
+MEMLIMIT = 67108864  # 64 MiB, the smallest value a reader accepts (§6.2)
+
+NONCE_AT_SUMMARY = bytes(range(0x10, 0x28))
+NONCE_AT_BODY = bytes(range(0x30, 0x48))
+NONCE_ACCOUNT_BODY = bytes(range(0x50, 0x68))
+NONCE_WRAP_RAW = bytes(range(0x70, 0x88))
+NONCE_WRAP_PASSPHRASE = bytes(range(0x90, 0xA8))
+
+HOME_ACCOUNT_ID = "uid1.utid1"
+ENVIRONMENT = "login.microsoftonline.com"
+REALM = "utid1"
+CLIENT_ID = "b3f5c2d4-0000-4000-8000-00000000c11e"
+TARGET = "User.Read  openid Mail.Read user.read"  # non-canonical on purpose
+CANONICAL_TARGET = "mail.read openid user.read"
+TOKEN_TYPE = "Bearer"
+FAMILY_ID = "1"
+AT_SECRET = "eyJ0eXAiOiJKV1QifQ.fake-access-token.sig"
+
+INDEX_KEY = index_key_of(DATA_KEY)
+FINGERPRINT_KEY = fingerprint_key_of(DATA_KEY)
+RECORD_KEY = record_key(DATA_KEY)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Optional cross-check of the primitives against the system libsodium (1.0.18 where available)
+# --------------------------------------------------------------------------------------------------------------
+
+
+def crosscheck_with_system_libsodium() -> str:
+    path = ctypes.util.find_library("sodium")
+    if not path:
+        return "system libsodium not found; primitive cross-check skipped"
+    lib = ctypes.CDLL(path)
+    if lib.sodium_init() < 0:
+        return "system libsodium failed to initialise; cross-check skipped"
+    lib.sodium_version_string.restype = ctypes.c_char_p
+    version = lib.sodium_version_string().decode()
+
+    # crypto_kdf_derive_from_key vs. the BLAKE2b formula of §1
+    for master, sid, ctx in ((DATA_KEY, 1, "tcacheV1"), (DATA_KEY, 2, "tcacheV1"), (DATA_KEY, 3, "tcacheV1"),
+                             (ROOT_KEY, 1, "tcKEKv01"), (DATA_KEY, 2**64 - 1, "tcKEKv01")):
+        out = ctypes.create_string_buffer(32)
+        rc = lib.crypto_kdf_derive_from_key(out, ctypes.c_size_t(32), ctypes.c_uint64(sid), ctx.encode(), master)
+        assert rc == 0 and out.raw == KDF(master, sid, ctx), "crypto_kdf formula mismatch"
+
+    # crypto_generichash (keyed and unkeyed, 8/16-byte outputs) vs. hashlib
+    for key in (None, INDEX_KEY, FINGERPRINT_KEY):
+        for n in (8, 16, 32):
+            msg = b"tcache" * 7
+            out = ctypes.create_string_buffer(n)
+            rc = lib.crypto_generichash(out, ctypes.c_size_t(n), msg, ctypes.c_ulonglong(len(msg)),
+                                        key, ctypes.c_size_t(0 if key is None else len(key)))
+            assert rc == 0 and out.raw == H(msg, n, key), "crypto_generichash mismatch"
+
+    # crypto_aead_xchacha20poly1305_ietf_encrypt vs. PyNaCl
+    msg, ad = b"summary plaintext", b"associated data"
+    out = ctypes.create_string_buffer(len(msg) + 16)
+    clen = ctypes.c_ulonglong(0)
+    rc = lib.crypto_aead_xchacha20poly1305_ietf_encrypt(out, ctypes.byref(clen), msg, ctypes.c_ulonglong(len(msg)),
+                                                        ad, ctypes.c_ulonglong(len(ad)), None,
+                                                        NONCE_AT_SUMMARY, RECORD_KEY)
+    assert rc == 0 and out.raw[: clen.value] == seal(RECORD_KEY, NONCE_AT_SUMMARY, msg, ad), "AEAD mismatch"
+
+    # crypto_pwhash (Argon2id13) vs. PyNaCl
+    out = ctypes.create_string_buffer(32)
+    pw = PASSPHRASE.encode()
+    rc = lib.crypto_pwhash(out, ctypes.c_ulonglong(32), pw, ctypes.c_ulonglong(len(pw)), SALT,
+                           ctypes.c_ulonglong(OPSLIMIT), ctypes.c_size_t(MEMLIMIT), ctypes.c_int(2))
+    assert rc == 0 and out.raw == argon2id(pw, SALT, OPSLIMIT, MEMLIMIT), "crypto_pwhash mismatch"
+    return f"primitives cross-checked against system libsodium {version} ({path})"
+
+
+# --------------------------------------------------------------------------------------------------------------
+# The vectors
+# --------------------------------------------------------------------------------------------------------------
+
+
+def v_blind_index() -> bytes:
+    # Mixed case on home account id and environment exercises ascii_lower.
+    hid, env = "UID1.utid1", "Login.MicrosoftOnline.com"
+    key_id = ""
+    ik = INDEX_KEY
+    at_fields = dict(home_account_id=hid, environment=env, realm=REALM, client_id=CLIENT_ID,
+                     target=TARGET, token_type=TOKEN_TYPE, key_id=key_id)
+    account_key = account_storage_key(ik, dict(home_account_id=hid, environment=env, realm=REALM))
+    at_key = access_token_storage_key(ik, at_fields)
+    rt_client = refresh_token_storage_key(ik, dict(home_account_id=hid, environment=env, client_id=CLIENT_ID))
+    rt_family = refresh_token_storage_key(
+        ik, dict(home_account_id=hid, environment=env, client_id=CLIENT_ID, family_id=FAMILY_ID))
+    idt_key = id_token_storage_key(ik, dict(home_account_id=hid, environment=env, client_id=CLIENT_ID, realm=REALM))
+    app_key = app_metadata_storage_key(ik, dict(client_id=CLIENT_ID, environment=env))
+    fp = fingerprint(FINGERPRINT_KEY, "access_tokens", at_key)
+
+    # Spot checks of the structure (§4.3): shared prefixes, sizes, canonical forms.
+    assert canon_target(TARGET) == CANONICAL_TARGET.encode()
+    assert canon_token_type(TOKEN_TYPE) == b"bearer" and canon_token_type("") == b"bearer"
+    p = P(ik, hid)
+    assert p == D(ik, "account", b"uid1.utid1")
+    assert p == P(ik, "uid1.utid1")
+    assert account_key == p + D(ik, "account-entry", b"login.microsoftonline.com", b"utid1")
+    assert at_key == (p + D(ik, "at-bucket", CLIENT_ID.encode(), b"utid1", b"bearer", b"")
+                      + D(ik, "at-entry", b"login.microsoftonline.com", b"mail.read openid user.read"))
+    assert rt_family == p + D(ik, "rt-owner", b"family", b"1") + D(ik, "rt-entry", b"login.microsoftonline.com")
+    assert rt_client == p + D(ik, "rt-owner", b"client", CLIENT_ID.encode()) + D(ik, "rt-entry",
+                                                                                  b"login.microsoftonline.com")
+    for k, n in ((account_key, 32), (at_key, 48), (rt_client, 48), (rt_family, 48), (idt_key, 48), (app_key, 32)):
+        assert len(k) == n
+    assert all(k[:16] == p for k in (account_key, at_key, rt_client, rt_family, idt_key))
+    assert rt_client[32:] == rt_family[32:] and rt_client[16:32] != rt_family[16:32]
+    # Length prefixes keep ("a","bc") and ("ab","c") apart.
+    assert D(ik, "x", b"a", b"bc") != D(ik, "x", b"ab", b"c")
+    # A forbidden scope byte is rejected by a writer.
+    for bad in ('User.Read "x"', "a\\b", "caf\u00e9"):
+        try:
+            canon_target(bad)
+            raise AssertionError("forbidden scope byte accepted")
+        except InvalidScope:
+            pass
+    assert len(fp) == 16
+
+    write_vector("blind-index.txt", [
+        ("description_text", "index_key / fingerprint_key derivation and the storage key of every kind for fixed "
+                             "fields (FORMAT.md §4, §6.4). Mixed-case home_account_id/environment/token_type and a "
+                             "non-canonical target exercise the canonical forms of §4.2."),
+        ("expect_text", "success"),
+        ("data_key", DATA_KEY),
+        ("home_account_id_text", hid),
+        ("environment_text", env),
+        ("realm_text", REALM),
+        ("client_id_text", CLIENT_ID),
+        ("family_id_text", FAMILY_ID),
+        ("target_text", TARGET),
+        ("token_type_text", TOKEN_TYPE),
+        ("key_id_text", key_id),
+        ("index_key", ik),
+        ("fingerprint_key", FINGERPRINT_KEY),
+        ("account_key", account_key),
+        ("access_token_key", at_key),
+        ("refresh_token_client_key", rt_client),
+        ("refresh_token_family_key", rt_family),
+        ("id_token_key", idt_key),
+        ("app_metadata_key", app_key),
+        ("fingerprint_text", fp),
+    ], None)
+    return at_key
+
+
+def v_field_maps() -> None:
+    # Listed deliberately NOT in canonical order; the encoder must sort names by their UTF-8 bytes:
+    #   "B" (0x42) < "a" < "a_b" ('_' = 0x5F) < "aa" < "退" U+9000 (e9 80 80) < "豈" U+F900 (ef a4 80).
+    # U+F900 is a CJK compatibility ideograph whose canonical decomposition is U+8C48: a comparison on
+    # NFC-normalized strings (e.g. Swift's String `<`) would order it before U+9000; bytewise it comes after.
+    # Its value is NFD text ("Zoe" + U+0308), which must be stored unnormalized, unlike "a"'s NFC "Zoë".
+    fields = [
+        ("aa", "int", 1795353806),
+        ("\uf900", "text", "Zoe\u0308"),
+        ("a", "text", "Zo\u00eb"),
+        ("\u9000", "text", ""),
+        ("B", "int", -2),
+        ("a_b", "json", {"b": [1, 2], "a": True}),
+    ]
+    fm = encode_field_map(fields)
+    decoded = decode_field_map(fm)
+    assert list(decoded) == ["B", "a", "a_b", "aa", "\u9000", "\uf900"]
+    assert decoded == {n: (k, v) for n, k, v in fields}
+    assert fm[:4] == u32be(6) and fm[4:7] == b"\x02\x00\x01" and fm[7:8] == b"B"
+    write_vector("field-map.txt", [
+        ("description_text", "field-map encoding of text, integer and JSON fields (FORMAT.md §5.3). Fields are "
+                             "listed in arbitrary order; the expected bytes have names in strictly ascending "
+                             "bytewise UTF-8 order (not Unicode/NFC collation), values unnormalized."),
+        ("expect_text", "success"),
+        *field_lines(fields),
+    ], fm)
+
+    unordered = [("b", "text", "second"), ("a", "text", "first")]
+    fm_bad = encode_field_map_in_order(unordered)
+    expect_failure("invalid field map", lambda: decode_field_map(fm_bad))
+    write_vector("field-map-unordered.txt", [
+        ("description_text", "a two-field map whose names are out of order (\"b\" before \"a\"): a reader must "
+                             "reject it (FORMAT.md §5.3). Fields are listed in the order of the bytes."),
+        ("expect_text", "invalid field map"),
+        *field_lines(unordered),
+    ], fm_bad)
+
+
+def v_headers() -> None:
+    # Raw root key
+    kek = kek_of(ROOT_KEY)
+    hdr = build_header(STORE_ID, ROOT_RAW, 0, 0, bytes(16), kek, [(KEY_ID, CREATED_AT, DATA_KEY, NONCE_WRAP_RAW)])
+    sid, kind, ops, mem, salt, keys, _, kek2 = parse_header(hdr, raw_root=ROOT_KEY)
+    assert (sid, kind, ops, mem, salt, keys, kek2) == (STORE_ID, ROOT_RAW, 0, 0, bytes(16), {KEY_ID: DATA_KEY}, kek)
+    assert len(hdr) == 62 + 84 + 16
+    try:
+        parse_header(hdr, raw_root=bytes(32))
+        raise AssertionError("wrong root key accepted")
+    except WrongKey:
+        pass
+    damaged = bytearray(hdr)
+    damaged[20] ^= 1
+    try:
+        parse_header(bytes(damaged), raw_root=ROOT_KEY)
+        raise AssertionError("damaged header accepted")
+    except CorruptHeader:
+        pass
+    write_vector("header-raw-key.txt", [
+        ("description_text", "a complete header record for a raw root key with one data key (key id 1): KEK "
+                             "derivation, data-key wrapping and checksum (FORMAT.md §6.1-§6.3)."),
+        ("expect_text", "success"),
+        ("root_key", ROOT_KEY),
+        ("store_id", STORE_ID),
+        ("key_id_int", KEY_ID),
+        ("data_key", DATA_KEY),
+        ("nonce", NONCE_WRAP_RAW),
+        ("created_at_int", CREATED_AT),
+        ("kek", kek),
+    ], hdr)
+
+    # Passphrase root key (Argon2id13)
+    root = argon2id(PASSPHRASE.encode("utf-8"), SALT, OPSLIMIT, MEMLIMIT)
+    kek = kek_of(root)
+    hdr = build_header(STORE_ID, ROOT_PASSPHRASE, OPSLIMIT, MEMLIMIT, SALT, kek,
+                       [(KEY_ID, CREATED_AT, DATA_KEY, NONCE_WRAP_PASSPHRASE)])
+    sid, kind, ops, mem, salt, keys, root2, kek2 = parse_header(hdr, passphrase=PASSPHRASE.encode("utf-8"))
+    assert (sid, kind, ops, mem, salt, keys, root2, kek2) == (
+        STORE_ID, ROOT_PASSPHRASE, OPSLIMIT, MEMLIMIT, SALT, {KEY_ID: DATA_KEY}, root, kek)
+    write_vector("header-passphrase.txt", [
+        ("description_text", "a complete header record for a passphrase root key (Argon2id13, opslimit 2, "
+                             "memlimit 64 MiB; passphrase taken as its UTF-8 bytes) with one data key, key id 1 "
+                             "(FORMAT.md §6)."),
+        ("expect_text", "success"),
+        ("passphrase_text", PASSPHRASE),
+        ("salt", SALT),
+        ("opslimit_int", OPSLIMIT),
+        ("memlimit_int", MEMLIMIT),
+        ("store_id", STORE_ID),
+        ("key_id_int", KEY_ID),
+        ("data_key", DATA_KEY),
+        ("nonce", NONCE_WRAP_PASSPHRASE),
+        ("created_at_int", CREATED_AT),
+        ("root_key", root),
+        ("kek", kek),
+    ], hdr)
+
+
+def record_inputs(db: str, lmdb_key: bytes) -> list[tuple[str, object]]:
+    return [
+        ("store_id", STORE_ID),
+        ("data_key", DATA_KEY),
+        ("key_id_int", KEY_ID),
+        ("database_text", db),
+        ("lmdb_key", lmdb_key),
+    ]
+
+
+def v_records(blind_index_at_key: bytes) -> None:
+    keys = {KEY_ID: DATA_KEY}
+
+    # ---- AccessToken with summary -------------------------------------------------------------------------
+    at_fields = [
+        ("cached_at", "int", CREATED_AT),
+        ("client_id", "text", CLIENT_ID),
+        ("credential_type", "text", "AccessToken"),
+        ("environment", "text", ENVIRONMENT),
+        ("expires_on", "int", CREATED_AT + 3600),
+        ("extended_expires_on", "int", CREATED_AT + 86400),
+        ("home_account_id", "text", HOME_ACCOUNT_ID),
+        ("realm", "text", REALM),
+        ("refresh_on", "int", CREATED_AT + 1800),
+        ("secret", "text", AT_SECRET),
+        ("target", "text", TARGET),  # the body keeps the entity's target as given; the summary is canonical
+        ("token_type", "text", TOKEN_TYPE),
+    ]
+    at_revision, at_updated_at = 3, 1795353900
+    fmap = {n: (k, v) for n, k, v in at_fields}
+    check_entity("access_tokens", fmap)
+    at_key = access_token_storage_key(INDEX_KEY, {n: v for n, _, v in at_fields})
+    assert at_key == blind_index_at_key  # same entity modulo ASCII case -> same key
+    summary_plain = encode_field_map(summary_fields_of(fmap))
+    body_plain = encode_body(at_revision, at_updated_at, at_fields)
+    envelope = seal_record(STORE_ID, "access_tokens", at_key, KEY_ID, DATA_KEY,
+                           summary_plain, NONCE_AT_SUMMARY, body_plain, NONCE_AT_BODY)
+    S = struct.unpack(">I", envelope[5:9])[0]
+    assert S == 24 + len(summary_plain) + 16
+    assert envelope[9:33] == NONCE_AT_SUMMARY and envelope[9 + S : 9 + S + 24] == NONCE_AT_BODY
+
+    # Self-check: decrypt back, round-trip the plaintexts, re-derive the storage key from the fields.
+    assert open_record(envelope, STORE_ID, "access_tokens", at_key, keys) == (summary_plain, body_plain)
+    rev, upd, got, summ = read_record(envelope, STORE_ID, "access_tokens", at_key, keys)
+    assert (rev, upd, got) == (at_revision, at_updated_at, fmap)
+    assert summ == {"cached_at": ("int", CREATED_AT), "environment": ("text", ENVIRONMENT),
+                    "expires_on": ("int", CREATED_AT + 3600), "refresh_on": ("int", CREATED_AT + 1800),
+                    "target": ("text", CANONICAL_TARGET)}
+    # Any other store, database, key id or summary breaks authentication (§5.2).
+    expect_failure("authentication failure",
+                   lambda: open_record(envelope, bytes(16), "access_tokens", at_key, keys))
+    expect_failure("authentication failure",
+                   lambda: open_record(envelope, STORE_ID, "refresh_tokens", at_key, keys))
+    expect_failure("authentication failure",
+                   lambda: open_record(envelope, STORE_ID, "access_tokens", at_key, {KEY_ID: bytes(32)}))
+    # Replacing the summary section by another valid one (other nonce) breaks the body's AD_B.
+    other_summary = envelope[:9] + NONCE_AT_BODY + seal(RECORD_KEY, NONCE_AT_BODY, summary_plain,
+                                                        ad_base(STORE_ID, "access_tokens", at_key, KEY_ID) + b"\x53")
+    swapped = other_summary + envelope[9 + S:]
+    assert open_(RECORD_KEY, NONCE_AT_BODY, swapped[9 + 24 : 9 + S], ad_base(STORE_ID, "access_tokens", at_key,
+                                                                           KEY_ID) + b"\x53") == summary_plain
+    expect_failure("authentication failure",
+                   lambda: open_record(swapped, STORE_ID, "access_tokens", at_key, keys))
+
+    write_vector("record-access-token.txt", [
+        ("description_text", "an AccessToken record with summary and body, key id 1 (FORMAT.md §5). lmdb_key is "
+                             "the access_tokens storage key computed from the body's own fields with the index "
+                             "key of data_key (invariant 3). The body keeps the target as given; the summary "
+                             "holds its canonical form."),
+        ("expect_text", "success"),
+        *record_inputs("access_tokens", at_key),
+        ("summary_nonce", NONCE_AT_SUMMARY),
+        ("body_nonce", NONCE_AT_BODY),
+        ("revision_int", at_revision),
+        ("updated_at_int", at_updated_at),
+        *field_lines(at_fields),
+        ("summary_plaintext", summary_plain),
+        ("body_plaintext", body_plain),
+        ("record_key", RECORD_KEY),
+    ], envelope)
+
+    # ---- Account without summary, with an unknown JSON field -------------------------------------------
+    acct_fields = [
+        ("authority_type", "text", "MSSTS"),
+        ("environment", "text", ENVIRONMENT),
+        ("home_account_id", "text", HOME_ACCOUNT_ID),
+        ("local_account_id", "text", "00000000-0000-4000-8000-0000000a11ce"),
+        ("realm", "text", REALM),
+        ("tenant_profiles", "json", {"a": True, "b": [1, 2]}),  # unknown field: preserved as type 0x03
+        ("username", "text", "Canary.User@example.com"),
+    ]
+    acct_revision, acct_updated_at = 1, 1795353900
+    afmap = {n: (k, v) for n, k, v in acct_fields}
+    check_entity("accounts", afmap)
+    assert "tenant_profiles" not in MODEL["accounts"]
+    acct_key = account_storage_key(INDEX_KEY, {n: v for n, _, v in acct_fields})
+    acct_body = encode_body(acct_revision, acct_updated_at, acct_fields)
+    acct_env = seal_record(STORE_ID, "accounts", acct_key, KEY_ID, DATA_KEY, None, None,
+                           acct_body, NONCE_ACCOUNT_BODY)
+    assert acct_env[5:9] == u32be(0)
+    assert open_record(acct_env, STORE_ID, "accounts", acct_key, keys) == (None, acct_body)
+    rev, upd, got, summ = read_record(acct_env, STORE_ID, "accounts", acct_key, keys)
+    assert (rev, upd, got, summ) == (acct_revision, acct_updated_at, afmap, None)
+    assert b'\x03\x00\x0ftenant_profiles\x00\x00\x00\x14{"a":true,"b":[1,2]}' in acct_body
+    write_vector("record-account.txt", [
+        ("description_text", "an Account record without summary (S = 0) and with one unknown JSON field, "
+                             "tenant_profiles, of type 0x03 (FORMAT.md §5). lmdb_key is the accounts storage key "
+                             "computed from the body's own fields."),
+        ("expect_text", "success"),
+        *record_inputs("accounts", acct_key),
+        ("body_nonce", NONCE_ACCOUNT_BODY),
+        ("revision_int", acct_revision),
+        ("updated_at_int", acct_updated_at),
+        *field_lines(acct_fields),
+        ("body_plaintext", acct_body),
+        ("record_key", RECORD_KEY),
+    ], acct_env)
+
+    # ---- Failure cases, each derived from the AccessToken envelope with exactly one fault ----------------
+    # Tampered: one bit flipped in the middle of the body ciphertext (tag excluded).
+    body_ct_start = 9 + S + 24
+    body_ct_end = len(envelope) - 16
+    flip_at = (body_ct_start + body_ct_end) // 2
+    tampered = bytearray(envelope)
+    tampered[flip_at] ^= 0x01
+    tampered = bytes(tampered)
+    expect_failure("authentication failure", lambda: open_record(tampered, STORE_ID, "access_tokens", at_key, keys))
+    write_vector("record-tampered.txt", [
+        ("description_text", f"the record of record-access-token.txt with bit 0 of byte {flip_at} (in the middle "
+                             "of the body ciphertext) flipped: authentication failure (FORMAT.md §9)."),
+        ("expect_text", "authentication failure"),
+        *record_inputs("access_tokens", at_key),
+    ], tampered)
+
+    # Moved: the unmodified envelope presented under another 48-byte key.
+    other_key = at_key[:-1] + bytes([at_key[-1] ^ 0x01])
+    expect_failure("authentication failure", lambda: open_record(envelope, STORE_ID, "access_tokens", other_key, keys))
+    write_vector("record-moved.txt", [
+        ("description_text", "the unmodified record of record-access-token.txt read under another key (its own "
+                             "key with the last byte XOR 0x01): authentication failure (FORMAT.md §5.2)."),
+        ("expect_text", "authentication failure"),
+        *record_inputs("access_tokens", other_key),
+    ], envelope)
+
+    # Unknown key id: key id field set to 7, the rest unchanged; the store only has key id 1.
+    unknown = envelope[:1] + u32be(7) + envelope[5:]
+    expect_failure("unknown key id", lambda: open_record(unknown, STORE_ID, "access_tokens", at_key, keys))
+    write_vector("record-unknown-key.txt", [
+        ("description_text", "the record of record-access-token.txt with its key id field set to 7; the store "
+                             "has only data key 1 (key_id_int): unknown key id (FORMAT.md §5.1, §9)."),
+        ("expect_text", "unknown key id"),
+        *record_inputs("access_tokens", at_key),
+    ], unknown)
+
+    # Bad length: S field set to 39 (below the minimum 40), the rest unchanged (B stays within bounds).
+    bad_len = envelope[:5] + u32be(39) + envelope[9:]
+    assert B_MIN <= len(bad_len) - 9 - 39 <= B_MAX  # only S is out of range
+    expect_failure("length out of range", lambda: open_record(bad_len, STORE_ID, "access_tokens", at_key, keys))
+    write_vector("record-bad-length.txt", [
+        ("description_text", "the record of record-access-token.txt with its summary length field S set to 39 "
+                             "(minimum is 40; the implied body length stays in range): length out of range, "
+                             "detected before any decryption (FORMAT.md §5.1)."),
+        ("expect_text", "length out of range"),
+        *record_inputs("access_tokens", at_key),
+    ], bad_len)
+
+    # Bad version: version byte 0x02, the rest unchanged.
+    bad_ver = b"\x02" + envelope[1:]
+    expect_failure("unsupported version", lambda: open_record(bad_ver, STORE_ID, "access_tokens", at_key, keys))
+    write_vector("record-bad-version.txt", [
+        ("description_text", "the record of record-access-token.txt with envelope version byte 0x02: "
+                             "unsupported envelope version (FORMAT.md §5.1)."),
+        ("expect_text", "unsupported version"),
+        *record_inputs("access_tokens", at_key),
+    ], bad_ver)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Replay: re-read every written file with the parser and re-run the scenario from the file's contents only
+# --------------------------------------------------------------------------------------------------------------
+
+
+def replay_all() -> None:
+    for name in WRITTEN:
+        vals, fields, block = parse_vector((OUT_DIR / name).read_text(encoding="utf-8"))
+        expect = vals["expect_text"]
+        if name == "blind-index.txt":
+            dk = vals["data_key"]
+            ik = index_key_of(dk)
+            f = dict(home_account_id=vals["home_account_id_text"], environment=vals["environment_text"],
+                     realm=vals["realm_text"], client_id=vals["client_id_text"], target=vals["target_text"],
+                     token_type=vals["token_type_text"], key_id=vals["key_id_text"])
+            assert vals["index_key"] == ik and vals["fingerprint_key"] == fingerprint_key_of(dk)
+            assert vals["account_key"] == account_storage_key(ik, f)
+            assert vals["access_token_key"] == access_token_storage_key(ik, f)
+            assert vals["refresh_token_client_key"] == refresh_token_storage_key(ik, {**f, "family_id": ""})
+            assert vals["refresh_token_family_key"] == refresh_token_storage_key(
+                ik, {**f, "family_id": vals["family_id_text"]})
+            assert vals["id_token_key"] == id_token_storage_key(ik, f)
+            assert vals["app_metadata_key"] == app_metadata_storage_key(ik, f)
+            assert vals["fingerprint_text"] == fingerprint(fingerprint_key_of(dk), "access_tokens",
+                                                           vals["access_token_key"])
+        elif name == "field-map.txt":
+            assert expect == "success" and encode_field_map(fields) == block
+            assert decode_field_map(block) == {n: (k, v) for n, k, v in fields}
+        elif name == "field-map-unordered.txt":
+            assert encode_field_map_in_order(fields) == block
+            expect_failure(expect, lambda: decode_field_map(block))
+        elif name.startswith("header-"):
+            if "passphrase_text" in vals:
+                root = argon2id(vals["passphrase_text"].encode("utf-8"), vals["salt"], vals["opslimit_int"],
+                                vals["memlimit_int"])
+                assert root == vals["root_key"]
+                kind, ops, mem, salt = ROOT_PASSPHRASE, vals["opslimit_int"], vals["memlimit_int"], vals["salt"]
+            else:
+                root = vals["root_key"]
+                kind, ops, mem, salt = ROOT_RAW, 0, 0, bytes(16)
+            kek = kek_of(root)
+            assert kek == vals["kek"]
+            hdr = build_header(vals["store_id"], kind, ops, mem, salt, kek,
+                               [(vals["key_id_int"], vals["created_at_int"], vals["data_key"], vals["nonce"])])
+            assert hdr == block
+        elif name.startswith("record-"):
+            db, lk, sid = vals["database_text"], vals["lmdb_key"], vals["store_id"]
+            keys = {vals["key_id_int"]: vals["data_key"]}
+            if expect == "success":
+                rev, upd, got, summ = read_record(block, sid, db, lk, keys)
+                assert (rev, upd) == (vals["revision_int"], vals["updated_at_int"])
+                assert got == {n: (k, v) for n, k, v in fields}
+                assert encode_body(rev, upd, fields) == vals["body_plaintext"]
+                assert record_key(vals["data_key"]) == vals["record_key"]
+                s_plain, b_plain = open_record(block, sid, db, lk, keys)
+                assert b_plain == vals["body_plaintext"]
+                assert s_plain == vals.get("summary_plaintext")
+                if "summary_plaintext" in vals:
+                    assert encode_field_map(summary_fields_of(got)) == s_plain
+                # Re-sealing from the file's inputs reproduces the envelope byte for byte.
+                assert seal_record(sid, db, lk, vals["key_id_int"], vals["data_key"], vals.get("summary_plaintext"),
+                                   vals.get("summary_nonce"), vals["body_plaintext"], vals["body_nonce"]) == block
+            else:
+                expect_failure(expect, lambda: open_record(block, sid, db, lk, keys))
+        else:
+            raise AssertionError(f"no replay for {name}")
+
+
+def main() -> int:
+    note = crosscheck_with_system_libsodium()
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    at_key = v_blind_index()
+    v_field_maps()
+    v_headers()
+    v_records(at_key)
+    replay_all()
+    print(note)
+    for name in WRITTEN:
+        print(f"wrote {OUT_DIR / name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,269 @@
+import Foundation
+import Testing
+import TokenCacheSodium
+
+@testable import TokenCache
+
+/// One vector file of FORMAT.md §11: `name: value` lines, an empty line, then expected bytes in hex.
+struct FormatVector {
+    let name: String
+    private let values: [String: String]
+    let fields: [(type: String, name: String, value: String)]
+    let expected: [UInt8]
+
+    static let directory = Bundle.module.resourceURL!.appendingPathComponent("FormatVectors")
+
+    static var allNames: [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasSuffix(".txt") }.sorted()
+    }
+
+    init(_ name: String) throws {
+        self.name = name
+        let text = try String(contentsOf: Self.directory.appendingPathComponent(name), encoding: .utf8)
+        let parts = text.components(separatedBy: "\n\n")
+        var values: [String: String] = [:]
+        var fields: [(String, String, String)] = []
+        for line in parts[0].split(separator: "\n", omittingEmptySubsequences: true) {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let key = String(line[..<colon])
+            var value = String(line[line.index(after: colon)...])
+            if value.hasPrefix(" ") { value.removeFirst() }
+            if key.hasPrefix("field.") {
+                let components = key.split(separator: ".", maxSplits: 2).map(String.init)
+                let fieldName = components[2].replacingOccurrences(of: "_text", with: "", options: [.anchored, .backwards])
+                    .replacingOccurrences(of: "_int", with: "", options: [.anchored, .backwards])
+                fields.append((components[1], fieldName, value))
+            } else {
+                values[key] = value
+            }
+        }
+        self.values = values
+        self.fields = fields
+        expected = parts.count > 1 ? try Self.hex(parts[1...].joined().filter { !$0.isWhitespace }) : []
+    }
+
+    static func hex(_ text: String) throws -> [UInt8] {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { throw FormatError("odd hex length") }
+        return try stride(from: 0, to: digits.count, by: 2).map { index in
+            guard let byte = UInt8(String(decoding: digits[index..<index + 2], as: UTF8.self), radix: 16) else {
+                throw FormatError("bad hex")
+            }
+            return byte
+        }
+    }
+
+    func text(_ key: String) throws -> String { try #require(values[key + "_text"], "\(name): \(key)_text") }
+    func int(_ key: String) throws -> Int64 {
+        let text = try #require(values[key + "_int"], "\(name): \(key)_int")
+        return try #require(Int64(text))
+    }
+    func bytes(_ key: String) throws -> [UInt8] { try Self.hex(try #require(values[key], "\(name): \(key)")) }
+    func has(_ key: String) -> Bool { values[key] != nil }
+    var expect: String { values["expect_text"] ?? "" }
+
+    func key(_ name: String) throws -> SecureKey { try bytes(name).withUnsafeBytes { try SecureKey(copying: $0) } }
+
+    /// The field map the `field.*` lines describe.
+    func fieldMap() throws -> FieldMap {
+        var map = FieldMap()
+        for field in fields {
+            switch field.type {
+            case "text": map[field.name] = .string(field.value)
+            case "int": map[field.name] = .integer(try #require(Int64(field.value)))
+            case "json": map[field.name] = .json(Array(field.value.utf8))
+            default: Issue.record("\(name): unknown field type \(field.type)")
+            }
+        }
+        return map
+    }
+
+    /// A keyring whose only data key (id 1) and store id are the vector's.
+    func keyring() throws -> Keyring {
+        let root = try SecureKey(randomCount: 32)
+        return try Keyring.create(
+            rootKind: .rawKey, root: root, salt: [UInt8](repeating: 0, count: 16), cost: nil, now: 0,
+            fixed: (storeID: try bytes("store_id"), dataKey: try key("data_key"), nonce: [UInt8](repeating: 0, count: 24))
+        )
+    }
+}
+
+func encoded(_ map: FieldMap) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: map.encodedCount)
+    bytes.withUnsafeMutableBytes { buffer in
+        var writer = ByteWriter(buffer)
+        map.encode(into: &writer)
+    }
+    return bytes
+}
+
+extension SecureKey {
+    var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+}
+
+extension SecureBuffer {
+    var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+}
+
+@Suite struct FormatVectorTests {
+    @Test func formatMDNamesEveryVectorAndEveryNamedVectorExists() throws {
+        let formatMD = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("FORMAT.md")
+        let text = try String(contentsOf: formatMD, encoding: .utf8)
+        let section = try #require(text.components(separatedBy: "## 11. Test vectors").last?.components(separatedBy: "## 12.").first)
+        let named = Set(section.matches(of: /`([a-z0-9-]+\.txt)`/).map { String($0.output.1) })
+        #expect(named.count >= 12)
+        #expect(named == Set(FormatVector.allNames))
+    }
+
+    @Test func blindIndexKeysAndFingerprints() throws {
+        let vector = try FormatVector("blind-index.txt")
+        let keyring = try Keyring.create(
+            rootKind: .rawKey, root: try SecureKey(randomCount: 32), salt: [UInt8](repeating: 0, count: 16), cost: nil, now: 0,
+            fixed: (storeID: [UInt8](repeating: 0, count: 16), dataKey: try vector.key("data_key"), nonce: [UInt8](repeating: 0, count: 24))
+        )
+        let index = keyring.index
+        #expect(index.key.bytes == (try vector.bytes("index_key")))
+        let home = try vector.text("home_account_id"), environment = try vector.text("environment")
+        let realm = try vector.text("realm"), client = try vector.text("client_id"), target = try vector.text("target")
+        let keyID = try vector.text("key_id")
+        #expect(Account.storageKey(for: .init(homeAccountID: home, environment: environment, realm: realm), index: index) == (try vector.bytes("account_key")))
+        let atKey = AccessToken.storageKey(
+            for: .init(homeAccountID: home, environment: environment, clientID: client, realm: realm, target: target,
+                       tokenType: try vector.text("token_type"), keyID: keyID.isEmpty ? nil : keyID),
+            index: index
+        )
+        #expect(atKey == (try vector.bytes("access_token_key")))
+        #expect(RefreshToken.storageKey(for: .init(homeAccountID: home, environment: environment, owner: .client(client)), index: index) == (try vector.bytes("refresh_token_client_key")))
+        #expect(RefreshToken.storageKey(for: .init(homeAccountID: home, environment: environment, owner: .family(try vector.text("family_id"))), index: index) == (try vector.bytes("refresh_token_family_key")))
+        #expect(IDToken.storageKey(for: .init(homeAccountID: home, environment: environment, clientID: client, realm: realm), index: index) == (try vector.bytes("id_token_key")))
+        #expect(AppMetadata.storageKey(for: .init(clientID: client, environment: environment), index: index) == (try vector.bytes("app_metadata_key")))
+        #expect(keyring.fingerprint(database: DatabaseName.accessTokens, key: atKey) == (try vector.text("fingerprint")))
+    }
+
+    @Test func fieldMapEncodingIsCanonical() throws {
+        let vector = try FormatVector("field-map.txt")
+        let map = try vector.fieldMap()
+        #expect(encoded(map) == vector.expected)
+        let decoded = try vector.expected.withUnsafeBytes { raw in
+            var reader = ByteReader(raw)
+            return try FieldMap.decode(&reader)
+        }
+        #expect(decoded == map)
+    }
+
+    @Test func unorderedFieldMapsAreRejected() throws {
+        let vector = try FormatVector("field-map-unordered.txt")
+        #expect(vector.expect == "invalid field map")
+        #expect(throws: FormatError.self) {
+            try vector.expected.withUnsafeBytes { raw in
+                var reader = ByteReader(raw)
+                return try FieldMap.decode(&reader)
+            }
+        }
+    }
+
+    @Test(arguments: ["header-raw-key.txt", "header-passphrase.txt"])
+    func headersMatchByteForByteAndUnlock(file: String) throws {
+        let vector = try FormatVector(file)
+        let root: SecureKey
+        var cost: PassphraseCost? = nil
+        var salt = [UInt8](repeating: 0, count: 16)
+        if vector.has("salt") {
+            salt = try vector.bytes("salt")
+            cost = PassphraseCost(opsLimit: UInt64(try vector.int("opslimit")), memLimit: UInt64(try vector.int("memlimit")))
+            root = try Array(try vector.text("passphrase").utf8).withUnsafeBytes { passphrase in
+                try PasswordHash.deriveKey(count: 32, passphrase: passphrase, salt: salt, opsLimit: cost!.opsLimit, memLimit: cost!.memLimit)
+            }
+            #expect(root.bytes == (try vector.bytes("root_key")))
+        } else {
+            root = try vector.key("root_key")
+        }
+        #expect(try Keyring.keyEncryptionKey(root: root).bytes == (try vector.bytes("kek")))
+        let created = try Keyring.create(
+            rootKind: cost == nil ? .rawKey : .passphrase, root: root, salt: salt, cost: cost, now: try vector.int("created_at"),
+            fixed: (storeID: try vector.bytes("store_id"), dataKey: try vector.key("data_key"), nonce: try vector.bytes("nonce"))
+        )
+        #expect(created.header.encoded() == vector.expected)
+        let decoded = try StoreHeader.decode(vector.expected)
+        #expect(decoded == created.header)
+        let unlocked = try Keyring.unlock(header: decoded, root: root)
+        #expect(unlocked.index.key.bytes == created.index.key.bytes)
+        // Dropping the key list's only entry, or re-dating it, breaks every wrap (the key list is authenticated).
+        var redated = decoded
+        redated.wrappedKeys[0].createdAt += 1
+        #expect(throws: TokenCacheError.self) { try Keyring.unlock(header: redated, root: root) }
+    }
+
+    @Test(arguments: ["record-access-token.txt", "record-account.txt"])
+    func recordsMatchByteForByteAndDecode(file: String) throws {
+        let vector = try FormatVector(file)
+        let keyring = try vector.keyring()
+        #expect(try #require(keyring.recordKey(1)).bytes == (try vector.bytes("record_key")))
+        let database = try vector.text("database")
+        let lmdbKey = try vector.bytes("lmdb_key")
+        let slot = RecordSlot(storeID: try vector.bytes("store_id"), database: database, key: lmdbKey)
+        let body = try vector.bytes("body_plaintext")
+        let summary = vector.has("summary_plaintext") ? try vector.bytes("summary_plaintext") : nil
+        var sealed = [UInt8](repeating: 0, count: RecordEnvelope.sealedCount(summaryPlaintext: summary?.count, bodyPlaintext: body.count))
+        let nonces = FixedNonces(summary: vector.has("summary_nonce") ? try vector.bytes("summary_nonce") : nil, body: try vector.bytes("body_nonce"))
+        try sealed.withUnsafeMutableBytes { output in
+            try body.withUnsafeBytes { body in
+                if let summary {
+                    try summary.withUnsafeBytes { summary in
+                        try RecordEnvelope.seal(summary: summary, body: body, slot: slot, keyID: 1, key: keyring.recordKey(1)!, into: output, nonces: nonces)
+                    }
+                } else {
+                    try RecordEnvelope.seal(summary: nil, body: body, slot: slot, keyID: 1, key: keyring.recordKey(1)!, into: output, nonces: nonces)
+                }
+            }
+        }
+        #expect(sealed == vector.expected)
+
+        // Reading back: plaintexts, record metadata, the entity, its canonical re-encoding and its storage key.
+        let openedBody = try vector.expected.withUnsafeBytes { try RecordEnvelope.open(.body, of: $0, slot: slot, keys: keyring.recordKey) }
+        #expect(try #require(openedBody).bytes == body)
+        let record = try RecordBody.decode(try #require(openedBody))
+        #expect(record.revision == UInt64(try vector.int("revision")))
+        #expect(record.updatedAt == (try vector.int("updated_at")))
+        #expect(record.fields == (try vector.fieldMap()))
+        let openedSummary = try vector.expected.withUnsafeBytes { try RecordEnvelope.open(.summary, of: $0, slot: slot, keys: keyring.recordKey) }
+        #expect(openedSummary?.bytes == summary)
+        switch database {
+        case DatabaseName.accessTokens:
+            let token = try AccessToken(decoding: record.fields)
+            #expect(encoded(token.encodeFields()) == encoded(record.fields))
+            #expect(token.summaryFields().map(encoded) == summary)
+            #expect(AccessToken.storageKey(for: token.key, index: keyring.index) == lmdbKey)
+        case DatabaseName.accounts:
+            let account = try Account(decoding: record.fields)
+            #expect(encoded(account.encodeFields()) == encoded(record.fields))
+            #expect(!account.additionalFields.isEmpty)
+            #expect(Account.storageKey(for: account.key, index: keyring.index) == lmdbKey)
+        default:
+            Issue.record("unexpected database \(database)")
+        }
+    }
+
+    @Test(arguments: [
+        ("record-tampered.txt", FormatError.Kind.authenticationFailure),
+        ("record-moved.txt", .authenticationFailure),
+        ("record-unknown-key.txt", .unknownKeyID),
+        ("record-bad-length.txt", .lengthOutOfRange),
+        ("record-bad-version.txt", .unsupportedVersion),
+    ])
+    func damagedRecordsFailForTheStatedReason(file: String, kind: FormatError.Kind) throws {
+        let vector = try FormatVector(file)
+        let expectations: [FormatError.Kind: String] = [
+            .authenticationFailure: "authentication failure", .unknownKeyID: "unknown key id",
+            .lengthOutOfRange: "length out of range", .unsupportedVersion: "unsupported version",
+        ]
+        #expect(vector.expect == expectations[kind])
+        let keyring = try vector.keyring()
+        let slot = RecordSlot(storeID: try vector.bytes("store_id"), database: try vector.text("database"), key: try vector.bytes("lmdb_key"))
+        let error = try #require(throws: FormatError.self) {
+            try vector.expected.withUnsafeBytes { try RecordEnvelope.open(.body, of: $0, slot: slot, keys: keyring.recordKey) }
+        }
+        #expect(error.kind == kind)
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+
+@testable import TokenCache
+
+/// Opening stores: permissions, missing and damaged headers, format versions.
+@Suite struct StoreFileTests {
+    private func mode(_ path: String) throws -> Int {
+        try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+    }
+
+    @Test func storeDirectoryAndFilesArePrivate() throws {
+        try TestStore.with { store, cache in
+            try cache.put(Samples.account())
+            #expect(try mode(store.directory) == 0o700)
+            #expect(try mode(store.directory + "/data.mdb") == 0o600)
+            #expect(try mode(store.directory + "/lock.mdb") == 0o600)
+        }
+    }
+
+    @Test func loosenedStoreFilesAreRefusedWithTheFix() throws {
+        try withTemporaryDirectory { root in
+            let store = TestStore(root: root)
+            try KeyFile.create(at: store.keyFile)
+            _ = try TokenCache.create(store.configuration)
+            chmod(store.directory + "/data.mdb", 0o644)
+            let error = try #require(throws: TokenCacheError.self) { try TokenCache.open(store.configuration) }
+            #expect(error.code == .insecurePermissions && error.message.contains("chmod 600"))
+            chmod(store.directory + "/data.mdb", 0o600)
+            chmod(store.directory, 0o755)
+            #expect(errorCode { try TokenCache.open(store.configuration) } == .insecurePermissions)
+        }
+    }
+
+    @Test func aMissingStoreIsStoreNotFoundAndCreateTwiceIsRefused() throws {
+        try TestStore.with { store, _ in
+            var configuration = store.configuration
+            #expect(errorCode { try TokenCache.create(configuration) } == .storeAlreadyExists)
+            configuration.directory = store.root + "/nowhere"
+            #expect(errorCode { try TokenCache.open(configuration) } == .storeNotFound)
+            #expect(!FileManager.default.fileExists(atPath: configuration.directory))
+        }
+    }
+
+    @Test func aStoreWithoutHeaderIsCorruptNotEmpty() throws {
+        try TestStore.with { store, cache in
+            try store.rawDelete(DatabaseName.meta, key: FormatConstants.headerKey)
+            let error = try #require(throws: TokenCacheError.self) { try TokenCache.open(store.configuration) }
+            #expect(error.code == .corruptStore && error.message.contains("no header"))
+            _ = cache
+        }
+    }
+
+    @Test func aDamagedHeaderIsCorruptAndNotAWrongKey() throws {
+        try TestStore.with { store, _ in
+            let header = try #require(store.rawEntries(DatabaseName.meta).first { $0.0 == FormatConstants.headerKey }?.1)
+            for position in [0, 20, 70, header.count - 1] {
+                var damaged = header
+                damaged[position] ^= 0x40
+                try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: damaged)
+                let error = try #require(throws: TokenCacheError.self) { try TokenCache.open(store.configuration) }
+                #expect(error.code == .corruptStore, "byte \(position)")
+            }
+            try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: Array(header.prefix(40)))
+            #expect(errorCode { try TokenCache.open(store.configuration) } == .corruptStore)
+        }
+    }
+
+    @Test func aNewerReadVersionIsRefusedAndANewerWriteVersionOpensReadOnly() throws {
+        try TestStore.with { store, cache in
+            try cache.put(Samples.account())
+            let original = try #require(store.rawEntries(DatabaseName.meta).first { $0.0 == FormatConstants.headerKey }?.1)
+            var newer = try StoreHeader.decode(original)
+            newer.readVersion = 2
+            try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: newer.encoded())
+            let refused = try #require(throws: TokenCacheError.self) { try TokenCache.open(store.configuration) }
+            #expect(refused.code == .unsupportedFormatVersion)
+            // The version check comes before any interpretation of the rest: garbage after byte 12 is irrelevant.
+            try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: Array(newer.encoded().prefix(12)) + [9, 9, 9])
+            #expect(errorCode { try TokenCache.open(store.configuration) } == .unsupportedFormatVersion)
+
+            // Write version 2 needs a consistently wrapped header: the wrap AD covers the versions.
+            var writeNewer = try StoreHeader.decode(original)
+            writeNewer.writeVersion = 2
+            let root = try KeyFile.read(at: store.keyFile)
+            let rewrapped = try cache.store.keyring.rewrapped(as: writeNewer, root: root)
+            try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: rewrapped.encoded())
+            let readOnly = try TokenCache.open(store.configuration)
+            #expect(try readOnly.info().readOnly)
+            #expect(try readOnly.get(Samples.account().key) != nil)
+            #expect(errorCode { try readOnly.put(Samples.account()) } == .readOnly)
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+
+@testable import TokenCache
+
+/// Security matrix S1–S4: a damaged, moved, swapped or replayed record is detected, never returned, and
+/// does not take the rest of the store down.
+@Suite struct TamperTests {
+    /// Stores one record of each kind plus a bystander access token; returns the raw AT entry under test.
+    private func populated(_ cache: TokenCache) throws {
+        try cache.write { writer in
+            try writer.put(Samples.accessToken(target: "victim.scope"))
+            try writer.put(Samples.accessToken(target: "bystander.scope"))
+            try writer.put(Samples.refreshToken())
+            try writer.put(Samples.account())
+            try writer.put(Samples.appMetadata())
+        }
+    }
+
+    private func victimKey(_ cache: TokenCache) -> [UInt8] {
+        AccessToken.storageKey(for: Samples.accessToken(target: "victim.scope").key, index: cache.store.keyring.index)
+    }
+
+    @Test func aFlippedBitAnywhereInAValueIsDetected() throws {
+        try TestStore.with { store, cache in
+            try populated(cache)
+            let key = victimKey(cache)
+            let original = try #require(store.rawEntries(DatabaseName.accessTokens).first { $0.0 == key }?.1)
+            // Every byte position: header, key id, summary length, nonces, ciphertexts, tags.
+            for position in 0..<original.count {
+                var damaged = original
+                damaged[position] ^= 0x01 << UInt8(position % 8)
+                try store.rawPut(DatabaseName.accessTokens, key: key, value: damaged)
+                let error = try #require(throws: TokenCacheError.self, "byte \(position)") {
+                    try cache.get(Samples.accessToken(target: "victim.scope").key)
+                }
+                #expect(error.code == .corruptRecord)
+                #expect(error.recordFingerprint?.count == 16)
+            }
+            // The bystander and the other kinds still read.
+            #expect(try cache.get(Samples.accessToken(target: "bystander.scope").key)?.entity.secret.reveal() == "at-secret")
+            #expect(try cache.get(Samples.refreshToken().key) != nil)
+            let listing = try cache.list(AccessToken.self)
+            #expect(listing.records.count == 1 && listing.corrupt.count == 1)
+            #expect(listing.corrupt.first?.fingerprint == cache.store.keyring.fingerprint(database: DatabaseName.accessTokens, key: key))
+        }
+    }
+
+    @Test func truncatedAndExtendedValuesAreDetected() throws {
+        try TestStore.with { store, cache in
+            try populated(cache)
+            let key = victimKey(cache)
+            let original = try #require(store.rawEntries(DatabaseName.accessTokens).first { $0.0 == key }?.1)
+            for damaged in [Array(original.prefix(1)), Array(original.dropLast()), original + [0], Array(original.prefix(9))] {
+                try store.rawPut(DatabaseName.accessTokens, key: key, value: damaged)
+                #expect(throws: TokenCacheError.self) { try cache.get(Samples.accessToken(target: "victim.scope").key) }
+            }
+        }
+    }
+
+    @Test func aValueMovedToAFlippedKeyFailsAndTheOriginalKeyMisses() throws {
+        try TestStore.with { store, cache in
+            try populated(cache)
+            let key = victimKey(cache)
+            let value = try #require(store.rawEntries(DatabaseName.accessTokens).first { $0.0 == key }?.1)
+            var flipped = key
+            flipped[flipped.count - 1] ^= 0x01
+            try store.rawDelete(DatabaseName.accessTokens, key: key)
+            try store.rawPut(DatabaseName.accessTokens, key: flipped, value: value)
+            #expect(try cache.get(Samples.accessToken(target: "victim.scope").key) == nil)
+            let listing = try cache.list(AccessToken.self)
+            #expect(listing.corrupt.count == 1)
+            #expect(listing.records.allSatisfy { $0.entity.target == "bystander.scope" })
+        }
+    }
+
+    @Test func swappedRecordsFailAuthentication() throws {
+        try TestStore.with { store, cache in
+            try populated(cache)
+            let tokens = try store.rawEntries(DatabaseName.accessTokens)
+            try #require(tokens.count == 2)
+            // AT ↔ AT of the same bucket.
+            try store.rawPut(DatabaseName.accessTokens, key: tokens[0].0, value: tokens[1].1)
+            try store.rawPut(DatabaseName.accessTokens, key: tokens[1].0, value: tokens[0].1)
+            #expect(try cache.list(AccessToken.self).corrupt.count == 2)
+            // RT value into the account database, app metadata under an account key.
+            let refresh = try #require(store.rawEntries(DatabaseName.refreshTokens).first)
+            let account = try #require(store.rawEntries(DatabaseName.accounts).first)
+            let metadata = try #require(store.rawEntries(DatabaseName.appMetadata).first)
+            try store.rawPut(DatabaseName.accounts, key: account.0, value: metadata.1)
+            try store.rawPut(DatabaseName.refreshTokens, key: refresh.0 + [], value: refresh.1)  // untouched control
+            #expect(try cache.list(Account.self).corrupt.count == 1)
+            #expect(try cache.list(RefreshToken.self).records.count == 1)
+            try store.rawPut(DatabaseName.appMetadata, key: metadata.0, value: refresh.1)
+            #expect(try cache.list(AppMetadata.self).corrupt.count == 1)
+        }
+    }
+
+    @Test func aRecordReplayedFromAnotherStoreWithTheSameKeyFileFails() throws {
+        try withTemporaryDirectory { root in
+            let first = TestStore(root: root + "/a")
+            let second = TestStore(root: root + "/b")
+            try KeyFile.create(at: first.keyFile)
+            try FileManager.default.createDirectory(atPath: root + "/b/keys", withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: first.keyFile, toPath: second.keyFile)
+            let cacheA = try TokenCache.create(first.configuration)
+            let cacheB = try TokenCache.create(second.configuration)
+            try cacheA.put(Samples.account(username: "from-a"))
+            try cacheB.put(Samples.account(username: "from-b"))
+            let valueA = try #require(first.rawEntries(DatabaseName.accounts).first?.1)
+            let keyB = try #require(second.rawEntries(DatabaseName.accounts).first?.0)
+            try second.rawPut(DatabaseName.accounts, key: keyB, value: valueA)
+            let error = try #require(throws: TokenCacheError.self) { try cacheB.get(Samples.account().key) }
+            #expect(error.code == .corruptRecord)
+        }
+    }
+
+    @Test func anUnconditionalWriteHealsACorruptRecord() throws {
+        try TestStore.with { store, cache in
+            try populated(cache)
+            let key = victimKey(cache)
+            try store.rawPut(DatabaseName.accessTokens, key: key, value: [1, 2, 3])
+            let error = try #require(throws: TokenCacheError.self) {
+                try cache.put(Samples.accessToken(target: "victim.scope"), expectedRevision: 1)
+            }
+            #expect(error.code == .conflict)
+            #expect(try cache.put(Samples.accessToken(target: "victim.scope")) == 1)
+            #expect(try cache.get(Samples.accessToken(target: "victim.scope").key) != nil)
+        }
+    }
+}

@@ -1,0 +1,149 @@
+import Foundation
+import Testing
+import TokenCacheLMDB
+
+@testable import TokenCache
+
+/// Unique canaries: if one ever shows up in a file or an output, a secret or an identifier leaked.
+enum Canary {
+    static let secret = "CANARY-SECRET-7f3e9a1c2b4d"
+    static let username = "canary.user.5d8e2f@example.com"
+    static let homeAccountID = "canary-uid-91c4.canary-utid-27ab"
+    static let clientID = "canary-client-3e7d"
+    static let realm = "canary-realm-b8f0"
+    static let scope = "canary.scope.read"
+
+    static var all: [String] { [secret, username, homeAccountID, clientID, realm, scope] }
+}
+
+/// A fresh private directory, removed after `body`.
+func withTemporaryDirectory<R>(_ body: (String) throws -> R) throws -> R {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("tc-test-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    return try body(path)
+}
+
+/// A new store with its own key file in a temporary directory.
+struct TestStore {
+    let root: String
+    var directory: String { root + "/store" }
+    var keyFile: String { root + "/keys/key" }
+    var configuration: Configuration { Configuration(directory: directory, keySource: .keyFile(path: keyFile)) }
+
+    static func with<R>(_ body: (TestStore, TokenCache) throws -> R) throws -> R {
+        try withTemporaryDirectory { root in
+            let store = TestStore(root: root)
+            try KeyFile.create(at: store.keyFile)
+            let cache = try TokenCache.create(store.configuration)
+            return try body(store, cache)
+        }
+    }
+
+    /// The shared LMDB environment of the store (the same instance the cache uses: one per file per process).
+    func environment() throws -> Environment {
+        try Environment.open(directory: directory, databases: DatabaseName.all)
+    }
+
+    /// The environment and one of its databases (a handle is only valid with the environment that opened it).
+    func database(_ name: String) throws -> (Environment, Database) {
+        let environment = try environment()
+        return (environment, try #require(environment.database(name)))
+    }
+
+    /// Raw (key, value) pairs of a named database, bypassing all crypto.
+    func rawEntries(_ name: String) throws -> [([UInt8], [UInt8])] {
+        let (environment, database) = try database(name)
+        return try environment.read { txn in
+            var entries: [([UInt8], [UInt8])] = []
+            try txn.forEach(in: database, prefix: []) { key, value in
+                entries.append((Array(key), Array(value)))
+                return true
+            }
+            return entries
+        }
+    }
+
+    func rawPut(_ name: String, key: [UInt8], value: [UInt8]) throws {
+        let (environment, database) = try database(name)
+        try environment.write { txn in try value.withUnsafeBytes { try txn.put(in: database, key: key, value: $0) } }
+    }
+
+    func rawDelete(_ name: String, key: [UInt8]) throws {
+        let (environment, database) = try database(name)
+        try environment.write { txn in _ = try txn.delete(in: database, key: key) }
+    }
+
+    /// Every byte of every file under the store directory.
+    func allFileBytes() throws -> [(String, Data)] {
+        let files = try FileManager.default.subpathsOfDirectory(atPath: directory)
+        return try files.map { ($0, try Data(contentsOf: URL(fileURLWithPath: directory + "/" + $0))) }
+    }
+}
+
+/// Entities with every modelled field set, plus unknown fields of each JSON type.
+enum Samples {
+    static let now: Int64 = 1_795_353_806
+    static let home = "uid1.utid1"
+    static let environment = "login.microsoftonline.com"
+    static let client = "b3f5c2d4-0000-4000-8000-00000000c11e"
+    static let extras: [String: JSONValue] = [
+        "x_string": .string("kept"), "x_int": .integer(42), "x_double": .double(1.5), "x_bool": .bool(true), "x_null": .null,
+        "x_array": .array([.integer(1), .string("two")]), "x_object": .object(["nested": .object(["deep": .bool(false)])]),
+    ]
+
+    static func accessToken(
+        home: String = home, client: String = client, realm: String = "utid1", target: String = "User.Read Mail.Read",
+        secret: String = "at-secret", environment: String = environment
+    ) -> AccessToken {
+        AccessToken(
+            homeAccountID: home, environment: environment, clientID: client, realm: realm, target: target,
+            secret: Secret(secret), cachedAt: now, expiresOn: now + 3600, extendedExpiresOn: now + 7200, refreshOn: now + 1800,
+            tokenType: "Bearer", keyID: nil, userAssertionHash: "obo-hash", additionalFields: extras
+        )
+    }
+
+    static func refreshToken(home: String = home, client: String = client, family: String? = "1", secret: String = "rt-secret") -> RefreshToken {
+        RefreshToken(
+            homeAccountID: home, environment: environment, clientID: client, secret: Secret(secret), familyID: family,
+            target: "User.Read offline_access", realm: "utid1", lastModificationTime: now, userAssertionHash: "obo",
+            expiresOn: now + 86_400, additionalFields: extras
+        )
+    }
+
+    static func idToken(home: String = home, client: String = client, realm: String = "utid1", secret: String = "header.payload.sig") -> IDToken {
+        IDToken(homeAccountID: home, environment: environment, clientID: client, realm: realm, secret: Secret(secret), additionalFields: extras)
+    }
+
+    static func account(home: String = home, realm: String = "utid1", username: String = "user@example.com") -> Account {
+        Account(
+            homeAccountID: home, environment: environment, realm: realm, localAccountID: "oid-1", username: username,
+            authorityType: "MSSTS", accountSource: "authorization_code", name: "A User", givenName: "A", familyName: "User",
+            middleName: "M", alternativeAccountID: "alt", clientInfo: "eyJ1aWQiOiJ1aWQxIn0", additionalFields: extras
+        )
+    }
+
+    static func appMetadata(client: String = client, family: String? = "1") -> AppMetadata {
+        AppMetadata(clientID: client, environment: environment, familyID: family, additionalFields: extras)
+    }
+}
+
+extension Array where Element == UInt8 {
+    var hex: String { map { String(format: "%02x", $0) }.joined() }
+}
+
+extension Data {
+    func contains(_ text: String) -> Bool { range(of: Data(text.utf8)) != nil }
+}
+
+/// The code of the `TokenCacheError` `body` throws, or nil if it throws nothing (or something else).
+func errorCode<R>(_ body: () throws -> R) -> TokenCacheError.Code? {
+    do {
+        _ = try body()
+        return nil
+    } catch let error as TokenCacheError {
+        return error.code
+    } catch {
+        return nil
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import Testing
+
+@testable import TokenCache
+
+@Suite struct TransactionTests {
+    struct Boom: Error {}
+
+    @Test func aThrowingWriteKeepsNothing() throws {
+        try TestStore.with { _, cache in
+            try cache.put(Samples.account(realm: "before"))
+            #expect(throws: Boom.self) {
+                try cache.write { writer in
+                    try writer.put(Samples.accessToken())
+                    try writer.put(Samples.refreshToken())
+                    try writer.delete(Samples.account(realm: "before").key)
+                    throw Boom()
+                }
+            }
+            #expect(try cache.get(Samples.accessToken().key) == nil)
+            #expect(try cache.get(Samples.refreshToken().key) == nil)
+            #expect(try cache.get(Samples.account(realm: "before").key) != nil)
+        }
+    }
+
+    @Test func anInvalidEntityInABatchAbortsTheWholeBatch() throws {
+        try TestStore.with { _, cache in
+            #expect(throws: TokenCacheError.self) {
+                try cache.write { writer in
+                    try writer.put(Samples.accessToken())
+                    try writer.put(Samples.idToken(secret: ""))
+                }
+            }
+            let total = try cache.info().recordCounts.values.reduce(0, +)
+            #expect(total == 0)
+        }
+    }
+
+    @Test func writesAreVisibleInsideTheirTransaction() throws {
+        try TestStore.with { _, cache in
+            let seen = try cache.write { writer in
+                try writer.put(Samples.account())
+                return try writer.get(Samples.account().key)?.entity
+            }
+            #expect(seen == Samples.account())
+        }
+    }
+
+    @Test func compareAndSwapWinsOnceAndReportsTheCurrentRevision() throws {
+        try TestStore.with { _, cache in
+            let token = Samples.refreshToken(secret: "rt1")
+            #expect(try cache.put(token, expectedRevision: 0) == 1)
+            // Creating again with "must not exist" conflicts.
+            let exists = try #require(throws: TokenCacheError.self) { try cache.put(token, expectedRevision: 0) }
+            #expect(exists.code == .conflict && exists.currentRevision == 1)
+            var rotated = token
+            rotated.secret = Secret("rt2")
+            #expect(try cache.put(rotated, expectedRevision: 1) == 2)
+            var stale = token
+            stale.secret = Secret("rt-stale")
+            let lost = try #require(throws: TokenCacheError.self) { try cache.put(stale, expectedRevision: 1) }
+            #expect(lost.code == .conflict && lost.currentRevision == 2)
+            #expect(try cache.get(token.key)?.entity.secret.reveal() == "rt2")
+            #expect(!lost.description.contains("rt2") && !lost.description.contains("rt-stale"))
+            // Conditional delete.
+            #expect(throws: TokenCacheError.self) { try cache.delete(token.key, expectedRevision: 1) }
+            #expect(try cache.delete(token.key, expectedRevision: 2))
+        }
+    }
+
+    @Test func nestedWritesAreRefusedInsteadOfDeadlocking() throws {
+        try TestStore.with { _, cache in
+            let error = try #require(throws: TokenCacheError.self) {
+                try cache.write { _ in try cache.write { _ in } }
+            }
+            #expect(error.code == .unsupportedEnvironment)
+        }
+    }
+
+    @Test func twoCachesOnOneStoreShareOneEnvironment() throws {
+        try TestStore.with { store, cache in
+            let second = try TokenCache.open(store.configuration)
+            #expect(second.store.environment === cache.store.environment)
+            try cache.put(Samples.account())
+            #expect(try second.get(Samples.account().key) != nil)
+        }
+    }
+
+    @Test func concurrentWritersAndReadersOnManyThreads() async throws {
+        try await withTemporaryDirectoryAsync { root in
+            let store = TestStore(root: root)
+            try KeyFile.create(at: store.keyFile)
+            let cache = try TokenCache.create(store.configuration)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<4 {
+                    group.addTask {
+                        for index in 0..<50 {
+                            try cache.put(Samples.idToken(realm: "w\(writer)-\(index)"))
+                        }
+                    }
+                }
+                for _ in 0..<4 {
+                    group.addTask {
+                        for _ in 0..<50 {
+                            let list = try cache.list(IDToken.self)
+                            #expect(list.corrupt.isEmpty)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            #expect(try cache.list(IDToken.self).records.count == 200)
+        }
+    }
+}
+
+func withTemporaryDirectoryAsync(_ body: (String) async throws -> Void) async throws {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("tc-test-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    try await body(path)
+}
