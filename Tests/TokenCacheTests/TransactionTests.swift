@@ -120,3 +120,42 @@ func withTemporaryDirectoryAsync(_ body: (String) async throws -> Void) async th
     defer { try? FileManager.default.removeItem(atPath: path) }
     try await body(path)
 }
+
+@Suite struct CapacityTests {
+    @Test func theMapGrowsToItsCapThenWritesFailWithStorageFullAndEarlierDataStays() throws {
+        try withTemporaryDirectory { root in
+            let store = TestStore(root: root)
+            try KeyFile.create(at: store.keyFile)
+            var configuration = store.configuration
+            configuration.initialMapSize = 1 << 20
+            configuration.maximumMapSize = 4 << 20
+            let cache = try TokenCache.create(configuration)
+            var written = 0
+            var failure: TokenCacheError? = nil
+            while failure == nil && written < 10_000 {
+                do {
+                    try cache.put(Samples.idToken(realm: "r\(written)", secret: String(repeating: "t", count: 20_000)))
+                    written += 1
+                } catch let error as TokenCacheError {
+                    failure = error
+                }
+            }
+            #expect(failure?.code == .storageFull, "\(String(describing: failure))")
+            #expect(written > 50, "the map should have grown past its initial 1 MiB first (wrote \(written))")
+            #expect(try cache.info().mapSize > 1 << 20)
+            let listing = try cache.list(IDToken.self)
+            #expect(listing.records.count == written && listing.corrupt.isEmpty)
+            // A batch that does not fit leaves nothing behind.
+            #expect(throws: TokenCacheError.self) {
+                try cache.write { writer in
+                    try writer.put(Samples.account(realm: "batch"))
+                    for index in 0..<50 { try writer.put(Samples.idToken(realm: "big\(index)", secret: String(repeating: "u", count: 20_000))) }
+                }
+            }
+            #expect(try cache.get(Samples.account(realm: "batch").key) == nil)
+            // Deleting frees pages for reuse: writes succeed again.
+            try cache.write { writer in for index in 0..<20 { try writer.delete(Samples.idToken(realm: "r\(index)").key) } }
+            try cache.put(Samples.account(realm: "after"))
+        }
+    }
+}

@@ -14,6 +14,15 @@ struct FieldEncoder {
         map[name] = .text(secret.withUnsafeBytes { Array($0) })
     }
 
+    /// The fields every credential (access, refresh and ID token) starts with.
+    mutating func setCredential(_ type: String, homeAccountID: String, environment: String, clientID: String, secret: Secret) {
+        set("credential_type", type)
+        set("home_account_id", homeAccountID)
+        set("environment", environment)
+        set("client_id", clientID)
+        set("secret", secret)
+    }
+
     /// Unknown fields: strings stay text, everything else is stored as JSON text.
     mutating func merge(_ additional: [String: JSONValue]) {
         for (name, value) in additional where map[name] == nil {
@@ -67,8 +76,11 @@ struct FieldDecoder {
         return Secret(bytes: bytes)
     }
 
-    /// Drops a field the model derives itself (`credential_type`).
-    mutating func skip(_ name: String) { remaining[name] = nil }
+    /// The required fields every credential has; `credential_type` is consumed and ignored (FORMAT.md §5.3).
+    mutating func credential() throws(FormatError) -> (homeAccountID: String, environment: String, clientID: String, secret: Secret) {
+        remaining["credential_type"] = nil
+        return (try string("home_account_id"), try string("environment"), try string("client_id"), try secret("secret"))
+    }
 
     /// Everything not consumed, as JSON values.
     func additionalFields() throws(FormatError) -> [String: JSONValue] {

@@ -59,16 +59,7 @@ public enum KeyFile {
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw TokenCacheError(.keyUnavailable, "key file \(path) is not a regular file")
         }
-        guard info.st_uid == geteuid() else {
-            throw TokenCacheError(.insecurePermissions, "key file \(path) is owned by uid \(info.st_uid), not by this user")
-        }
-        guard info.st_mode & 0o077 == 0 else {
-            throw TokenCacheError(
-                .insecurePermissions,
-                "key file \(path) has mode \(FileSystem.octal(info.st_mode & 0o777)), readable or writable by others; "
-                    + "run `chmod 600 \(path)`"
-            )
-        }
+        try FileSystem.checkOwnerAndMode(info, path: path, what: "key file", fix: "chmod 600 \(path)")
         try FileSystem.checkParentNotWritableByOthers(of: path, what: "key file")
         guard info.st_size == byteCount else {
             throw TokenCacheError(

@@ -87,13 +87,9 @@ extension AccessToken: StorableEntity {
 
     func encodeFields() -> FieldMap {
         var encoder = FieldEncoder()
-        encoder.set("credential_type", "AccessToken")
-        encoder.set("home_account_id", homeAccountID)
-        encoder.set("environment", environment)
-        encoder.set("client_id", clientID)
+        encoder.setCredential("AccessToken", homeAccountID: homeAccountID, environment: environment, clientID: clientID, secret: secret)
         encoder.set("realm", realm)
         encoder.set("target", target)
-        encoder.set("secret", secret)
         encoder.set("cached_at", cachedAt)
         encoder.set("expires_on", expiresOn)
         encoder.set("extended_expires_on", extendedExpiresOn)
@@ -107,14 +103,12 @@ extension AccessToken: StorableEntity {
 
     init(decoding fields: FieldMap) throws(FormatError) {
         var decoder = FieldDecoder(fields, kind: Self.kind)
-        decoder.skip("credential_type")
+        let credential = try decoder.credential()
         self.init(
-            homeAccountID: try decoder.string("home_account_id"),
-            environment: try decoder.string("environment"),
-            clientID: try decoder.string("client_id"),
+            homeAccountID: credential.homeAccountID, environment: credential.environment, clientID: credential.clientID,
             realm: try decoder.string("realm"),
             target: try decoder.string("target"),
-            secret: try decoder.secret("secret"),
+            secret: credential.secret,
             cachedAt: try decoder.integer("cached_at"),
             expiresOn: try decoder.integer("expires_on"),
             extendedExpiresOn: try decoder.optionalInteger("extended_expires_on"),
@@ -138,10 +132,9 @@ extension AccessToken: StorableEntity {
     }
 
     func validate() throws(TokenCacheError) {
-        try Self.requireNonEmpty(environment, "environment")
-        try Self.requireNonEmpty(clientID, "clientID")
+        // Client-credential (app) tokens have no home account.
+        try Self.validateCredential(homeAccountID: nil, environment: environment, clientID: clientID, secret: secret)
         try Self.requireNonEmpty(target, "target")
-        if secret.isEmpty { throw TokenCacheError(.invalidArgument, "AccessToken.secret must not be empty") }
         do { _ = try ScopeSet(parsing: target) } catch let error as TokenCacheError {
             throw TokenCacheError(.invalidArgument, "AccessToken.target: \(error.message)")
         } catch { throw TokenCacheError(.invalidArgument, "AccessToken.target is invalid") }

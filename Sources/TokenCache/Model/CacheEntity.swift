@@ -59,6 +59,15 @@ extension StorableEntity {
     static func requireNonEmpty(_ value: String, _ field: String) throws(TokenCacheError) {
         if value.isEmpty { throw TokenCacheError(.invalidArgument, "\(Self.kind).\(field) must not be empty") }
     }
+
+    /// The checks every credential shares: environment, client and token present (and the account, for user
+    /// credentials), unknown fields well-formed.
+    static func validateCredential(homeAccountID: String?, environment: String, clientID: String, secret: Secret) throws(TokenCacheError) {
+        if let homeAccountID { try requireNonEmpty(homeAccountID, "homeAccountID") }
+        try requireNonEmpty(environment, "environment")
+        try requireNonEmpty(clientID, "clientID")
+        if secret.isEmpty { throw TokenCacheError(.invalidArgument, "\(Self.kind).secret must not be empty") }
+    }
 }
 
 extension JSONValue {

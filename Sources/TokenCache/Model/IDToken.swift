@@ -46,34 +46,25 @@ extension IDToken: StorableEntity {
 
     func encodeFields() -> FieldMap {
         var encoder = FieldEncoder()
-        encoder.set("credential_type", "IdToken")
-        encoder.set("home_account_id", homeAccountID)
-        encoder.set("environment", environment)
-        encoder.set("client_id", clientID)
+        encoder.setCredential("IdToken", homeAccountID: homeAccountID, environment: environment, clientID: clientID, secret: secret)
         encoder.set("realm", realm)
-        encoder.set("secret", secret)
         encoder.merge(additionalFields)
         return encoder.map
     }
 
     init(decoding fields: FieldMap) throws(FormatError) {
         var decoder = FieldDecoder(fields, kind: Self.kind)
-        decoder.skip("credential_type")
+        let credential = try decoder.credential()
         self.init(
-            homeAccountID: try decoder.string("home_account_id"),
-            environment: try decoder.string("environment"),
-            clientID: try decoder.string("client_id"),
+            homeAccountID: credential.homeAccountID, environment: credential.environment, clientID: credential.clientID,
             realm: try decoder.string("realm"),
-            secret: try decoder.secret("secret"),
+            secret: credential.secret,
             additionalFields: try decoder.additionalFields()
         )
     }
 
     func validate() throws(TokenCacheError) {
-        try Self.requireNonEmpty(homeAccountID, "homeAccountID")
-        try Self.requireNonEmpty(environment, "environment")
-        try Self.requireNonEmpty(clientID, "clientID")
-        if secret.isEmpty { throw TokenCacheError(.invalidArgument, "IDToken.secret must not be empty") }
+        try Self.validateCredential(homeAccountID: homeAccountID, environment: environment, clientID: clientID, secret: secret)
         try validateAdditionalFields()
     }
 

@@ -71,11 +71,7 @@ extension RefreshToken: StorableEntity {
 
     func encodeFields() -> FieldMap {
         var encoder = FieldEncoder()
-        encoder.set("credential_type", "RefreshToken")
-        encoder.set("home_account_id", homeAccountID)
-        encoder.set("environment", environment)
-        encoder.set("client_id", clientID)
-        encoder.set("secret", secret)
+        encoder.setCredential("RefreshToken", homeAccountID: homeAccountID, environment: environment, clientID: clientID, secret: secret)
         encoder.set("family_id", familyID)
         encoder.set("target", target)
         encoder.set("realm", realm)
@@ -88,12 +84,10 @@ extension RefreshToken: StorableEntity {
 
     init(decoding fields: FieldMap) throws(FormatError) {
         var decoder = FieldDecoder(fields, kind: Self.kind)
-        decoder.skip("credential_type")
+        let credential = try decoder.credential()
         self.init(
-            homeAccountID: try decoder.string("home_account_id"),
-            environment: try decoder.string("environment"),
-            clientID: try decoder.string("client_id"),
-            secret: try decoder.secret("secret"),
+            homeAccountID: credential.homeAccountID, environment: credential.environment, clientID: credential.clientID,
+            secret: credential.secret,
             familyID: try decoder.optionalString("family_id"),
             target: try decoder.optionalString("target"),
             realm: try decoder.optionalString("realm"),
@@ -105,10 +99,7 @@ extension RefreshToken: StorableEntity {
     }
 
     func validate() throws(TokenCacheError) {
-        try Self.requireNonEmpty(homeAccountID, "homeAccountID")
-        try Self.requireNonEmpty(environment, "environment")
-        try Self.requireNonEmpty(clientID, "clientID")
-        if secret.isEmpty { throw TokenCacheError(.invalidArgument, "RefreshToken.secret must not be empty") }
+        try Self.validateCredential(homeAccountID: homeAccountID, environment: environment, clientID: clientID, secret: secret)
         if let target {
             do { _ = try ScopeSet(parsing: target) } catch {
                 throw TokenCacheError(.invalidArgument, "RefreshToken.target contains a character outside the scope alphabet")

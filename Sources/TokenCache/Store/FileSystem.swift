@@ -51,6 +51,11 @@ enum FileSystem {
         guard stat(path, &info) == 0 else {
             throw TokenCacheError(.ioFailure, "cannot stat \(what) \(path): \(describe(errno))")
         }
+        try checkOwnerAndMode(info, path: path, what: what, fix: fix)
+    }
+
+    /// Owned by the effective user, no permission bit for group or others (what ssh demands of private keys).
+    static func checkOwnerAndMode(_ info: stat, path: String, what: String, fix: String) throws(TokenCacheError) {
         guard info.st_uid == geteuid() else {
             throw TokenCacheError(.insecurePermissions, "\(what) \(path) is owned by uid \(info.st_uid), not by this user")
         }

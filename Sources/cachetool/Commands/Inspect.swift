@@ -67,10 +67,11 @@ enum InspectTable {
 
         var headers = ["KIND", "ACCOUNT", "ENVIRONMENT", "REALM", "CLIENT", "SCOPES", "EXPIRES"]
         if revealSecrets { headers.append("SECRET") }
-        var table = Table(headers: headers)
+        // Rows group by account (app-wide rows last), then kind in the order of the MSAL schema.
+        var rows: [[String]] = []
         for stored in snapshot.accounts {
             let account = stored.entity
-            table.append(
+            rows.append(
                 ["Account", account.username.flatMap { $0.isEmpty ? nil : $0 } ?? account.homeAccountID, account.environment,
                  account.realm, "-", "-", "-"] + (revealSecrets ? ["-"] : [])
             )
@@ -81,7 +82,7 @@ enum InspectTable {
             if let refreshOn = token.refreshOn, refreshOn <= now, token.expiresOn > now { expiry += " (refresh due)" }
             var kind = "AccessToken"
             if let type = token.tokenType, type.lowercased() != "bearer" { kind += " (\(type))" }
-            table.append(
+            rows.append(
                 [kind, accountLabel(token.homeAccountID), token.environment, token.realm, token.clientID, token.target, expiry]
                     + secret(token.secret)
             )
@@ -89,14 +90,14 @@ enum InspectTable {
         for stored in snapshot.refreshTokens {
             let token = stored.entity
             let client = token.familyID.map { "\(token.clientID) (family \($0))" } ?? token.clientID
-            table.append(
+            rows.append(
                 ["RefreshToken", accountLabel(token.homeAccountID), token.environment, token.realm ?? "-", client,
                  token.target ?? "-", token.expiresOn.map { RelativeTime.describe($0, now: now) } ?? "-"] + secret(token.secret)
             )
         }
         for stored in snapshot.idTokens {
             let token = stored.entity
-            table.append(
+            rows.append(
                 ["IdToken", accountLabel(token.homeAccountID), token.environment, token.realm, token.clientID, "-", "-"]
                     + secret(token.secret)
             )
@@ -104,8 +105,15 @@ enum InspectTable {
         for stored in snapshot.appMetadata {
             let metadata = stored.entity
             let client = metadata.familyID.map { "\(metadata.clientID) (family \($0))" } ?? metadata.clientID
-            table.append(["AppMetadata", "-", metadata.environment, "-", client, "-", "-"] + (revealSecrets ? ["-"] : []))
+            rows.append(["AppMetadata", "-", metadata.environment, "-", client, "-", "-"] + (revealSecrets ? ["-"] : []))
         }
+        let kindOrder = ["Account": 0, "AccessToken": 1, "RefreshToken": 2, "IdToken": 3, "AppMetadata": 4]
+        func sortKey(_ row: [String]) -> (Int, String, Int, String) {
+            let kind = kindOrder[String(row[0].prefix { $0 != " " })] ?? 5
+            return (row[1] == "-" ? 1 : 0, row[1], kind, row[2] + row[3] + row[4] + row[5])
+        }
+        var table = Table(headers: headers)
+        for row in rows.sorted(by: { sortKey($0) < sortKey($1) }) { table.append(row) }
         let total = table.rows.count
         var header = "Store \(info.directory) (format v\(info.readVersion), \(total) record\(total == 1 ? "" : "s")"
         header += snapshot.corrupt.isEmpty ? ")" : ", \(snapshot.corrupt.count) corrupt)"

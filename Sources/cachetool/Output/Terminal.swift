@@ -29,6 +29,7 @@ enum RelativeTime {
         switch seconds {
         case ..<60: "\(seconds) s"
         case ..<3600: "\(seconds / 60) min"
+        case ..<86_400 where seconds % 3600 >= 60: "\(seconds / 3600) h \(seconds % 3600 / 60) min"
         case ..<172_800: "\(seconds / 3600) h"
         default: "\(seconds / 86_400) d"
         }
