@@ -7,7 +7,7 @@ internal import TokenCacheLMDB
 /// transaction to the thread that runs it.
 public class CacheReader {
     let store: RecordStore
-    private let transaction: ReadTransaction
+    let transaction: ReadTransaction
 
     init(store: RecordStore, transaction: ReadTransaction) {
         self.store = store
@@ -115,8 +115,8 @@ extension CacheReader: Sendable {}
 /// Read-write access inside ``TokenCache/write(_:)``. Everything written in one closure commits
 /// together, durably, or not at all.
 public final class CacheWriter: CacheReader {
-    private let writeTransaction: WriteTransaction
-    private let now: Int64
+    let writeTransaction: WriteTransaction
+    let now: Int64
 
     init(store: RecordStore, transaction: WriteTransaction, now: Int64) {
         writeTransaction = transaction

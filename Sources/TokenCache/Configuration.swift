@@ -15,6 +15,9 @@ public struct Configuration: Sendable {
     public var readOnly = false
     /// LMDB on NFS, SMB or FUSE can corrupt the store; refused unless this is set.
     public var allowNetworkFilesystem = false
+    /// Authority hosts that name the same cloud. Lookups, intersect-delete and sign-out match environments by
+    /// these groups; the built-in table can be extended (``EnvironmentAliases/adding(_:)``).
+    public var environmentAliases: EnvironmentAliases = .builtIn
 
     public init(directory: String, keySource: KeySource) {
         self.directory = directory

@@ -1,0 +1,65 @@
+/// The claims of an OpenID Connect ID token that the cache derives accounts from.
+///
+/// **The signature is not verified, on purpose.** The ID token reaches the cache straight from the token
+/// endpoint, over TLS, in the response the auth client just redeemed; the client (MSAL) is the party that
+/// validates it. Caching makes no trust decision from these claims: they only label the account
+/// (`home_account_id` for ADFS, realm for `/common`, username, names). Verifying here would need the issuer's
+/// keys, which a cache does not have, and would add nothing the TLS channel did not already give.
+///
+/// Parsing: the JWT must have exactly three dot-separated segments (JWS compact form; the third, the signature,
+/// may be empty for unsigned tokens); the header and payload must be base64url (padding optional); the payload
+/// must be a JSON object. A claim of the wrong JSON type, or an empty string, counts as absent. Errors are
+/// ``TokenCacheError`` `.invalidArgument` starting with "id_token" and never quote the token.
+public struct IDTokenClaims: Sendable, Hashable {
+    public var sub: String?
+    public var oid: String?
+    public var tid: String?
+    public var preferredUsername: String?
+    public var upn: String?
+    public var email: String?
+    public var name: String?
+    public var givenName: String?
+    public var familyName: String?
+    public var middleName: String?
+
+    public init(jwt: Secret) throws {
+        let segments = jwt.withUnsafeBytes { raw in
+            raw.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map(Array.init)
+        }
+        guard segments.count == 3 else {
+            throw TokenCacheError(.invalidArgument, "id_token is not a JWT of three dot-separated segments")
+        }
+        guard !segments[0].isEmpty, Base64URLText.decode(segments[0]) != nil else {
+            throw TokenCacheError(.invalidArgument, "id_token header is not base64url")
+        }
+        guard segments[2].isEmpty || Base64URLText.decode(segments[2]) != nil else {
+            throw TokenCacheError(.invalidArgument, "id_token signature is not base64url")
+        }
+        guard !segments[1].isEmpty, let payload = Base64URLText.decode(segments[1]) else {
+            throw TokenCacheError(.invalidArgument, "id_token payload is not base64url")
+        }
+        guard let claims = (try? ResponseJSON.parse(payload))?.objectValue else {
+            throw TokenCacheError(.invalidArgument, "id_token payload is not a JSON object")
+        }
+        func claim(_ name: String) -> String? {
+            guard let value = claims[name]?.stringValue, !value.isEmpty else { return nil }
+            return value
+        }
+        sub = claim("sub")
+        oid = claim("oid")
+        tid = claim("tid")
+        preferredUsername = claim("preferred_username")
+        upn = claim("upn")
+        email = claim("email")
+        name = claim("name")
+        givenName = claim("given_name")
+        familyName = claim("family_name")
+        middleName = claim("middle_name")
+    }
+
+    /// `preferred_username`, else `upn`, else `email` (MSAL's account username).
+    public var username: String? { preferredUsername ?? upn ?? email }
+
+    /// `oid`, else `sub` (MSAL's `local_account_id`).
+    public var localAccountID: String? { oid ?? sub }
+}

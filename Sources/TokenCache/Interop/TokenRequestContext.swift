@@ -1,0 +1,22 @@
+/// What the auth client asked for when it received a ``TokenResponse``: needed to derive the cache entities.
+public struct TokenRequestContext: Sendable {
+    public var clientID: String
+    public var authority: Authority
+    /// The scopes requested; the stored target when the response has no `scope`. Each element may itself hold
+    /// several space-separated scopes.
+    public var requestedScopes: [String]
+    /// The OAuth grant, e.g. `authorization_code`, `refresh_token`, `client_credentials`,
+    /// `urn:ietf:params:oauth:grant-type:device_code`. Stored as the account's `account_source`;
+    /// `client_credentials` makes the tokens app tokens (no account).
+    public var grantType: String?
+    /// Unix seconds: the time the response was received. Must be in 0 ... 253402300799 (year 9999).
+    public var now: Int64
+
+    public init(clientID: String, authority: Authority, requestedScopes: [String], grantType: String? = nil, now: Int64) {
+        self.clientID = clientID
+        self.authority = authority
+        self.requestedScopes = requestedScopes
+        self.grantType = grantType
+        self.now = now
+    }
+}

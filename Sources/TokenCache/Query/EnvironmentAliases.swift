@@ -1,0 +1,143 @@
+/// Alias groups of authority hosts. Data, not code: the built-in table plus groups the caller adds.
+///
+/// Tokens for one user sit under different hosts depending on which SDK wrote them (.NET writes
+/// `login.windows.net`, Python and Go write whatever host the app configured), so lookups match the
+/// `environment` by alias group, never by string (msal-cache-semantics.md §6.3). Each group has a canonical
+/// id, its first host, lower-cased; for the built-in groups that is MSAL's "preferred cache" host. Indexes
+/// key on the canonical id and records keep the host their writer gave.
+///
+/// A host that no group names forms a group of its own: an unknown authority (ADFS, B2C, a test server)
+/// still matches itself, case-insensitively, and nothing else.
+///
+/// Hosts compare ASCII-case-insensitively and otherwise byte for byte: no Unicode normalization, no
+/// trimming, no trailing-dot or port handling. Authority hosts are ASCII (IDNs travel as punycode), and
+/// `String` equality would merge byte-different strings by canonical equivalence.
+///
+/// Regional sub-hosts (`westus2.login.microsoft.com`) are *not* folded into their base cloud. Recent msal-go
+/// does that in `ResolveKnownCloud`, but it uses it to decide whether two hosts are the same cloud, not for
+/// cache matching, and the engine rules (§6.3, §10) do not ask for it. A caller who needs a regional host
+/// in a group adds it with ``adding(_:)``.
+///
+/// The canonical ids are persisted in index keys, so a table must not change under a store: ids of the
+/// built-in table are fixed, and a caller who adds groups must add the same ones every time.
+///
+/// For example:
+///
+/// ```swift
+/// let builtIn = EnvironmentAliases.builtIn
+/// builtIn.areAliases("Login.MicrosoftOnline.com", "sts.windows.net")  // true
+/// builtIn.groupID(of: "login.microsoft.com")                         // "login.windows.net"
+///
+/// // Extend a group by restating it: `adding` moves hosts, so a partial list would split the group.
+/// let aliases = builtIn.adding(builtIn.hosts(aliasing: "login.windows.net") + ["westus2.login.microsoft.com"])
+/// aliases.groupID(of: "WESTUS2.login.microsoft.com")                 // "login.windows.net"
+/// ```
+public struct EnvironmentAliases: Sendable, Hashable {
+    /// A host, ASCII-lower-cased, compared by bytes.
+    private struct Host: Hashable, Sendable {
+        let bytes: [UInt8]
+
+        init(_ text: String) {
+            bytes = text.utf8.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }
+        }
+
+        var text: String { String(decoding: bytes, as: UTF8.self) }
+    }
+
+    /// Each known host → the canonical host of its group.
+    private var canonicalByHost: [Host: Host]
+    /// Each canonical host → the hosts of its group, canonical first, in the order given.
+    ///
+    /// Dictionaries keyed by canonical host (rather than arrays of groups) make the synthesized `==` and
+    /// `hash(into:)` compare the table by content, independent of how it was built.
+    private var membersByCanonical: [Host: [Host]]
+
+    /// The built-in groups of msal-cache-semantics.md §6.3 (public cloud, China, US Government, US regional,
+    /// Germany legacy, PPE, France Bleu, Germany Delos, Singapore GovSG), each with its preferred-cache host
+    /// first.
+    ///
+    /// The table is msal-go's `knownClouds` (`apps/internal/oauth/ops/authority/known_metadata.go`) plus the
+    /// PPE group of msal-dotnet's `KnownMetadataProvider`. The public cloud's canonical id is
+    /// `login.windows.net`, MSAL's preferred-cache host, not the preferred-network host.
+    public static let builtIn = EnvironmentAliases(groups: [
+        // Public cloud.
+        ["login.windows.net", "login.microsoftonline.com", "login.microsoft.com", "sts.windows.net"],
+        // China (login.chinacloudapi.cn kept for backward compatibility).
+        ["login.partner.microsoftonline.cn", "login.chinacloudapi.cn"],
+        // US Government.
+        ["login.microsoftonline.us", "login.usgovcloudapi.net"],
+        // US regional.
+        ["login-us.microsoftonline.com"],
+        // Germany (legacy).
+        ["login.microsoftonline.de"],
+        // PPE (msal-dotnet's list only).
+        ["login.windows-ppe.net", "sts.windows-ppe.net", "login.microsoft-ppe.com"],
+        // France (Bleu).
+        ["login.sovcloud-identity.fr"],
+        // Germany (Delos).
+        ["login.sovcloud-identity.de"],
+        // Singapore (GovSG).
+        ["login.sovcloud-identity.sg"],
+    ])
+
+    /// Groups given as host lists; the first host of each group is its canonical id. Hosts compare
+    /// ASCII-case-insensitively.
+    ///
+    /// Groups are applied in order with the rule of ``adding(_:)``: a host listed in two groups ends up in the
+    /// later one. Empty groups and repeated hosts within a group are ignored.
+    public init(groups: [[String]]) {
+        canonicalByHost = [:]
+        membersByCanonical = [:]
+        for group in groups { add(group) }
+    }
+
+    /// A copy with `group` added; hosts already in another group move to the new group (the caller's word
+    /// wins).
+    ///
+    /// The first host of `group` becomes the new group's canonical id. A group that loses its canonical host
+    /// this way is re-identified by its next remaining host, so every group always has one of its own members
+    /// as id. Adding an empty group returns the table unchanged.
+    public func adding(_ group: [String]) -> EnvironmentAliases {
+        var copy = self
+        copy.add(group)
+        return copy
+    }
+
+    /// The canonical id (lower-cased first host) of `host`'s group; an unknown host forms its own group (its
+    /// lower-cased self).
+    public func groupID(of host: String) -> String {
+        let key = Host(host)
+        return (canonicalByHost[key] ?? key).text
+    }
+
+    /// Whether `a` and `b` belong to the same group (the same host, ignoring ASCII case, always does).
+    public func areAliases(_ a: String, _ b: String) -> Bool {
+        let lhs = Host(a), rhs = Host(b)
+        return (canonicalByHost[lhs] ?? lhs) == (canonicalByHost[rhs] ?? rhs)
+    }
+
+    /// Every host of `host`'s group, canonical first (just `host`, lower-cased, if unknown).
+    public func hosts(aliasing host: String) -> [String] {
+        let key = Host(host)
+        guard let canonical = canonicalByHost[key], let members = membersByCanonical[canonical] else { return [key.text] }
+        return members.map(\.text)
+    }
+
+    private mutating func add(_ group: [String]) {
+        var seen = Set<Host>()
+        let hosts = group.map(Host.init).filter { seen.insert($0).inserted }
+        guard let canonical = hosts.first else { return }
+
+        // Take the moved hosts out of their old groups, then re-identify what is left of each.
+        let previousGroups = Set(hosts.compactMap { canonicalByHost[$0] })
+        for previous in previousGroups {
+            let remaining = (membersByCanonical.removeValue(forKey: previous) ?? []).filter { !seen.contains($0) }
+            guard let successor = remaining.first else { continue }
+            membersByCanonical[successor] = remaining
+            for member in remaining { canonicalByHost[member] = successor }
+        }
+
+        membersByCanonical[canonical] = hosts
+        for host in hosts { canonicalByHost[host] = canonical }
+    }
+}

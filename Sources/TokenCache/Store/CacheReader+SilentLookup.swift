@@ -1,0 +1,180 @@
+import TokenCacheLMDB
+
+extension CacheReader {
+    /// Answers a silent token request from one snapshot (issue 3 rules; msal-cache-semantics.md §6).
+    ///
+    /// Cost is independent of the cache size: the access tokens scanned are those of one bucket (home
+    /// account, client, realm, token type, key id: one LMDB range), and only their small sealed summaries are
+    /// decrypted; the one chosen token is decrypted in full. Refresh tokens, ID token and account come from
+    /// per-account ranges of a few records each.
+    ///
+    /// - Throws: ``TokenCacheError`` `.invalidArgument` when the request holds no scope besides
+    ///   openid/profile/offline_access, or a malformed scope.
+    public func silentLookup(_ query: SilentLookupQuery, aliases: EnvironmentAliases = .builtIn) throws -> SilentLookupResult {
+        let requested = try ScopeSet.request(query.scopes)
+        var corrupt: [CorruptRecord] = []
+        let realms = RealmResolution.candidates(queryRealm: query.realm, homeAccountID: query.homeAccountID)
+
+        var chosen: (key: [UInt8], summary: AccessTokenSummary, usability: AccessTokenUsability)? = nil
+        var realmUsed: String? = nil
+        for realm in realms where chosen == nil {
+            let prefix = AccessToken.bucketPrefix(
+                homeAccountID: query.homeAccountID, clientID: query.clientID, realm: realm, tokenType: query.tokenType,
+                keyID: query.keyID, index: store.keyring.index
+            )
+            try transaction.forEach(in: store.database(DatabaseName.accessTokens), prefix: prefix) { key, value in
+                let summary: AccessTokenSummary
+                do {
+                    summary = try store.openSummary(value, key: Array(key))
+                } catch {
+                    let reason = (error as? FormatError)?.message ?? "unreadable summary"
+                    corrupt.append(store.corrupt(.accessToken, DatabaseName.accessTokens, Array(key), reason))
+                    return true
+                }
+                guard aliases.areAliases(summary.environment, query.environment), summary.scopes.isSuperset(of: requested) else {
+                    return true
+                }
+                let usability = AccessTokenExpiry.usability(
+                    expiresOn: summary.expiresOn, cachedAt: summary.cachedAt, refreshOn: summary.refreshOn, now: query.now
+                )
+                guard usability.isUsable else { return true }
+                let candidateKey = Array(key)
+                if let current = chosen,
+                    !CandidateOrder.prefers(
+                        cachedAt: summary.cachedAt, expiresOn: summary.expiresOn, tiebreak: candidateKey,
+                        over: current.summary.cachedAt, current.summary.expiresOn, current.key
+                    )
+                {
+                    return true
+                }
+                chosen = (candidateKey, summary, usability)
+                realmUsed = realm
+                return true
+            }
+        }
+
+        var accessToken: StoredEntity<AccessToken>? = nil
+        var refreshRecommended = false
+        if let chosen {
+            let result = try transaction.withValue(in: store.database(DatabaseName.accessTokens), forKey: chosen.key) { value in
+                store.decode(AccessToken.self, value: value, key: chosen.key)
+            }
+            switch result {
+            case .success(let stored)?:
+                accessToken = stored
+                if case .usable(let recommended) = chosen.usability { refreshRecommended = recommended }
+            case .failure(let record)?: corrupt.append(record)
+            case nil: break
+            }
+        }
+
+        let refreshToken = try refreshTokenToRedeem(
+            homeAccountID: query.homeAccountID, clientID: query.clientID, environment: query.environment, aliases: aliases,
+            corrupt: &corrupt
+        )
+        let profileRealms = realmUsed.map { [$0] + realms.filter { $0 != realmUsed } } ?? realms
+        let idToken = try first(
+            IDToken.self, homeAccountID: query.homeAccountID, environment: query.environment, aliases: aliases, corrupt: &corrupt
+        ) { token in
+            token.clientID.asciiLowercased == query.clientID.asciiLowercased ? rank(token.realm, in: profileRealms) : nil
+        }
+        let account = try first(
+            Account.self, homeAccountID: query.homeAccountID, environment: query.environment, aliases: aliases, corrupt: &corrupt
+        ) { account in rank(account.realm, in: profileRealms) }
+
+        let outcome: SilentLookupResult.Outcome =
+            accessToken != nil ? .hit : (refreshToken != nil ? .refresh : .interactionRequired)
+        return SilentLookupResult(
+            outcome: outcome, refreshRecommended: accessToken != nil && refreshRecommended, accessToken: accessToken,
+            refreshToken: refreshToken, idToken: idToken, account: account, corrupt: corrupt
+        )
+    }
+
+    /// The refresh token a silent request would redeem: the family's first when the client is (or may be) a
+    /// member, then the client's own; among several of one owner (foreign caches), the newest.
+    func refreshTokenToRedeem(
+        homeAccountID: String, clientID: String, environment: String, aliases: EnvironmentAliases, corrupt: inout [CorruptRecord]
+    ) throws -> StoredEntity<RefreshToken>? {
+        let metadata = try appMetadata(clientID: clientID, environment: environment, aliases: aliases, corrupt: &corrupt)
+        let plan = RefreshTokenPlan.plan(appMetadataExists: metadata != nil, familyID: metadata?.entity.familyID)
+        var owners: [RefreshToken.Owner] = []
+        if case .familyThenOwn(let familyID) = plan { owners.append(.family(familyID)) }
+        owners.append(.client(clientID))
+        for owner in owners {
+            let prefix = RefreshToken.ownerPrefix(homeAccountID: homeAccountID, owner: owner, index: store.keyring.index)
+            var best: StoredEntity<RefreshToken>? = nil
+            try scan(RefreshToken.self, prefix: prefix, corrupt: &corrupt) { stored in
+                guard aliases.areAliases(stored.entity.environment, environment) else { return }
+                if let current = best, !Self.isNewer(stored, than: current) { return }
+                best = stored
+            }
+            if let best { return best }
+        }
+        return nil
+    }
+
+    /// The app metadata of `clientID` in `environment`'s alias group (newest write wins among aliases).
+    func appMetadata(
+        clientID: String, environment: String, aliases: EnvironmentAliases, corrupt: inout [CorruptRecord]
+    ) throws -> StoredEntity<AppMetadata>? {
+        var found: StoredEntity<AppMetadata>? = nil
+        try scan(AppMetadata.self, prefix: AppMetadata.clientPrefix(clientID, index: store.keyring.index), corrupt: &corrupt) { stored in
+            guard aliases.areAliases(stored.entity.environment, environment) else { return }
+            if let current = found, current.updatedAt > stored.updatedAt { return }
+            found = stored
+        }
+        return found
+    }
+
+    private static func isNewer(_ candidate: StoredEntity<RefreshToken>, than current: StoredEntity<RefreshToken>) -> Bool {
+        let lhs = (candidate.entity.lastModificationTime ?? 0, candidate.updatedAt, candidate.fingerprint)
+        let rhs = (current.entity.lastModificationTime ?? 0, current.updatedAt, current.fingerprint)
+        return lhs > rhs
+    }
+
+    /// Position of `realm` in `realms` (ASCII case-insensitive), nil when absent.
+    private func rank(_ realm: String, in realms: [String]) -> Int? {
+        realms.firstIndex { $0.asciiLowercased == realm.asciiLowercased }
+    }
+
+    /// Among the per-account records of `homeAccountID` in the alias group, the one with the smallest rank.
+    private func first<S: StorableEntity>(
+        _ type: S.Type, homeAccountID: String, environment: String, aliases: EnvironmentAliases,
+        corrupt: inout [CorruptRecord], rank: (S) -> Int?
+    ) throws -> StoredEntity<S>? where S: CacheEntity {
+        var best: (rank: Int, stored: StoredEntity<S>)? = nil
+        try scan(S.self, prefix: store.keyring.index.accountPrefix(homeAccountID), corrupt: &corrupt) { stored in
+            guard let environmentOf = (stored.entity as? any EnvironmentScoped)?.environment,
+                aliases.areAliases(environmentOf, environment), let position = rank(stored.entity)
+            else { return }
+            if let current = best, current.rank < position || (current.rank == position && current.stored.updatedAt >= stored.updatedAt) {
+                return
+            }
+            best = (position, stored)
+        }
+        return best?.stored
+    }
+
+    /// Decodes every record of `prefix`, passing the good ones to `body` and collecting the damaged ones.
+    func scan<S: StorableEntity>(
+        _ type: S.Type, prefix: [UInt8], corrupt: inout [CorruptRecord], _ body: (StoredEntity<S>) throws -> Void
+    ) throws {
+        var damaged: [CorruptRecord] = []
+        try transaction.forEach(in: store.database(DatabaseName.forKind(S.kind)), prefix: prefix) { key, value in
+            switch store.decode(S.self, value: value, key: Array(key)) {
+            case .success(let stored): try body(stored)
+            case .failure(let record): damaged.append(record)
+            }
+            return true
+        }
+        corrupt += damaged
+    }
+}
+
+/// Entities that belong to one authority host.
+protocol EnvironmentScoped { var environment: String { get } }
+extension Account: EnvironmentScoped {}
+extension AccessToken: EnvironmentScoped {}
+extension RefreshToken: EnvironmentScoped {}
+extension IDToken: EnvironmentScoped {}
+extension AppMetadata: EnvironmentScoped {}

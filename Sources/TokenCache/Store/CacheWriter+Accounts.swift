@@ -1,0 +1,117 @@
+import TokenCacheLMDB
+
+/// One signed-in user: a home account and its tenant profiles (one Account record per realm).
+public struct AccountSummary: Sendable {
+    public var homeAccountID: String
+    /// The username of the home-tenant profile, else of any profile.
+    public var username: String?
+    /// The per-realm Account records; the home tenant's first.
+    public var profiles: [StoredEntity<Account>]
+}
+
+/// What a sign-out removed.
+public struct RemovalSummary: Sendable, Hashable {
+    public var accessTokens = 0
+    public var refreshTokens = 0
+    public var idTokens = 0
+    public var accounts = 0
+    public var total: Int { accessTokens + refreshTokens + idTokens + accounts }
+}
+
+extension CacheReader {
+    /// The signed-in users, one entry per home account with its tenant profiles.
+    ///
+    /// - Parameters:
+    ///   - clientID: only accounts this client can use silently: those with a refresh token of the client, or
+    ///     a family refresh token when the client is (or may be) a family member (MSAL .NET's view). nil lists
+    ///     every account (MSAL Go's and Python's view).
+    ///   - environment: only profiles in this host's alias group.
+    ///   - username: ASCII-case-insensitive.
+    public func accounts(
+        clientID: String? = nil, environment: String? = nil, username: String? = nil, aliases: EnvironmentAliases = .builtIn
+    ) throws -> (accounts: [AccountSummary], corrupt: [CorruptRecord]) {
+        var corrupt: [CorruptRecord] = []
+        var byHome: [String: [StoredEntity<Account>]] = [:]
+        try scan(Account.self, prefix: [], corrupt: &corrupt) { stored in
+            if let environment, !aliases.areAliases(stored.entity.environment, environment) { return }
+            byHome[stored.entity.homeAccountID.asciiLowercased, default: []].append(stored)
+        }
+        var result: [AccountSummary] = []
+        for (_, profiles) in byHome.sorted(by: { $0.key < $1.key }) {
+            let first = profiles[0].entity
+            let home = RealmResolution.homeTenant(ofHomeAccountID: first.homeAccountID)?.asciiLowercased
+            let ordered = profiles.sorted { lhs, rhs in
+                let lhsHome = lhs.entity.realm.asciiLowercased == home, rhsHome = rhs.entity.realm.asciiLowercased == home
+                return lhsHome != rhsHome ? lhsHome : lhs.entity.realm < rhs.entity.realm
+            }
+            let names = ordered.compactMap { $0.entity.username }.filter { !$0.isEmpty }
+            if let username, !names.contains(where: { $0.asciiLowercased == username.asciiLowercased }) { continue }
+            if let clientID {
+                let usable = try refreshTokenToRedeem(
+                    homeAccountID: first.homeAccountID, clientID: clientID, environment: environment ?? first.environment,
+                    aliases: aliases, corrupt: &corrupt
+                )
+                guard usable != nil else { continue }
+            }
+            result.append(AccountSummary(homeAccountID: first.homeAccountID, username: names.first, profiles: ordered))
+        }
+        return (result, corrupt)
+    }
+}
+
+extension CacheWriter {
+    /// Signs an account out, in this transaction.
+    ///
+    /// With a client: its access tokens and ID tokens, its own refresh token, the family refresh token when
+    /// the client's app metadata says it is a family member, and the account's Account records. Without
+    /// (`clientID == nil`, "remove everywhere"): every credential and Account record of the home account.
+    /// App metadata always stays. `environment` limits the removal to one alias group (nil: every cloud).
+    @discardableResult
+    public func removeAccount(
+        homeAccountID: String, clientID: String?, environment: String? = nil, aliases: EnvironmentAliases = .builtIn
+    ) throws -> RemovalSummary {
+        try store.checkWritable()
+        var familyID: String? = nil
+        if let clientID {
+            var ignored: [CorruptRecord] = []
+            var metadata: StoredEntity<AppMetadata>? = nil
+            try scan(AppMetadata.self, prefix: AppMetadata.clientPrefix(clientID, index: store.keyring.index), corrupt: &ignored) { stored in
+                if environment.map({ aliases.areAliases(stored.entity.environment, $0) }) ?? true { metadata = stored }
+            }
+            if let family = metadata?.entity.familyID, !family.isEmpty { familyID = family }
+        }
+        func inScope(_ entityEnvironment: String) -> Bool {
+            environment.map { aliases.areAliases(entityEnvironment, $0) } ?? true
+        }
+        func sameClient(_ other: String) -> Bool { clientID.map { $0.asciiLowercased == other.asciiLowercased } ?? true }
+
+        var summary = RemovalSummary()
+        summary.accessTokens = try remove(AccessToken.self, homeAccountID) { inScope($0.environment) && sameClient($0.clientID) }
+        summary.idTokens = try remove(IDToken.self, homeAccountID) { inScope($0.environment) && sameClient($0.clientID) }
+        summary.refreshTokens = try remove(RefreshToken.self, homeAccountID) { token in
+            guard inScope(token.environment) else { return false }
+            switch token.owner {
+            case .client(let owner): return sameClient(owner)
+            case .family(let family): return clientID == nil || family == familyID
+            }
+        }
+        summary.accounts = try remove(Account.self, homeAccountID) { inScope($0.environment) }
+        return summary
+    }
+
+    /// Deletes the records of `homeAccountID` of one kind that `matches` selects. Damaged records cannot be
+    /// attributed to a client or cloud, so they stay (and keep being reported by `inspect`).
+    private func remove<S: StorableEntity>(_ type: S.Type, _ homeAccountID: String, matches: (S) -> Bool) throws -> Int {
+        var doomed: [[UInt8]] = []
+        var ignored: [CorruptRecord] = []
+        let prefix = store.keyring.index.accountPrefix(homeAccountID)
+        try scan(S.self, prefix: prefix, corrupt: &ignored) { stored in
+            if stored.entity.homeAccountIDForIndex?.asciiLowercased == homeAccountID.asciiLowercased, matches(stored.entity) {
+                doomed.append(S.storageKey(for: stored.entity.key, index: store.keyring.index))
+            }
+        }
+        let database = store.database(DatabaseName.forKind(S.kind))
+        for key in doomed { try writeTransaction.delete(in: database, key: key) }
+        return doomed.count
+    }
+}

@@ -1,0 +1,112 @@
+import TokenCacheLMDB
+
+/// What ``CacheWriter/ingest(_:context:aliases:)`` wrote.
+public struct IngestResult: Sendable {
+    public var accessToken: AccessToken.Key
+    public var accessTokenRevision: UInt64
+    public var refreshTokenRevision: UInt64?
+    public var homeAccountID: String
+    /// Access tokens of the same bucket that the new one replaced (intersecting scopes) or that had expired.
+    public var accessTokensRemoved: Int
+}
+
+extension CacheWriter {
+    /// Writes everything one token response yields (access token, refresh token, ID token, account, app
+    /// metadata), derived exactly as MSAL would, in this transaction.
+    ///
+    /// Before the access token is saved, stored access tokens of the same bucket and alias group whose scopes
+    /// intersect the new ones are deleted (the .NET rule; the reserved OIDC scopes do not count), and so are
+    /// those already expired. An existing account is updated without clobbering identity fields a response
+    /// without an id_token cannot know; unknown fields of every replaced record are carried over.
+    ///
+    /// - Throws: ``TokenCacheError`` `.invalidArgument` for a malformed response; nothing is written then.
+    @discardableResult
+    public func ingest(_ response: TokenResponse, context: TokenRequestContext, aliases: EnvironmentAliases = .builtIn) throws
+        -> IngestResult
+    {
+        try store.checkWritable()
+        let derived = try DerivedEntities(response: response, context: context)
+        let accessToken = try carryingUnknownFields(into: derived.accessToken)  // before the record may be evicted
+        let removed = try removeSupersededAccessTokens(by: accessToken, now: context.now, aliases: aliases)
+        let accessTokenRevision = try put(accessToken)
+        var refreshTokenRevision: UInt64? = nil
+        if let refreshToken = derived.refreshToken {
+            refreshTokenRevision = try put(try carryingUnknownFields(into: refreshToken))
+        }
+        if let idToken = derived.idToken { try put(try carryingUnknownFields(into: idToken)) }
+        if let account = derived.account { try put(try merging(account)) }
+        try put(try carryingUnknownFields(into: derived.appMetadata))
+        return IngestResult(
+            accessToken: derived.accessToken.key, accessTokenRevision: accessTokenRevision,
+            refreshTokenRevision: refreshTokenRevision, homeAccountID: derived.accessToken.homeAccountID,
+            accessTokensRemoved: removed
+        )
+    }
+
+    /// Replaces a refresh token only if the stored one is still `expected` (compared in constant time): the
+    /// rotation guard for several processes redeeming one refresh token. The loser gets `.conflict` with the
+    /// current revision and re-reads; a newer token is never overwritten by an older one.
+    @discardableResult
+    public func replaceRefreshToken(_ replacement: RefreshToken, expectedSecret expected: Secret) throws -> UInt64 {
+        guard let current = try get(replacement.key) else {
+            throw TokenCacheError(.conflict, "no refresh token is stored for this account and client any more", currentRevision: nil)
+        }
+        guard current.entity.secret == expected else {
+            throw TokenCacheError(
+                .conflict, "the refresh token was rotated by another writer (revision \(current.revision))",
+                recordFingerprint: current.fingerprint, currentRevision: current.revision
+            )
+        }
+        return try put(replacement, expectedRevision: current.revision)
+    }
+
+    /// Deletes the access tokens `new` supersedes in its bucket; returns how many.
+    private func removeSupersededAccessTokens(by new: AccessToken, now: Int64, aliases: EnvironmentAliases) throws -> Int {
+        let newScopes = try ScopeSet(parsing: new.target)
+        let prefix = AccessToken.bucketPrefix(
+            homeAccountID: new.homeAccountID, clientID: new.clientID, realm: new.realm, tokenType: new.tokenType,
+            keyID: new.keyID, index: store.keyring.index
+        )
+        var doomed: [[UInt8]] = []
+        try writeTransaction.forEach(in: store.database(DatabaseName.accessTokens), prefix: prefix) { key, value in
+            // A damaged record in the bucket is left for `verify`/repair tooling, not silently deleted.
+            guard let summary = try? store.openSummary(value, key: Array(key)) else { return true }
+            let sameGroup = aliases.areAliases(summary.environment, new.environment)
+            if (sameGroup && IntersectDelete.evicts(newTarget: newScopes, storedTarget: summary.scopes)) || summary.expiresOn < now {
+                doomed.append(Array(key))
+            }
+            return true
+        }
+        let database = store.database(DatabaseName.accessTokens)
+        for key in doomed { try writeTransaction.delete(in: database, key: key) }
+        return doomed.count
+    }
+
+    /// `entity` with the unknown fields of the record it replaces (its own unknown fields win).
+    private func carryingUnknownFields<E: CacheEntity>(into entity: E) throws -> E where E.Key: CacheEntityKey, E.Key.Entity == E {
+        guard let previous = try? get(entity.key)?.entity else { return entity }
+        var merged = entity
+        merged.additionalFields = previous.additionalFields.merging(entity.additionalFields) { _, new in new }
+        return merged
+    }
+
+    /// An account update that keeps what the stored profile knows and the response does not.
+    private func merging(_ account: Account) throws -> Account {
+        guard let previous = try? get(account.key)?.entity else { return account }
+        var merged = account
+        func keep(_ field: WritableKeyPath<Account, String?>) {
+            if merged[keyPath: field]?.isEmpty ?? true { merged[keyPath: field] = previous[keyPath: field] }
+        }
+        keep(\.localAccountID)
+        keep(\.username)
+        keep(\.accountSource)
+        keep(\.name)
+        keep(\.givenName)
+        keep(\.familyName)
+        keep(\.middleName)
+        keep(\.alternativeAccountID)
+        keep(\.clientInfo)
+        merged.additionalFields = previous.additionalFields.merging(account.additionalFields) { _, new in new }
+        return merged
+    }
+}

@@ -1,0 +1,40 @@
+/// The silent-flow operations of an auth client, each in its own transaction, with the configured alias groups.
+extension TokenCache {
+    /// Ingests one token response in one durable write transaction. See ``CacheWriter/ingest(_:context:aliases:)``.
+    @discardableResult
+    public func ingest(_ response: TokenResponse, context: TokenRequestContext) throws -> IngestResult {
+        try write { try $0.ingest(response, context: context, aliases: configuration.environmentAliases) }
+    }
+
+    /// Answers a silent token request. See ``CacheReader/silentLookup(_:aliases:)``.
+    public func silentLookup(_ query: SilentLookupQuery) throws -> SilentLookupResult {
+        try read { try $0.silentLookup(query, aliases: configuration.environmentAliases) }
+    }
+
+    /// Replaces a refresh token only if the stored one is still `expected`. See
+    /// ``CacheWriter/replaceRefreshToken(_:expectedSecret:)``.
+    @discardableResult
+    public func replaceRefreshToken(_ replacement: RefreshToken, expectedSecret expected: Secret) throws -> UInt64 {
+        try write { try $0.replaceRefreshToken(replacement, expectedSecret: expected) }
+    }
+
+    /// The signed-in users. See ``CacheReader/accounts(clientID:environment:username:aliases:)``.
+    public func accounts(clientID: String? = nil, environment: String? = nil, username: String? = nil) throws
+        -> (accounts: [AccountSummary], corrupt: [CorruptRecord])
+    {
+        try read {
+            try $0.accounts(clientID: clientID, environment: environment, username: username, aliases: configuration.environmentAliases)
+        }
+    }
+
+    /// Signs an account out for one client, or everywhere (`clientID == nil`).
+    /// See ``CacheWriter/removeAccount(homeAccountID:clientID:environment:aliases:)``.
+    @discardableResult
+    public func removeAccount(homeAccountID: String, clientID: String?, environment: String? = nil) throws -> RemovalSummary {
+        try write {
+            try $0.removeAccount(
+                homeAccountID: homeAccountID, clientID: clientID, environment: environment, aliases: configuration.environmentAliases
+            )
+        }
+    }
+}

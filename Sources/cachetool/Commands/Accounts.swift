@@ -1,0 +1,122 @@
+import ArgumentParser
+import TokenCache
+
+/// `cachetool accounts`: the signed-in users, one per home account with its tenant profiles.
+struct Accounts: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "List signed-in accounts with their tenant profiles.",
+        discussion: """
+            Without --client-id every account is listed; with it, only those the client can use silently (a refresh \
+            token of the client, or of its family). JSON: {"accounts": [{home_account_id, username, profiles: \
+            [{environment, realm, username, local_account_id, authority_type}]}]}.
+            """
+    )
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(name: .customLong("client-id"), help: "Only accounts this client can use silently.")
+    var clientID: String?
+
+    @Option(help: "Only profiles in this host's cloud (alias group).")
+    var environment: String?
+
+    @Option(help: "Only accounts with this username (case-insensitive).")
+    var username: String?
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    func run() throws {
+        try Failure.reporting {
+            let listing = try TokenCache.open(options.configuration()).accounts(clientID: clientID, environment: environment, username: username)
+            if json {
+                print(
+                    JSONValue.object([
+                        "accounts": .array(
+                            listing.accounts.map { summary in
+                                .object([
+                                    "home_account_id": .string(summary.homeAccountID),
+                                    "username": summary.username.map { .string($0) } ?? .null,
+                                    "profiles": .array(
+                                        summary.profiles.map { stored in
+                                            let account = stored.entity
+                                            return .object([
+                                                "environment": .string(account.environment), "realm": .string(account.realm),
+                                                "username": account.username.map { .string($0) } ?? .null,
+                                                "local_account_id": account.localAccountID.map { .string($0) } ?? .null,
+                                                "authority_type": .string(account.authorityType),
+                                            ])
+                                        }
+                                    ),
+                                ])
+                            }
+                        )
+                    ]).prettyPrinted()
+                )
+            } else if listing.accounts.isEmpty {
+                print("(no accounts)")
+            } else {
+                var table = Table(headers: ["HOME ACCOUNT", "USERNAME", "ENVIRONMENT", "REALMS"])
+                for summary in listing.accounts {
+                    table.append([
+                        summary.homeAccountID, summary.username ?? "-",
+                        Array(Set(summary.profiles.map(\.entity.environment))).sorted().joined(separator: ","),
+                        summary.profiles.map(\.entity.realm).joined(separator: ","),
+                    ])
+                }
+                print(table.render())
+            }
+            for record in listing.corrupt { Output.warning("skipped corrupt \(record.kind) record \(record.fingerprint): \(record.reason)") }
+        }
+    }
+}
+
+/// `cachetool remove-account`: sign an account out of one client, or everywhere.
+struct RemoveAccount: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "remove-account",
+        abstract: "Sign an account out: for one client (--client-id) or for every client (--all-clients). App metadata stays."
+    )
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(name: .customLong("account"), help: ArgumentHelp("The home account id.", valueName: "home-account-id"))
+    var homeAccountID: String
+
+    @Option(name: .customLong("client-id"), help: "Remove what this client holds (and the family refresh token if it is a member).")
+    var clientID: String?
+
+    @Flag(name: .customLong("all-clients"), help: "Remove the account's credentials of every client.")
+    var allClients = false
+
+    @Option(help: "Only in this host's cloud (alias group).")
+    var environment: String?
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    func validate() throws {
+        if (clientID == nil) == !allClients { throw ValidationError("give exactly one of --client-id and --all-clients") }
+    }
+
+    func run() throws {
+        try Failure.reporting {
+            let removed = try TokenCache.open(options.configuration()).removeAccount(
+                homeAccountID: homeAccountID, clientID: clientID, environment: environment
+            )
+            if json {
+                print(
+                    JSONValue.object([
+                        "access_tokens": .integer(Int64(removed.accessTokens)), "refresh_tokens": .integer(Int64(removed.refreshTokens)),
+                        "id_tokens": .integer(Int64(removed.idTokens)), "accounts": .integer(Int64(removed.accounts)),
+                    ]).prettyPrinted()
+                )
+            } else {
+                print(
+                    "Removed \(removed.accessTokens) access token(s), \(removed.refreshTokens) refresh token(s), "
+                        + "\(removed.idTokens) ID token(s) and \(removed.accounts) account record(s)."
+                )
+            }
+        }
+    }
+}

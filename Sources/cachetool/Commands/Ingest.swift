@@ -1,0 +1,77 @@
+import ArgumentParser
+import Foundation
+import TokenCache
+
+/// `cachetool ingest`: store a raw token-endpoint response the way an auth client would.
+struct Ingest: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Store a raw OAuth2/OIDC token response (access, refresh and ID token, account, app metadata) in one transaction.",
+        discussion: "The response is read from RESPONSE_FILE, or from standard input when it is '-' or absent."
+    )
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(name: .customLong("client-id"), help: "The client (application) id the token was issued to.")
+    var clientID: String
+
+    @Option(help: "The authority URL the request went to, e.g. https://login.microsoftonline.com/common.")
+    var authority: String
+
+    @Option(help: "The scopes that were requested, space-separated.")
+    var scopes: String
+
+    @Option(name: .customLong("grant-type"), help: "The grant of the request (authorization_code, refresh_token, client_credentials, …).")
+    var grantType: String?
+
+    @Option(help: ArgumentHelp("Request time in Unix seconds (default: now).", valueName: "seconds"))
+    var now: Int64?
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    @Argument(help: ArgumentHelp("The token response JSON file, or '-' for standard input.", valueName: "response-file"))
+    var responseFile: String?
+
+    func run() throws {
+        try Failure.reporting {
+            let data: Data
+            if let responseFile, responseFile != "-" {
+                guard let contents = FileManager.default.contents(atPath: responseFile) else {
+                    throw ValidationError("cannot read the response file \(responseFile)")
+                }
+                data = contents
+            } else {
+                data = FileHandle.standardInput.readDataToEndOfFile()
+            }
+            let response = try TokenResponse(json: data)
+            let context = TokenRequestContext(
+                clientID: clientID, authority: try Authority(authority), requestedScopes: scopes.split(separator: " ").map(String.init),
+                grantType: grantType, now: now ?? Int64(Date().timeIntervalSince1970)
+            )
+            let cache = try TokenCache.open(options.configuration())
+            let result = try cache.ingest(response, context: context)
+            if json {
+                print(
+                    JSONValue.object([
+                        "home_account_id": .string(result.homeAccountID),
+                        "environment": .string(result.accessToken.environment),
+                        "realm": .string(result.accessToken.realm),
+                        "client_id": .string(result.accessToken.clientID),
+                        "target": .string(result.accessToken.target),
+                        "access_token_revision": .integer(Int64(result.accessTokenRevision)),
+                        "refresh_token_revision": result.refreshTokenRevision.map { .integer(Int64($0)) } ?? .null,
+                        "access_tokens_removed": .integer(Int64(result.accessTokensRemoved)),
+                    ]).prettyPrinted()
+                )
+            } else {
+                let account = result.homeAccountID.isEmpty ? "the application (client credentials)" : "account \(result.homeAccountID)"
+                print(Terminal.sanitize(
+                    "Stored the response for \(account) in realm \(result.accessToken.realm) "
+                        + "(access token revision \(result.accessTokenRevision)"
+                        + (result.refreshTokenRevision.map { ", refresh token revision \($0)" } ?? "")
+                        + "; \(result.accessTokensRemoved) superseded access token(s) removed)."
+                ))
+            }
+        }
+    }
+}

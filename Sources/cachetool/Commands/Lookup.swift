@@ -1,0 +1,159 @@
+import ArgumentParser
+import Foundation
+import TokenCache
+
+/// `cachetool lookup`: what a silent token request would get from the cache.
+struct Lookup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Answer a silent token request: hit, refresh or interaction_required.",
+        discussion: """
+            JSON keys (stable): outcome, refresh_recommended, access_token {secret, home_account_id, environment, \
+            realm, client_id, target, token_type, key_id, cached_at, expires_on, extended_expires_on, refresh_on}, \
+            refresh_token {secret, home_account_id, environment, client_id, family_id}, id_token {secret, realm, \
+            claims}, account {home_account_id, environment, realm, username, local_account_id, authority_type}; \
+            absent objects and fields are null, times are integers (Unix seconds). Exit code 0 for every outcome.
+            """
+    )
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(name: .customLong("client-id"), help: "The client (application) id.")
+    var clientID: String
+
+    @Option(name: .customLong("account"), help: ArgumentHelp("The home account id (uid.utid).", valueName: "home-account-id"))
+    var homeAccountID: String
+
+    @Option(help: "Authority URL (gives the environment and the realm).")
+    var authority: String?
+
+    @Option(help: "Authority host, with --realm instead of --authority.")
+    var environment: String?
+
+    @Option(help: "Tenant, with --environment.")
+    var realm: String?
+
+    @Option(help: "The requested scopes, space-separated.")
+    var scopes: String
+
+    @Option(name: .customLong("token-type"), help: "Token type (default Bearer).")
+    var tokenType: String?
+
+    @Option(name: .customLong("key-id"), help: "Key id of a PoP or SSH-certificate token.")
+    var keyID: String?
+
+    @Option(help: ArgumentHelp("Current time in Unix seconds (default: now).", valueName: "seconds"))
+    var now: Int64?
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    @Flag(help: "Show token secrets instead of the redaction marker.")
+    var revealSecrets = false
+
+    func validate() throws {
+        if authority == nil && (environment == nil || realm == nil) {
+            throw ValidationError("give --authority, or both --environment and --realm")
+        }
+        if authority != nil && (environment != nil || realm != nil) {
+            throw ValidationError("--authority cannot be combined with --environment or --realm")
+        }
+    }
+
+    func run() throws {
+        try Failure.reporting {
+            let now = self.now ?? Int64(Date().timeIntervalSince1970)
+            let scopes = self.scopes.split(whereSeparator: \.isWhitespace).map(String.init)
+            let query: SilentLookupQuery
+            if let authority {
+                query = SilentLookupQuery(
+                    clientID: clientID, homeAccountID: homeAccountID, authority: try Authority(authority), scopes: scopes,
+                    tokenType: tokenType, keyID: keyID, now: now
+                )
+            } else {
+                query = SilentLookupQuery(
+                    clientID: clientID, homeAccountID: homeAccountID, environment: environment!, realm: realm!, scopes: scopes,
+                    tokenType: tokenType, keyID: keyID, now: now
+                )
+            }
+            let result = try TokenCache.open(options.configuration()).silentLookup(query)
+            if json {
+                print(LookupJSON.render(result, revealSecrets: revealSecrets).prettyPrinted())
+            } else {
+                print(LookupJSON.describe(result, revealSecrets: revealSecrets, now: now))
+            }
+            for record in result.corrupt {
+                Output.warning("skipped corrupt \(record.kind) record \(record.fingerprint): \(record.reason)")
+            }
+        }
+    }
+}
+
+/// The documented JSON shape of a lookup result.
+enum LookupJSON {
+    static func render(_ result: SilentLookupResult, revealSecrets: Bool) -> JSONValue {
+        func secret(_ value: Secret) -> JSONValue { .string(revealSecrets ? value.reveal() : Secret.redactionMarker) }
+        func optional(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
+        func optional(_ value: Int64?) -> JSONValue { value.map { .integer($0) } ?? .null }
+        let accessToken: JSONValue = result.accessToken.map { stored in
+            let token = stored.entity
+            return .object([
+                "secret": secret(token.secret), "home_account_id": .string(token.homeAccountID),
+                "environment": .string(token.environment), "realm": .string(token.realm), "client_id": .string(token.clientID),
+                "target": .string(token.target), "token_type": optional(token.tokenType), "key_id": optional(token.keyID),
+                "cached_at": .integer(token.cachedAt), "expires_on": .integer(token.expiresOn),
+                "extended_expires_on": optional(token.extendedExpiresOn), "refresh_on": optional(token.refreshOn),
+            ])
+        } ?? .null
+        let refreshToken: JSONValue = result.refreshToken.map { stored in
+            let token = stored.entity
+            return .object([
+                "secret": secret(token.secret), "home_account_id": .string(token.homeAccountID),
+                "environment": .string(token.environment), "client_id": .string(token.clientID), "family_id": optional(token.familyID),
+            ])
+        } ?? .null
+        let idToken: JSONValue = result.idToken.map { stored in
+            .object(["secret": secret(stored.entity.secret), "realm": .string(stored.entity.realm), "claims": claims(of: stored.entity.secret)])
+        } ?? .null
+        let account: JSONValue = result.account.map { stored in
+            let account = stored.entity
+            return .object([
+                "home_account_id": .string(account.homeAccountID), "environment": .string(account.environment),
+                "realm": .string(account.realm), "username": optional(account.username),
+                "local_account_id": optional(account.localAccountID), "authority_type": .string(account.authorityType),
+            ])
+        } ?? .null
+        return .object([
+            "outcome": .string(result.outcome.rawValue), "refresh_recommended": .bool(result.refreshRecommended),
+            "access_token": accessToken, "refresh_token": refreshToken, "id_token": idToken, "account": account,
+        ])
+    }
+
+    /// The decoded (unverified) payload of a JWT, or null.
+    static func claims(of jwt: Secret) -> JSONValue {
+        let parts = jwt.reveal().split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count >= 2 else { return .null }
+        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64),
+            let value = try? JSONDecoder().decode(JSONValue.self, from: data), case .object = value
+        else { return .null }
+        return value
+    }
+
+    static func describe(_ result: SilentLookupResult, revealSecrets: Bool, now: Int64) -> String {
+        var lines = ["outcome: \(result.outcome.rawValue)" + (result.refreshRecommended ? " (refresh recommended)" : "")]
+        if let token = result.accessToken?.entity {
+            lines.append("access token: \(token.target) in \(token.realm), \(RelativeTime.describe(token.expiresOn, now: now))")
+            if revealSecrets { lines.append("  secret: \(token.secret.reveal())") }
+        }
+        if let token = result.refreshToken?.entity {
+            lines.append("refresh token: " + (token.familyID.map { "family \($0)" } ?? "client \(token.clientID)"))
+            if revealSecrets { lines.append("  secret: \(token.secret.reveal())") }
+        }
+        if let token = result.idToken?.entity { lines.append("id token: realm \(token.realm)") }
+        if let account = result.account?.entity {
+            lines.append("account: \(account.username ?? account.homeAccountID) (\(account.authorityType), realm \(account.realm))")
+        }
+        return lines.map(Terminal.sanitize).joined(separator: "\n")
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import Testing
+
+@testable import TokenCache
+
+/// Issue 3 end to end through the store: ingest, silent lookup, rotation, accounts, sign-out.
+@Suite struct SilentFlowTests {
+    @Test func anIngestedResponseIsAHitWithItsRefreshTokenIDTokenAndAccount() throws {
+        try TestStore.with { _, cache in
+            let result = try cache.ingest(try TokenResponse(json: Responses.json()), context: try Responses.context())
+            #expect(result.homeAccountID == Responses.home)
+            #expect(result.accessToken.realm == Responses.utid)  // /common resolved to the id_token tid
+            let hit = try cache.silentLookup(Responses.query())
+            #expect(hit.outcome == .hit && !hit.refreshRecommended)
+            #expect(hit.accessToken?.entity.secret.reveal() == "at-1")
+            #expect(hit.refreshToken?.entity.secret.reveal() == "rt-1")
+            #expect(hit.idToken != nil)
+            #expect(hit.account?.entity.username == "user@contoso.example")
+            #expect(hit.corrupt.isEmpty)
+            // Every record of the response, one transaction.
+            let counts = try cache.info().recordCounts
+            #expect(counts == [.accessToken: 1, .refreshToken: 1, .idToken: 1, .account: 1, .appMetadata: 1])
+        }
+    }
+
+    @Test func scopesMatchAsACaseInsensitiveSubsetIgnoringReservedScopes() throws {
+        try TestStore.with { _, cache in
+            try cache.ingest(try TokenResponse(json: Responses.json(scope: "User.Read Mail.Read openid profile")), context: try Responses.context())
+            for scopes in [["user.read"], ["MAIL.READ", "User.Read"], ["openid", "user.read", "offline_access"], ["  user.read  "]] {
+                #expect(try cache.silentLookup(Responses.query(scopes: scopes)).outcome == .hit, "\(scopes)")
+            }
+            #expect(try cache.silentLookup(Responses.query(scopes: ["User.Read", "Files.Read"])).outcome == .refresh)
+            #expect(errorCode { try cache.silentLookup(Responses.query(scopes: ["openid", "profile"])) } == .invalidArgument)
+        }
+    }
+
+    @Test func environmentsMatchByAliasGroupAndTheGroupCanBeExtended() throws {
+        try withTemporaryDirectory { root in
+            let store = TestStore(root: root)
+            try KeyFile.create(at: store.keyFile)
+            var configuration = store.configuration
+            configuration.environmentAliases = EnvironmentAliases.builtIn.adding(["login.contoso-sovereign.example", "sts.contoso-sovereign.example"])
+            let cache = try TokenCache.create(configuration)
+            try cache.ingest(try TokenResponse(json: Responses.json()), context: try Responses.context(authority: "https://login.windows.net/common"))
+            #expect(try cache.silentLookup(Responses.query(environment: "login.microsoftonline.com")).outcome == .hit)
+            #expect(try cache.silentLookup(Responses.query(environment: "STS.WINDOWS.NET")).outcome == .hit)
+            #expect(try cache.silentLookup(Responses.query(environment: "login.chinacloudapi.cn")).outcome == .interactionRequired)
+            try cache.ingest(
+                try TokenResponse(json: Responses.json(accessToken: "at-sovereign")),
+                context: try Responses.context(authority: "https://login.contoso-sovereign.example/common")
+            )
+            let sovereign = try cache.silentLookup(Responses.query(environment: "sts.contoso-sovereign.example"))
+            #expect(sovereign.accessToken?.entity.secret.reveal() == "at-sovereign")
+        }
+    }
+
+    @Test func tenantlessRealmsFallBackToTheHomeTenantAfterAnExactMatch() throws {
+        try TestStore.with { _, cache in
+            try cache.ingest(try TokenResponse(json: Responses.json()), context: try Responses.context())
+            #expect(try cache.silentLookup(Responses.query(realm: "common")).outcome == .hit)
+            #expect(try cache.silentLookup(Responses.query(realm: "ORGANIZATIONS")).outcome == .hit)
+            #expect(try cache.silentLookup(Responses.query(realm: "other-tenant")).outcome == .refresh)
+            // A token stored under a literal "common" (as MSAL Python and Go write) is found exactly first.
+            var literal = Samples.accessToken(home: Responses.home, client: Responses.client, realm: "common", target: "User.Read", secret: "literal")
+            literal.cachedAt = Samples.now - 10
+            literal.expiresOn = Samples.now + 3600
+            try cache.put(literal)
+            #expect(try cache.silentLookup(Responses.query(realm: "common")).accessToken?.entity.secret.reveal() == "literal")
+        }
+    }
+
+    @Test(arguments: [(Int64(299), false), (300, true), (301, true), (-1, false), (0, false)])
+    func expiryNeedsFiveMinutesLeft(secondsLeft: Int64, usable: Bool) throws {
+        try TestStore.with { _, cache in
+            try cache.ingest(try TokenResponse(json: Responses.json(expiresIn: 3600)), context: try Responses.context())
+            let now = Samples.now + 3600 - secondsLeft
+            #expect((try cache.silentLookup(Responses.query(now: now)).outcome == .hit) == usable)
+        }
+    }
+
+    @Test func aTokenCachedInTheFutureIsNotUsedAndPassedRefreshOnIsFlagged() throws {
+        try TestStore.with { _, cache in
+            try cache.ingest(try TokenResponse(json: Responses.json(refreshIn: 1800)), context: try Responses.context())
+            #expect(try cache.silentLookup(Responses.query(now: Samples.now - 1)).outcome == .refresh)
+            #expect(try cache.silentLookup(Responses.query(now: Samples.now + 1799)).refreshRecommended == false)
+            let due = try cache.silentLookup(Responses.query(now: Samples.now + 1800))
+            #expect(due.outcome == .hit && due.refreshRecommended)
+        }
+    }
+
+    @Test func anIntersectingNewTokenReplacesTheOldOneButADisjointOneCoexists() throws {
+        try TestStore.with { _, cache in
+            try cache.ingest(try TokenResponse(json: Responses.json(accessToken: "old", scope: "User.Read Mail.Read openid")), context: try Responses.context())
+            try cache.ingest(try TokenResponse(json: Responses.json(accessToken: "files", scope: "Files.Read openid profile")), context: try Responses.context())
+            #expect(try cache.list(AccessToken.self).records.count == 2)  // sharing only openid does not evict
+            let result = try cache.ingest(try TokenResponse(json: Responses.json(accessToken: "new", scope: "mail.read Calendars.Read")), context: try Responses.context())
+            #expect(result.accessTokensRemoved == 1)
+            let tokens = try cache.list(AccessToken.self).records.map { $0.entity.secret.reveal() }.sorted()
+            #expect(tokens == ["files", "new"])
+            #expect(try cache.silentLookup(Responses.query(scopes: ["User.Read"])).outcome == .refresh)
+        }
+    }
+
+    @Test func severalMatchesAfterAnImportPickTheMostRecentlyCachedThenTheLaterExpiry() throws {
+        try TestStore.with { _, cache in
+            func token(_ secret: String, target: String, cachedAt: Int64, expiresOn: Int64, environment: String = Responses.cloud) -> AccessToken {
+                var token = Samples.accessToken(home: Responses.home, client: Responses.client, realm: Responses.utid, target: target, secret: secret, environment: environment)
+                token.cachedAt = cachedAt
+                token.expiresOn = expiresOn
+                token.refreshOn = nil
+                return token
+            }
+            try cache.write { writer in
+                try writer.put(token("older", target: "User.Read a", cachedAt: Samples.now - 100, expiresOn: Samples.now + 9000))
+                try writer.put(token("newer-short", target: "User.Read b", cachedAt: Samples.now - 10, expiresOn: Samples.now + 1000))
+                try writer.put(token("newer-long", target: "User.Read c", cachedAt: Samples.now - 10, expiresOn: Samples.now + 2000, environment: "login.windows.net"))
+            }
+            #expect(try cache.silentLookup(Responses.query()).accessToken?.entity.secret.reveal() == "newer-long")
+        }
+    }
+
+    @Test func familyRefreshTokensComeFirstForMembersAndUnknownClientsOnly() throws {
+        try TestStore.with { _, cache in
+            // The member client gets a family RT (foci 1); another client has its own RT.
+            try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "family-rt", foci: "1")), context: try Responses.context(client: Responses.familyMember))
+            try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "own-rt")), context: try Responses.context())
+            // Responses.client has app metadata without a family: only its own RT.
+            #expect(try cache.silentLookup(Responses.query(scopes: ["Files.Read"])).refreshToken?.entity.secret.reveal() == "own-rt")
+            // The member: the family RT.
+            #expect(try cache.silentLookup(Responses.query(client: Responses.familyMember, scopes: ["Files.Read"])).refreshToken?.entity.secret.reveal() == "family-rt")
+            // A client never seen (no app metadata): the family RT may be tried.
+            let unknown = try cache.silentLookup(Responses.query(client: "11111111-2222-3333-4444-555555555555", scopes: ["Files.Read"]))
+            #expect(unknown.outcome == .refresh && unknown.refreshToken?.entity.familyID == "1")
+            // A later response without foci clears the member's family flag.
+            try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "member-own")), context: try Responses.context(client: Responses.familyMember))
+            #expect(try cache.silentLookup(Responses.query(client: Responses.familyMember, scopes: ["Files.Read"])).refreshToken?.entity.secret.reveal() == "member-own")
+        }
+    }
+
+    @Test func refreshTokenRotationIsACompareAndSwap() throws {
+        try TestStore.with { _, cache in
+            try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "rt-1")), context: try Responses.context())
+            let current = try #require(try cache.silentLookup(Responses.query()).refreshToken)
+            var rotated = current.entity
+            rotated.secret = Secret("rt-2")
+            try cache.replaceRefreshToken(rotated, expectedSecret: Secret("rt-1"))
+            var stale = current.entity
+            stale.secret = Secret("rt-stale")
+            let lost = try #require(throws: TokenCacheError.self) { try cache.replaceRefreshToken(stale, expectedSecret: Secret("rt-1")) }
+            #expect(lost.code == .conflict && lost.currentRevision == current.revision + 1)
+            #expect(try cache.silentLookup(Responses.query()).refreshToken?.entity.secret.reveal() == "rt-2")
+        }
+    }
+
+    @Test func anIDTokenLessResponseDoesNotClobberTheAccount() throws {
+        try TestStore.with { _, cache in
+            try cache.ingest(try TokenResponse(json: Responses.json()), context: try Responses.context())
+            try cache.ingest(try TokenResponse(json: Responses.json(accessToken: "at-2", idToken: nil)), context: try Responses.context(grantType: "refresh_token"))
+            let account = try #require(try cache.silentLookup(Responses.query()).account).entity
+            #expect(account.username == "user@contoso.example" && account.localAccountID == Responses.uid)
+        }
+    }
+
+    @Test func malformedResponsesWriteNothing() throws {
+        try TestStore.with { _, cache in
+            let bad: [Data] = [
+                Data(#"{"token_type":"Bearer","expires_in":3600}"#.utf8),
+                Responses.json(expiresIn: -5),
+                Responses.json(idToken: "not-a-jwt"),
+                Responses.json(clientInfo: "%%%"),
+                Data("[]".utf8),
+            ]
+            for body in bad {
+                #expect(throws: TokenCacheError.self) {
+                    try cache.ingest(try TokenResponse(json: body), context: try Responses.context())
+                }
+            }
+            let total = try cache.info().recordCounts.values.reduce(0, +)
+            #expect(total == 0)
+        }
+    }
+
+    @Test func accountsListOneEntryPerHomeAccountWithTenantProfiles() throws {
+        try TestStore.with { _, cache in
+            try cache.ingest(try TokenResponse(json: Responses.json()), context: try Responses.context())
+            let guest = "72f988bf-86f1-41af-91ab-2d7cd011db47"
+            try cache.ingest(
+                try TokenResponse(json: Responses.json(accessToken: "guest-at", idToken: Responses.idToken(tid: guest, oid: "guest-oid"))),
+                context: try Responses.context(authority: "https://login.microsoftonline.com/\(guest)")
+            )
+            let listing = try cache.accounts()
+            #expect(listing.accounts.count == 1)
+            #expect(listing.accounts[0].profiles.map(\.entity.realm) == [Responses.utid, guest])
+            #expect(try cache.accounts(clientID: Responses.client).accounts.count == 1)
+            // Another client has no refresh token of its own and there is no family token: not listed for it.
+            #expect(try cache.accounts(clientID: "not-a-client-of-this-account").accounts.isEmpty)
+            #expect(try cache.accounts(username: "USER@contoso.example").accounts.count == 1)
+            #expect(try cache.accounts(username: "nobody@contoso.example").accounts.isEmpty)
+            #expect(try cache.accounts(environment: "login.chinacloudapi.cn").accounts.isEmpty)
+        }
+    }
+
+    @Test func signOutForOneClientKeepsOtherClientsAndAppMetadata() throws {
+        try TestStore.with { _, cache in
+            try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "member-family", foci: "1")), context: try Responses.context(client: Responses.familyMember))
+            try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "own")), context: try Responses.context())
+            let removed = try cache.removeAccount(homeAccountID: Responses.home, clientID: Responses.familyMember)
+            #expect(removed.accessTokens == 1 && removed.idTokens == 1 && removed.refreshTokens == 1 && removed.accounts == 1)
+            #expect(try cache.list(RefreshToken.self).records.map { $0.entity.secret.reveal() } == ["own"])
+            #expect(try cache.list(AccessToken.self).records.count == 1)
+            #expect(try cache.list(AppMetadata.self).records.count == 2)
+            let everywhere = try cache.removeAccount(homeAccountID: Responses.home, clientID: nil)
+            #expect(everywhere.accessTokens == 1 && everywhere.refreshTokens == 1)
+            #expect(try cache.silentLookup(Responses.query()).outcome == .interactionRequired)
+            #expect(try cache.list(AppMetadata.self).records.count == 2)
+        }
+    }
+}
