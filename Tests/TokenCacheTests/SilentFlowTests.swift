@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import TokenCache
@@ -213,6 +214,46 @@ import Testing
             #expect(everywhere.accessTokens == 1 && everywhere.refreshTokens == 1)
             #expect(try cache.silentLookup(Responses.query()).outcome == .interactionRequired)
             #expect(try cache.list(AppMetadata.self).records.count == 2)
+        }
+    }
+}
+
+@Suite struct RotationRaceTests {
+    /// Threads repeatedly read the refresh token, "redeem" it, and swap in a successor named after the one they
+    /// read. Every success must extend the chain by exactly one: revision = 1 + successes, and the final token
+    /// names its predecessor. A lost update would break the chain.
+    @Test func concurrentRotationsNeverLoseTheNewerToken() throws {
+        try TestStore.with { _, cache in
+            try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "g0")), context: try Responses.context())
+            let successes = Mutex(0)
+            let chain = Mutex<[String: String]>([:])  // successor -> predecessor
+            DispatchQueue.concurrentPerform(iterations: 4) { worker in
+                for round in 0..<40 {
+                    guard let current = try? cache.silentLookup(Responses.query()).refreshToken else { continue }
+                    let predecessor = current.entity.secret.reveal()
+                    var successor = current.entity
+                    let name = "w\(worker)r\(round)"
+                    successor.secret = Secret(name)
+                    usleep(UInt32.random(in: 0...200))  // the network round trip, outside any transaction
+                    if (try? cache.replaceRefreshToken(successor, expectedSecret: Secret(predecessor))) != nil {
+                        successes.withLock { $0 += 1 }
+                        chain.withLock { $0[name] = predecessor }
+                    }
+                }
+            }
+            let wins = successes.withLock { $0 }
+            let final = try #require(try cache.silentLookup(Responses.query()).refreshToken)
+            #expect(wins > 0)
+            #expect(final.revision == UInt64(1 + wins))
+            // Walk the chain back from the final token to g0: every success is on it exactly once.
+            let links = chain.withLock { $0 }
+            var seen = 0
+            var name = final.entity.secret.reveal()
+            while let previous = links[name] {
+                seen += 1
+                name = previous
+            }
+            #expect(name == "g0" && seen == wins)
         }
     }
 }

@@ -1,0 +1,153 @@
+import Foundation
+import Synchronization
+import Testing
+import TokenCache
+
+/// `cachetool ingest`, `lookup`, `accounts`, `remove-account`, through the built binary.
+@Suite struct SilentFlowCLITests {
+    static let now: Int64 = 1_795_353_806
+
+    static func base64URL(_ text: String) -> String {
+        Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    /// A response for home account `uid.utid` with the given secrets.
+    static func response(accessToken: String, refreshToken: String, lifetime: Int = 3600, foci: Bool = false, username: String = "me@contoso.example") -> String {
+        let clientInfo = base64URL(#"{"uid":"uid1","utid":"utid1"}"#)
+        let idToken = base64URL(#"{"alg":"none"}"#) + "." + base64URL(#"{"oid":"uid1","preferred_username":"\#(username)","sub":"s","tid":"utid1"}"#) + "."
+        return #"{"access_token":"\#(accessToken)","token_type":"Bearer","expires_in":\#(lifetime),"refresh_token":"\#(refreshToken)","id_token":"\#(idToken)","client_info":"\#(clientInfo)","scope":"User.Read openid profile"\#(foci ? #","foci":"1""# : "")}"#
+    }
+
+    func ingest(_ store: CLIStore, _ body: String, client: String = "client-1", now: Int64 = now) throws -> CacheToolRun {
+        let file = store.root + "/response-\(UUID().uuidString).json"
+        try body.write(toFile: file, atomically: true, encoding: .utf8)
+        return try store.run(["ingest", "--client-id", client, "--authority", "https://login.microsoftonline.com/common", "--scopes", "User.Read", "--now", "\(now)", file])
+    }
+
+    func lookup(_ store: CLIStore, _ extra: [String] = [], client: String = "client-1", now: Int64 = now) throws -> (CacheToolRun, [String: Any]) {
+        let run = try store.run(
+            ["lookup", "--client-id", client, "--account", "uid1.utid1", "--authority", "https://login.windows.net/organizations",
+             "--scopes", "user.read", "--json", "--now", "\(now)"] + extra
+        )
+        let json = (try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]) ?? [:]
+        return (run, json)
+    }
+
+    @Test func lookupJSONHasTheDocumentedShapeAndRedactsUnlessAsked() throws {
+        try CLIStore.with { (store: CLIStore) throws in
+            #expect(try store.run(["init"]).status == 0)
+            let ingested = try ingest(store, Self.response(accessToken: "AT-CANARY-91", refreshToken: "RT-CANARY-92"))
+            #expect(ingested.status == 0, "\(ingested.output)")
+            let (run, json) = try lookup(store)
+            #expect(run.status == 0, "\(run.output)")
+            #expect(Set(json.keys) == ["outcome", "refresh_recommended", "access_token", "refresh_token", "id_token", "account"])
+            #expect(json["outcome"] as? String == "hit" && json["refresh_recommended"] as? Bool == false)
+            let accessToken = try #require(json["access_token"] as? [String: Any])
+            #expect(Set(accessToken.keys) == [
+                "secret", "home_account_id", "environment", "realm", "client_id", "target", "token_type", "key_id", "cached_at",
+                "expires_on", "extended_expires_on", "refresh_on",
+            ])
+            #expect(accessToken["expires_on"] as? Int == Int(Self.now) + 3600 && accessToken["realm"] as? String == "utid1")
+            #expect(accessToken["refresh_on"] is NSNull)
+            let refreshToken = try #require(json["refresh_token"] as? [String: Any])
+            #expect(Set(refreshToken.keys) == ["secret", "home_account_id", "environment", "client_id", "family_id"])
+            let idToken = try #require(json["id_token"] as? [String: Any])
+            #expect(Set(idToken.keys) == ["secret", "realm", "claims"] && (idToken["claims"] as? [String: Any])?["tid"] as? String == "utid1")
+            let account = try #require(json["account"] as? [String: Any])
+            #expect(Set(account.keys) == ["home_account_id", "environment", "realm", "username", "local_account_id", "authority_type"])
+            #expect(!run.output.contains("AT-CANARY-91") && !run.output.contains("RT-CANARY-92"))
+            #expect(accessToken["secret"] as? String == Secret.redactionMarker)
+            let (revealed, revealedJSON) = try lookup(store, ["--reveal-secrets"])
+            #expect(revealed.stdout.contains("AT-CANARY-91"))
+            #expect((revealedJSON["refresh_token"] as? [String: Any])?["secret"] as? String == "RT-CANARY-92")
+        }
+    }
+
+    @Test func outcomesFollowExpiryAndTheRefreshToken() throws {
+        try CLIStore.with { (store: CLIStore) throws in
+            #expect(try store.run(["init"]).status == 0)
+            #expect(try lookup(store).1["outcome"] as? String == "interaction_required")
+            #expect(try ingest(store, Self.response(accessToken: "a", refreshToken: "r")).status == 0)
+            #expect(try lookup(store, now: Self.now + 3600 - 300).1["outcome"] as? String == "hit")
+            #expect(try lookup(store, now: Self.now + 3600 - 299).1["outcome"] as? String == "refresh")
+            #expect(try lookup(store, client: "client-2").1["outcome"] as? String == "interaction_required")
+        }
+    }
+
+    @Test func malformedResponsesAreRejectedWithAClearErrorAndNothingStored() throws {
+        try CLIStore.with { (store: CLIStore) throws in
+            #expect(try store.run(["init"]).status == 0)
+            for body in [#"{"token_type":"Bearer","expires_in":1}"#, #"{"access_token":"SECRET-IN-BAD-RESPONSE","expires_in":-1}"#, "not json"] {
+                let run = try ingest(store, body)
+                #expect(run.status == 65 && run.stderr.contains("invalidArgument"), "\(run.output)")
+                #expect(!run.output.contains("SECRET-IN-BAD-RESPONSE"))
+            }
+            #expect(try store.run(["info", "--json"]).stdout.contains(#""AccessToken" : 0"#))
+        }
+    }
+
+    @Test func accountsAndSignOut() throws {
+        try CLIStore.with { (store: CLIStore) throws in
+            #expect(try store.run(["init"]).status == 0)
+            #expect(try ingest(store, Self.response(accessToken: "a1", refreshToken: "family", foci: true)).status == 0)
+            #expect(try ingest(store, Self.response(accessToken: "a2", refreshToken: "own"), client: "client-2").status == 0)
+            let accounts = try store.run(["accounts", "--json"])
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(accounts.stdout.utf8)) as? [String: Any])
+            let list = try #require(json["accounts"] as? [[String: Any]])
+            #expect(list.count == 1 && list[0]["home_account_id"] as? String == "uid1.utid1" && list[0]["username"] as? String == "me@contoso.example")
+            #expect(try store.run(["accounts"]).stdout.contains("me@contoso.example"))
+            #expect(try store.run(["remove-account", "--account", "uid1.utid1"]).status == 64)
+            let removed = try store.run(["remove-account", "--account", "uid1.utid1", "--client-id", "client-1", "--json"])
+            let counts = try #require(try JSONSerialization.jsonObject(with: Data(removed.stdout.utf8)) as? [String: Int])
+            #expect(counts == ["access_tokens": 1, "refresh_tokens": 1, "id_tokens": 1, "accounts": 1])
+            #expect(try lookup(store, client: "client-2").1["outcome"] as? String == "hit")
+            #expect(try store.run(["remove-account", "--account", "uid1.utid1", "--all-clients"]).status == 0)
+            #expect(try lookup(store, client: "client-2").1["outcome"] as? String == "interaction_required")
+        }
+    }
+
+    /// Several processes ingest and look up at once. Every ingest writes an access token and a refresh token
+    /// tagged with the same (writer, round) and an access-token lifetime derived from it; every lookup must see a
+    /// pair from one ingest and a lifetime that matches its tag: no torn or mixed snapshot, ever.
+    @Test func concurrentProcessesAlwaysSeeConsistentRecords() throws {
+        try CLIStore.with { (store: CLIStore) throws in
+            #expect(try store.run(["init"]).status == 0)
+            #expect(try ingest(store, Self.response(accessToken: "w9-r0-l4000", refreshToken: "w9-r0", lifetime: 4000)).status == 0)
+            let writers = 3, readers = 3, rounds = 12
+            let failures = Mutex<[String]>([])
+            DispatchQueue.concurrentPerform(iterations: writers + readers) { worker in
+                do {
+                    for round in 1...rounds {
+                        if worker < writers {
+                            let lifetime = 3600 + worker * 100 + round
+                            let run = try ingest(store, Self.response(accessToken: "w\(worker)-r\(round)-l\(lifetime)", refreshToken: "w\(worker)-r\(round)", lifetime: lifetime))
+                            if run.status != 0 { failures.withLock { $0.append("ingest: \(run.output)") } }
+                        } else {
+                            let (run, json) = try lookup(store, ["--reveal-secrets"])
+                            guard run.status == 0, json["outcome"] as? String == "hit",
+                                let accessToken = json["access_token"] as? [String: Any], let secret = accessToken["secret"] as? String,
+                                let refresh = (json["refresh_token"] as? [String: Any])?["secret"] as? String,
+                                let expiresOn = accessToken["expires_on"] as? Int, let cachedAt = accessToken["cached_at"] as? Int
+                            else {
+                                failures.withLock { $0.append("lookup: \(run.output)") }
+                                continue
+                            }
+                            let parts = secret.split(separator: "-")
+                            if "\(parts[0])-\(parts[1])" != refresh || "l\(expiresOn - cachedAt)" != parts[2] {
+                                failures.withLock { $0.append("inconsistent snapshot: \(secret) with \(refresh), lifetime \(expiresOn - cachedAt)") }
+                            }
+                        }
+                    }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+            let problems = failures.withLock { $0 }
+            #expect(problems.isEmpty, "\(problems.prefix(5))")
+            // One access token survives: each ingest's intersect-delete replaced the previous one.
+            let info = try store.run(["info", "--json"])
+            #expect(info.stdout.contains(#""AccessToken" : 1"#), "\(info.stdout)")
+        }
+    }
+}
