@@ -174,7 +174,7 @@ public final class CacheWriter: CacheReader {
     private func currentRevision<S: StorableEntity>(_ type: S.Type, key: [UInt8], strict: Bool) throws -> UInt64? {
         let database = DatabaseName.forKind(S.kind)
         let result = try writeTransaction.withValue(in: store.database(database), forKey: key) { value in
-            Result { () throws(FormatError) in try store.openBody(value, slot: store.slot(database, key)).revision }
+            Result { () throws(FormatError) in try store.openRevision(value, slot: store.slot(database, key)) }
         }
         switch result {
         case nil: return nil

@@ -9,26 +9,32 @@ internal import TokenCacheSodium
 struct BlindIndex: Sendable {
     let key: SecureKey
 
-    func digest(_ label: String, _ fields: String...) -> [UInt8] {
-        digest(label, fields)
-    }
-
-    func digest(_ label: String, _ fields: [String]) -> [UInt8] {
-        var input: [UInt8] = []
-        input.reserveCapacity(64)
-        for part in CollectionOfOne(label) + fields {
-            let bytes = part.utf8
-            withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { input.append(contentsOf: $0) }
-            input.append(contentsOf: bytes)
+    /// `D(label, ascii_lower(f1), …, ascii_lower(fn) [, exact])`: identifiers are lower-cased while they are
+    /// copied into the hash input (no intermediate strings); `exact` (a key id) is taken as it is.
+    func digest(_ label: StaticString, _ fields: String..., exact: String? = nil) -> [UInt8] {
+        var total = 4 + label.utf8CodeUnitCount + (exact.map { 4 + $0.utf8.count } ?? 0)
+        for field in fields { total += 4 + field.utf8.count }
+        return withUnsafeTemporaryAllocation(byteCount: total, alignment: 1) { buffer in
+            var writer = ByteWriter(buffer)
+            writer.write(bigEndian: UInt32(label.utf8CodeUnitCount))
+            writer.write(UnsafeRawBufferPointer(start: label.utf8Start, count: label.utf8CodeUnitCount))
+            for field in fields {
+                writer.write(bigEndian: UInt32(field.utf8.count))
+                for byte in field.utf8 { writer.write((0x41...0x5A).contains(byte) ? byte + 0x20 : byte) }
+            }
+            if let exact {
+                writer.write(bigEndian: UInt32(exact.utf8.count))
+                writer.write(exact.utf8)
+            }
+            // SAFETY of try!: the key (32 bytes) and output (16 bytes) sizes are constants within libsodium's
+            // bounds, the only conditions under which it fails. A silent fallback would collapse every key into one.
+            return try! GenericHash.hash(UnsafeRawBufferPointer(buffer), key: key, outputCount: FormatConstants.indexDigestCount)
         }
-        // SAFETY of try!: the key (32 bytes) and output (16 bytes) sizes are constants within libsodium's bounds,
-        // the only conditions under which it fails. A silent fallback here would collapse every key into one.
-        return try! GenericHash.hash(input, key: key, outputCount: FormatConstants.indexDigestCount)
     }
 
     /// The 16-byte prefix shared by every per-account record of one home account.
     func accountPrefix(_ homeAccountID: String) -> [UInt8] {
-        digest("account", homeAccountID.asciiLowercased)
+        digest("account", homeAccountID)
     }
 }
 
@@ -48,7 +54,7 @@ func canonicalTarget(_ target: String) -> String {
 extension Account {
     static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
         index.accountPrefix(key.homeAccountID)
-            + index.digest("account-entry", key.environment.asciiLowercased, key.realm.asciiLowercased)
+            + index.digest("account-entry", key.environment, key.realm)
     }
 }
 
@@ -57,16 +63,14 @@ extension AccessToken {
     /// scopes (matched as a subset) are resolved inside the bucket.
     static func bucketPrefix(homeAccountID: String, clientID: String, realm: String, tokenType: String?, keyID: String?, index: BlindIndex) -> [UInt8] {
         index.accountPrefix(homeAccountID)
-            + index.digest(
-                "at-bucket", clientID.asciiLowercased, realm.asciiLowercased, canonicalTokenType(tokenType), keyID ?? ""
-            )
+            + index.digest("at-bucket", clientID, realm, canonicalTokenType(tokenType), exact: keyID ?? "")
     }
 
     static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
         bucketPrefix(
             homeAccountID: key.homeAccountID, clientID: key.clientID, realm: key.realm, tokenType: key.tokenType,
             keyID: key.keyID, index: index
-        ) + index.digest("at-entry", key.environment.asciiLowercased, canonicalTarget(key.target))
+        ) + index.digest("at-entry", key.environment, canonicalTarget(key.target))
     }
 }
 
@@ -74,32 +78,36 @@ extension RefreshToken {
     static func ownerPrefix(homeAccountID: String, owner: Owner, index: BlindIndex) -> [UInt8] {
         let ownerDigest: [UInt8]
         switch owner {
-        case .client(let clientID): ownerDigest = index.digest("rt-owner", "client", clientID.asciiLowercased)
-        case .family(let familyID): ownerDigest = index.digest("rt-owner", "family", familyID.asciiLowercased)
+        case .client(let clientID): ownerDigest = index.digest("rt-owner", "client", clientID)
+        case .family(let familyID): ownerDigest = index.digest("rt-owner", "family", familyID)
         }
         return index.accountPrefix(homeAccountID) + ownerDigest
     }
 
     static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
         ownerPrefix(homeAccountID: key.homeAccountID, owner: key.owner, index: index)
-            + index.digest("rt-entry", key.environment.asciiLowercased)
+            + index.digest("rt-entry", key.environment)
     }
 }
 
 extension IDToken {
+    /// The ID tokens of one (account, client, realm), across environments.
+    static func ownerPrefix(homeAccountID: String, clientID: String, realm: String, index: BlindIndex) -> [UInt8] {
+        index.accountPrefix(homeAccountID) + index.digest("idt-owner", clientID, realm)
+    }
+
     static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
-        index.accountPrefix(key.homeAccountID)
-            + index.digest("idt-owner", key.clientID.asciiLowercased, key.realm.asciiLowercased)
-            + index.digest("idt-entry", key.environment.asciiLowercased)
+        ownerPrefix(homeAccountID: key.homeAccountID, clientID: key.clientID, realm: key.realm, index: index)
+            + index.digest("idt-entry", key.environment)
     }
 }
 
 extension AppMetadata {
     static func clientPrefix(_ clientID: String, index: BlindIndex) -> [UInt8] {
-        index.digest("app", clientID.asciiLowercased)
+        index.digest("app", clientID)
     }
 
     static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
-        clientPrefix(key.clientID, index: index) + index.digest("app-entry", key.environment.asciiLowercased)
+        clientPrefix(key.clientID, index: index) + index.digest("app-entry", key.environment)
     }
 }

@@ -53,6 +53,8 @@ struct ByteWriter {
 
 /// Sequential big-endian reading with bounds checks that throw instead of trapping: stored bytes are
 /// untrusted input until authenticated, and sometimes after (a writer with the key may be buggy).
+///
+/// The `what` descriptions are autoclosures: they are built only when a read fails, never on the hot path.
 struct ByteReader {
     let bytes: UnsafeRawBufferPointer
     private(set) var position = 0
@@ -62,23 +64,23 @@ struct ByteReader {
     var remaining: Int { bytes.count - position }
     var isAtEnd: Bool { position == bytes.count }
 
-    mutating func readByte(_ what: String) throws(FormatError) -> UInt8 {
-        guard remaining >= 1 else { throw FormatError("truncated: missing \(what)") }
+    mutating func readByte(_ what: @autoclosure () -> String) throws(FormatError) -> UInt8 {
+        guard remaining >= 1 else { throw FormatError("truncated: missing \(what())") }
         defer { position += 1 }
         return bytes[position]
     }
 
-    mutating func read<T: FixedWidthInteger>(_: T.Type, _ what: String) throws(FormatError) -> T {
+    mutating func read<T: FixedWidthInteger>(_: T.Type, _ what: @autoclosure () -> String) throws(FormatError) -> T {
         let size = MemoryLayout<T>.size
-        guard remaining >= size else { throw FormatError("truncated: missing \(what)") }
+        guard remaining >= size else { throw FormatError("truncated: missing \(what())") }
         // SAFETY: mapped LMDB bytes carry no alignment guarantee, hence loadUnaligned.
         let value = bytes.loadUnaligned(fromByteOffset: position, as: T.self)
         position += size
         return T(bigEndian: value)
     }
 
-    mutating func read(count: Int, _ what: String) throws(FormatError) -> UnsafeRawBufferPointer {
-        guard count >= 0, remaining >= count else { throw FormatError("truncated: \(what) needs \(count) bytes") }
+    mutating func read(count: Int, _ what: @autoclosure () -> String) throws(FormatError) -> UnsafeRawBufferPointer {
+        guard count >= 0, remaining >= count else { throw FormatError("truncated: \(what()) needs \(count) bytes") }
         defer { position += count }
         return UnsafeRawBufferPointer(rebasing: bytes[position..<(position + count)])
     }

@@ -35,14 +35,24 @@ struct FieldEncoder {
     }
 }
 
-/// Reads an entity's modelled fields out of a field map; what is left becomes `additionalFields`.
+/// Reads an entity's modelled fields out of a decoded field table; what is left becomes `additionalFields`.
 struct FieldDecoder {
-    private var remaining: FieldMap
+    private let table: FieldTable
+    private var consumed: [Bool]
     private let kind: EntityKind
 
-    init(_ map: FieldMap, kind: EntityKind) {
-        remaining = map
+    init(_ table: FieldTable, kind: EntityKind) {
+        self.table = table
+        consumed = [Bool](repeating: false, count: table.entries.count)
         self.kind = kind
+    }
+
+    /// The entry named `name` of the given type, marked consumed; nil when absent.
+    private mutating func take(_ name: String, type: UInt8, _ what: String) throws(FormatError) -> Int? {
+        guard let index = table.index(of: name) else { return nil }
+        consumed[index] = true
+        guard table.entries[index].type == type else { throw FormatError("\(kind) field '\(name)' is not \(what)") }
+        return index
     }
 
     mutating func string(_ name: String) throws(FormatError) -> String {
@@ -51,10 +61,7 @@ struct FieldDecoder {
     }
 
     mutating func optionalString(_ name: String) throws(FormatError) -> String? {
-        guard let value = remaining[name] else { return nil }
-        remaining[name] = nil
-        guard case .text(let bytes) = value else { throw FormatError("\(kind) field '\(name)' is not text") }
-        return String(decoding: bytes, as: UTF8.self)
+        try take(name, type: 0x01, "text").map(table.string(at:))
     }
 
     mutating func integer(_ name: String) throws(FormatError) -> Int64 {
@@ -63,35 +70,33 @@ struct FieldDecoder {
     }
 
     mutating func optionalInteger(_ name: String) throws(FormatError) -> Int64? {
-        guard let value = remaining[name] else { return nil }
-        remaining[name] = nil
-        guard case .integer(let number) = value else { throw FormatError("\(kind) field '\(name)' is not an integer") }
-        return number
+        try take(name, type: 0x02, "an integer").map(table.integer(at:))
     }
 
     mutating func secret(_ name: String) throws(FormatError) -> Secret {
-        guard let value = remaining[name] else { throw FormatError("\(kind) record lacks required field '\(name)'") }
-        remaining[name] = nil
-        guard case .text(let bytes) = value else { throw FormatError("\(kind) field '\(name)' is not text") }
-        return Secret(bytes: bytes)
+        guard let index = try take(name, type: 0x01, "text") else {
+            throw FormatError("\(kind) record lacks required field '\(name)'")
+        }
+        return table.secret(at: index)
     }
 
     /// The required fields every credential has; `credential_type` is consumed and ignored (FORMAT.md §5.3).
     mutating func credential() throws(FormatError) -> (homeAccountID: String, environment: String, clientID: String, secret: Secret) {
-        remaining["credential_type"] = nil
+        if let index = table.index(of: "credential_type") { consumed[index] = true }
         return (try string("home_account_id"), try string("environment"), try string("client_id"), try secret("secret"))
     }
 
     /// Everything not consumed, as JSON values.
     func additionalFields() throws(FormatError) -> [String: JSONValue] {
         var result: [String: JSONValue] = [:]
-        for name in remaining.names {
+        for index in table.entries.indices where !consumed[index] {
+            let name = table.name(at: index)
             let value: JSONValue
-            switch remaining[name]! {
-            case .text(let bytes): value = .string(String(decoding: bytes, as: UTF8.self))
-            case .integer(let number): value = .integer(number)
-            case .json(let bytes):
-                guard let decoded = JSONText.decode(bytes) else { throw FormatError("\(kind) field '\(name)' is not valid JSON") }
+            switch table.entries[index].type {
+            case 0x01: value = .string(table.string(at: index))
+            case 0x02: value = .integer(table.integer(at: index))
+            default:
+                guard let decoded = table.json(at: index) else { throw FormatError("\(kind) field '\(name)' is not valid JSON") }
                 value = decoded
             }
             // Swift dictionaries merge canonically equivalent keys; refuse rather than drop a field.

@@ -1,3 +1,9 @@
+internal import TokenCacheSodium
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A value in a field map (FORMAT.md §5.3).
 enum FieldValue: Equatable {
     /// Type 0x01: UTF-8 text (also used for token material).
@@ -25,47 +31,67 @@ enum FieldValue: Equatable {
     }
 }
 
-/// The entity encoding of FORMAT.md §5.3: named, typed fields in strictly ascending bytewise name order.
+/// The entity encoding of FORMAT.md §5.3, as a value to build and encode: named, typed fields in strictly
+/// ascending bytewise name order.
 ///
 /// Field names are the MSAL wire names (`home_account_id`, `secret`, …), so a reader in any language can
 /// map a decoded record to MSAL JSON without this library's model, and unknown fields written by newer
-/// or foreign writers are carried through untouched.
+/// or foreign writers are carried through untouched. Names are kept and compared as bytes: `String`
+/// equality would merge canonically equivalent names (NFC "é" and NFD "e\u{301}") that the format keeps apart.
 struct FieldMap: Equatable {
+    struct Field: Equatable {
+        var name: [UInt8]
+        var value: FieldValue
+    }
+
     static let maximumNameLength = 1024
 
-    /// Keyed by the name's exact UTF-8 bytes: `String` keys would merge canonically equivalent names
-    /// (NFC "é" and NFD "e\u{301}") that the format keeps distinct.
-    private var fields: [[UInt8]: FieldValue] = [:]
+    /// Sorted by name bytes; at most one field per name.
+    private(set) var fields: [Field] = []
 
     init() {}
 
+    private func position(of name: some Collection<UInt8>) -> (found: Bool, index: Int) {
+        var low = 0, high = fields.count
+        while low < high {
+            let middle = (low + high) / 2
+            if fields[middle].name.lexicographicallyPrecedes(name) { low = middle + 1 } else { high = middle }
+        }
+        return (low < fields.count && fields[low].name.elementsEqual(name), low)
+    }
+
     subscript(name: String) -> FieldValue? {
-        get { fields[Array(name.utf8)] }
-        set { fields[Array(name.utf8)] = newValue }
+        get {
+            let (found, index) = position(of: name.utf8)
+            return found ? fields[index].value : nil
+        }
+        set {
+            let (found, index) = position(of: name.utf8)
+            switch (found, newValue) {
+            case (true, let value?): fields[index].value = value
+            case (true, nil): fields.remove(at: index)
+            case (false, let value?): fields.insert(Field(name: Array(name.utf8), value: value), at: index)
+            case (false, nil): break
+            }
+        }
     }
 
     /// The names in canonical (ascending bytewise) order.
-    var names: [String] { sortedNames.map { String(decoding: $0, as: UTF8.self) } }
-
-    private var sortedNames: [[UInt8]] {
-        fields.keys.sorted { $0.lexicographicallyPrecedes($1) }
-    }
+    var names: [String] { fields.map { String(decoding: $0.name, as: UTF8.self) } }
 
     /// Bytes needed by ``encode(into:)``.
     var encodedCount: Int {
-        fields.reduce(4) { total, field in total + 1 + 2 + field.key.count + 4 + field.value.encodedCount }
+        fields.reduce(4) { total, field in total + 1 + 2 + field.name.count + 4 + field.value.encodedCount }
     }
 
     func encode(into writer: inout ByteWriter) {
-        let names = sortedNames
-        writer.write(bigEndian: UInt32(names.count))
-        for name in names {
-            let value = fields[name]!
-            writer.write(value.typeByte)
-            writer.write(bigEndian: UInt16(name.count))
-            writer.write(name)
-            writer.write(bigEndian: UInt32(value.encodedCount))
-            switch value {
+        writer.write(bigEndian: UInt32(fields.count))
+        for field in fields {
+            writer.write(field.value.typeByte)
+            writer.write(bigEndian: UInt16(field.name.count))
+            writer.write(field.name)
+            writer.write(bigEndian: UInt32(field.value.encodedCount))
+            switch field.value {
             case .text(let bytes), .json(let bytes): writer.write(bytes)
             case .integer(let number): writer.write(bigEndian: number)
             }
@@ -74,43 +100,140 @@ struct FieldMap: Equatable {
 
     /// Decodes a field map that must extend exactly to the end of `reader`'s bytes.
     static func decode(_ reader: inout ByteReader) throws(FormatError) -> FieldMap {
+        let entries = try FieldTable.parse(&reader)
+        var map = FieldMap()
+        map.fields = entries.map { entry in
+            let name = Array(reader.bytes[entry.name])
+            let value = reader.bytes[entry.value]
+            switch entry.type {
+            case 0x01: return Field(name: name, value: .text(Array(value)))
+            case 0x02: return Field(name: name, value: .integer(Int64(bigEndian: UnsafeRawBufferPointer(rebasing: value).loadUnaligned(as: Int64.self))))
+            default: return Field(name: name, value: .json(Array(value)))
+            }
+        }
+        return map
+    }
+}
+
+/// A decoded field map read in place: validated byte ranges over the (zeroizing) plaintext buffer.
+///
+/// Reading a record builds one small array of ranges, with no hashing and no copy of any value; a field's bytes
+/// are copied once, straight into the `String` or ``Secret`` the entity keeps.
+struct FieldTable {
+    struct Entry {
+        var type: UInt8
+        var name: Range<Int>
+        var value: Range<Int>
+    }
+
+    private let storage: SecureBuffer
+    let entries: [Entry]
+
+    /// Parses the field map that starts at `offset` of `storage` and extends to its end.
+    init(_ storage: SecureBuffer, offset: Int) throws(FormatError) {
+        self.storage = storage
+        entries = try storage.withUnsafeBytes { bytes in
+            Result { () throws(FormatError) in
+                var reader = ByteReader(bytes)
+                _ = try reader.read(count: offset, "record header")
+                return try Self.parse(&reader)
+            }
+        }.get()
+    }
+
+    /// Validates a field map (FORMAT.md §5.3) and returns where each field lies in `reader.bytes`.
+    static func parse(_ reader: inout ByteReader) throws(FormatError) -> [Entry] {
         let count = try reader.read(UInt32.self, "field count")
         // Each field takes at least 8 bytes: a cheap bound before any allocation.
         guard Int(count) <= reader.remaining / 8 else { throw FormatError("field count \(count) exceeds the record size") }
-        var map = FieldMap()
-        var previousName: [UInt8]? = nil
+        var entries: [Entry] = []
+        entries.reserveCapacity(Int(count))
+        var previousName: Range<Int>? = nil
         for index in 0..<Int(count) {
             let type = try reader.readByte("field \(index) type")
             let nameLength = Int(try reader.read(UInt16.self, "field \(index) name length"))
             guard nameLength > 0 else { throw FormatError("field \(index) has an empty name") }
-            let nameBytes = Array(try reader.read(count: nameLength, "field \(index) name"))
-            guard String(validating: nameBytes, as: UTF8.self) != nil else {
-                throw FormatError("field \(index) name is not valid UTF-8")
-            }
-            let name = nameBytes
-            if let previousName, !previousName.lexicographicallyPrecedes(nameBytes) {
+            let nameStart = reader.position
+            let name = try reader.read(count: nameLength, "field \(index) name")
+            guard isValidUTF8(name) else { throw FormatError("field \(index) name is not valid UTF-8") }
+            let nameRange = nameStart..<(nameStart + nameLength)
+            if let previousName, !reader.bytes[previousName].lexicographicallyPrecedes(name) {
                 throw FormatError("field \(index) is out of order or duplicated")
             }
-            previousName = nameBytes
+            previousName = nameRange
             let valueLength = Int(try reader.read(UInt32.self, "field \(index) value length"))
+            let valueStart = reader.position
             let value = try reader.read(count: valueLength, "field \(index) value")
             switch type {
             case 0x01:
-                guard String(validating: value, as: UTF8.self) != nil else {
-                    throw FormatError("field \(index) text is not valid UTF-8")
-                }
-                map.fields[name] = .text(Array(value))
+                guard isValidUTF8(value) else { throw FormatError("field \(index) text is not valid UTF-8") }
             case 0x02:
                 guard valueLength == 8 else { throw FormatError("field \(index) integer has length \(valueLength), not 8") }
-                map.fields[name] = .integer(Int64(bigEndian: value.loadUnaligned(as: Int64.self)))
             case 0x03:
                 guard JSONText.decode(value) != nil else { throw FormatError("field \(index) is not valid JSON") }
-                map.fields[name] = .json(Array(value))
             default:
                 throw FormatError("field \(index) has unknown type 0x\(String(type, radix: 16))")
             }
+            entries.append(Entry(type: type, name: nameRange, value: valueStart..<(valueStart + valueLength)))
         }
         guard reader.isAtEnd else { throw FormatError("\(reader.remaining) trailing bytes after the field map") }
-        return map
+        return entries
     }
+
+    /// The index of the entry named `name` (compared as bytes: length first, then memcmp).
+    func index(of name: String) -> Int? {
+        var name = name
+        return name.withUTF8 { wanted in
+            storage.withUnsafeBytes { bytes in
+                entries.firstIndex { entry in
+                    entry.name.count == wanted.count
+                        && memcmp(bytes.baseAddress! + entry.name.lowerBound, wanted.baseAddress!, wanted.count) == 0
+                }
+            }
+        }
+    }
+
+    func name(at index: Int) -> String {
+        storage.withUnsafeBytes { String(decoding: $0[entries[index].name], as: UTF8.self) }
+    }
+
+    func string(at index: Int) -> String {
+        storage.withUnsafeBytes { String(decoding: $0[entries[index].value], as: UTF8.self) }
+    }
+
+    func integer(at index: Int) -> Int64 {
+        storage.withUnsafeBytes { Int64(bigEndian: $0.loadUnaligned(fromByteOffset: entries[index].value.lowerBound, as: Int64.self)) }
+    }
+
+    /// Copies the value straight into a zeroizing ``Secret``.
+    func secret(at index: Int) -> Secret {
+        storage.withUnsafeBytes { Secret(copying: UnsafeRawBufferPointer(rebasing: $0[entries[index].value])) }
+    }
+
+    func json(at index: Int) -> JSONValue? {
+        storage.withUnsafeBytes { JSONText.decode($0[entries[index].value]) }
+    }
+
+    /// The whole table as a ``FieldMap`` (tests, generic tooling).
+    var fieldMap: FieldMap {
+        storage.withUnsafeBytes { bytes in
+            var map = FieldMap()
+            for index in entries.indices {
+                let entry = entries[index]
+                switch entry.type {
+                case 0x01: map[name(at: index)] = .text(Array(bytes[entry.value]))
+                case 0x02: map[name(at: index)] = .integer(integer(at: index))
+                default: map[name(at: index)] = .json(Array(bytes[entry.value]))
+                }
+            }
+            return map
+        }
+    }
+}
+
+/// UTF-8 validity without building a `String`: ASCII (the common case: identifiers, tokens) is checked byte by
+/// byte; anything else goes through the standard library's validating initializer.
+func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    if bytes.allSatisfy({ $0 < 0x80 }) { return true }
+    return String(validating: bytes, as: UTF8.self) != nil
 }

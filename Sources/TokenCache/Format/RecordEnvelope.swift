@@ -174,13 +174,15 @@ enum RecordEnvelope {
     }
 }
 
-/// The decrypted body of a record: `schema u8 ‖ revision u64be ‖ updated_at i64be ‖ field map` (FORMAT.md §5.3).
+/// The body of a record: `schema u8 ‖ revision u64be ‖ updated_at i64be ‖ field map` (FORMAT.md §5.3).
 struct RecordBody {
+    static let headerCount = 1 + 8 + 8
+
     var revision: UInt64
     var updatedAt: Int64
     var fields: FieldMap
 
-    var encodedCount: Int { 1 + 8 + 8 + fields.encodedCount }
+    var encodedCount: Int { Self.headerCount + fields.encodedCount }
 
     func encode() -> SecureBuffer {
         let buffer = SecureBuffer(count: encodedCount)
@@ -194,17 +196,28 @@ struct RecordBody {
         return buffer
     }
 
-    static func decode(_ plaintext: SecureBuffer) throws(FormatError) -> RecordBody {
+    /// The schema, revision and update time of a decrypted body, without decoding its fields.
+    static func header(of plaintext: SecureBuffer) throws(FormatError) -> (revision: UInt64, updatedAt: Int64) {
         try plaintext.withUnsafeBytes { bytes in
             Result { () throws(FormatError) in
                 var reader = ByteReader(bytes)
                 let schema = try reader.readByte("body schema")
                 guard schema == FormatConstants.bodySchema else { throw FormatError("unsupported body schema \(schema)") }
-                let revision = try reader.read(UInt64.self, "revision")
-                let updatedAt = try reader.read(Int64.self, "updated_at")
-                return RecordBody(revision: revision, updatedAt: updatedAt, fields: try FieldMap.decode(&reader))
+                return (try reader.read(UInt64.self, "revision"), try reader.read(Int64.self, "updated_at"))
             }
         }.get()
+    }
+}
+
+/// A decrypted body read in place: its header and a field table over the plaintext.
+struct DecodedBody {
+    var revision: UInt64
+    var updatedAt: Int64
+    var fields: FieldTable
+
+    init(_ plaintext: SecureBuffer) throws(FormatError) {
+        (revision, updatedAt) = try RecordBody.header(of: plaintext)
+        fields = try FieldTable(plaintext, offset: RecordBody.headerCount)
     }
 }
 
@@ -220,11 +233,6 @@ extension FieldMap {
     }
 
     static func decode(_ plaintext: SecureBuffer) throws(FormatError) -> FieldMap {
-        try plaintext.withUnsafeBytes { bytes in
-            Result { () throws(FormatError) in
-                var reader = ByteReader(bytes)
-                return try FieldMap.decode(&reader)
-            }
-        }.get()
+        try FieldTable(plaintext, offset: 0).fieldMap
     }
 }

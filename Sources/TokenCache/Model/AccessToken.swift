@@ -101,7 +101,7 @@ extension AccessToken: StorableEntity {
         return encoder.map
     }
 
-    init(decoding fields: FieldMap) throws(FormatError) {
+    init(decoding fields: FieldTable) throws(FormatError) {
         var decoder = FieldDecoder(fields, kind: Self.kind)
         let credential = try decoder.credential()
         self.init(

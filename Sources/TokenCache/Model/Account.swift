@@ -87,7 +87,7 @@ extension Account: StorableEntity {
         return encoder.map
     }
 
-    init(decoding fields: FieldMap) throws(FormatError) {
+    init(decoding fields: FieldTable) throws(FormatError) {
         var decoder = FieldDecoder(fields, kind: Self.kind)
         self.init(
             homeAccountID: try decoder.string("home_account_id"),

@@ -40,7 +40,7 @@ extension AppMetadata: StorableEntity {
         return encoder.map
     }
 
-    init(decoding fields: FieldMap) throws(FormatError) {
+    init(decoding fields: FieldTable) throws(FormatError) {
         var decoder = FieldDecoder(fields, kind: Self.kind)
         self.init(
             clientID: try decoder.string("client_id"),

@@ -27,7 +27,7 @@ protocol StorableEntity: CacheEntity {
     /// MSAL wire names the model owns; `additionalFields` may not reuse them.
     static var modelledFieldNames: Set<String> { get }
     func encodeFields() -> FieldMap
-    init(decoding fields: FieldMap) throws(FormatError)
+    init(decoding fields: FieldTable) throws(FormatError)
     /// Fields sealed separately so a lookup can filter without decrypting the body (FORMAT.md §5.4).
     func summaryFields() -> FieldMap?
     /// Checks required fields and the scope syntax before anything is written.

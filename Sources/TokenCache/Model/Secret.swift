@@ -23,6 +23,11 @@ public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
         storage = Storage(Array(bytes))
     }
 
+    /// Copies raw bytes straight into the secret's zeroizing storage (no intermediate copy).
+    init(copying bytes: UnsafeRawBufferPointer) {
+        storage = Storage(bytes)
+    }
+
     /// The number of bytes.
     public var count: Int { storage.buffer.count }
     public var isEmpty: Bool { storage.buffer.isEmpty }
@@ -56,7 +61,12 @@ public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
         nonisolated(unsafe) let buffer: UnsafeMutableBufferPointer<UInt8>
 
         init(_ bytes: [UInt8]) {
-            buffer = .allocate(capacity: max(bytes.count, 0))
+            buffer = .allocate(capacity: bytes.count)
+            _ = buffer.initialize(from: bytes)
+        }
+
+        init(_ bytes: UnsafeRawBufferPointer) {
+            buffer = .allocate(capacity: bytes.count)
             _ = buffer.initialize(from: bytes)
         }
 

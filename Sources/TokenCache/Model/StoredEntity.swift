@@ -16,8 +16,29 @@ public struct StoredEntity<Entity: CacheEntity>: Sendable, Hashable {
     public var revision: UInt64
     /// Unix seconds of the last write, by the writer's clock.
     public var updatedAt: Int64
-    /// The record's keyed, non-secret fingerprint (16 hex digits).
-    public var fingerprint: String
+    let location: RecordLocation
+
+    /// The record's keyed, non-secret fingerprint (16 hex digits). Computed on demand: most reads never need it.
+    public var fingerprint: String { location.fingerprint }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.entity == rhs.entity && lhs.revision == rhs.revision && lhs.updatedAt == rhs.updatedAt
+            && lhs.location.key == rhs.location.key
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(entity)
+        hasher.combine(revision)
+    }
+}
+
+/// Where a record was read from; enough to name it by fingerprint later.
+struct RecordLocation: Sendable {
+    let keyring: Keyring
+    let database: String
+    let key: [UInt8]
+
+    var fingerprint: String { keyring.fingerprint(database: database, key: key) }
 }
 
 /// A record that failed authentication or decoding. It is never returned as an entity.

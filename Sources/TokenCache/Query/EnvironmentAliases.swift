@@ -112,6 +112,12 @@ public struct EnvironmentAliases: Sendable, Hashable {
 
     /// Whether `a` and `b` belong to the same group (the same host, ignoring ASCII case, always does).
     public func areAliases(_ a: String, _ b: String) -> Bool {
+        // The common case, one host spelled the same way (up to ASCII case), needs no table and no allocation.
+        if a.utf8.count == b.utf8.count
+            && zip(a.utf8, b.utf8).allSatisfy({ lhs, rhs in lhs == rhs || (lhs | 0x20 == rhs | 0x20 && (0x61...0x7A).contains(lhs | 0x20)) })
+        {
+            return true
+        }
         let lhs = Host(a), rhs = Host(b)
         return (canonicalByHost[lhs] ?? lhs) == (canonicalByHost[rhs] ?? rhs)
     }

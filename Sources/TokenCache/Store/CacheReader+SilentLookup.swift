@@ -31,7 +31,7 @@ extension CacheReader {
                     corrupt.append(store.corrupt(.accessToken, DatabaseName.accessTokens, Array(key), reason))
                     return true
                 }
-                guard aliases.areAliases(summary.environment, query.environment), summary.scopes.isSuperset(of: requested) else {
+                guard aliases.areAliases(summary.environment, query.environment), summary.covers(requested) else {
                     return true
                 }
                 let usability = AccessTokenExpiry.usability(
@@ -73,14 +73,25 @@ extension CacheReader {
             corrupt: &corrupt
         )
         let profileRealms = realmUsed.map { [$0] + realms.filter { $0 != realmUsed } } ?? realms
-        let idToken = try first(
-            IDToken.self, homeAccountID: query.homeAccountID, environment: query.environment, aliases: aliases, corrupt: &corrupt
-        ) { token in
-            token.clientID.asciiLowercased == query.clientID.asciiLowercased ? rank(token.realm, in: profileRealms) : nil
+        // Hosts to probe for the account, most likely first: where the token was written, then the query's.
+        var hosts = [accessToken?.entity.environment, refreshToken?.entity.environment, query.environment].compactMap { $0 }
+        hosts += aliases.hosts(aliasing: query.environment)
+        var idToken: StoredEntity<IDToken>? = nil
+        var account: StoredEntity<Account>? = nil
+        for realm in profileRealms where idToken == nil {
+            idToken = try newest(
+                IDToken.self, prefix: IDToken.ownerPrefix(homeAccountID: query.homeAccountID, clientID: query.clientID, realm: realm, index: store.keyring.index),
+                environment: query.environment, aliases: aliases, corrupt: &corrupt
+            )
         }
-        let account = try first(
-            Account.self, homeAccountID: query.homeAccountID, environment: query.environment, aliases: aliases, corrupt: &corrupt
-        ) { account in rank(account.realm, in: profileRealms) }
+        for realm in profileRealms where account == nil {
+            account = try probeAccount(homeAccountID: query.homeAccountID, realm: realm, hosts: hosts, corrupt: &corrupt)
+        }
+        if account == nil {  // a foreign cache may hold the profile under a host spelled differently (case, alias list)
+            account = try first(
+                Account.self, homeAccountID: query.homeAccountID, environment: query.environment, aliases: aliases, corrupt: &corrupt
+            ) { account in rank(account.realm, in: profileRealms) }
+        }
 
         let outcome: SilentLookupResult.Outcome =
             accessToken != nil ? .hit : (refreshToken != nil ? .refresh : .interactionRequired)
@@ -130,6 +141,39 @@ extension CacheReader {
         let lhs = (candidate.entity.lastModificationTime ?? 0, candidate.updatedAt, candidate.fingerprint)
         let rhs = (current.entity.lastModificationTime ?? 0, current.updatedAt, current.fingerprint)
         return lhs > rhs
+    }
+
+    /// The Account record of (home account, realm) under the first of `hosts` that has one: exact-key gets,
+    /// no scan.
+    private func probeAccount(homeAccountID: String, realm: String, hosts: [String], corrupt: inout [CorruptRecord]) throws
+        -> StoredEntity<Account>?
+    {
+        var tried = Set<String>()
+        for host in hosts where tried.insert(host.asciiLowercased).inserted {
+            let key = Account.storageKey(for: .init(homeAccountID: homeAccountID, environment: host, realm: realm), index: store.keyring.index)
+            let result = try transaction.withValue(in: store.database(DatabaseName.accounts), forKey: key) { value in
+                store.decode(Account.self, value: value, key: key)
+            }
+            switch result {
+            case .success(let stored)?: return stored
+            case .failure(let record)?: corrupt.append(record)
+            case nil: continue
+            }
+        }
+        return nil
+    }
+
+    /// The most recently written record under `prefix` whose environment is in the alias group.
+    private func newest<S: StorableEntity & EnvironmentScoped>(
+        _ type: S.Type, prefix: [UInt8], environment: String, aliases: EnvironmentAliases, corrupt: inout [CorruptRecord]
+    ) throws -> StoredEntity<S>? {
+        var best: StoredEntity<S>? = nil
+        try scan(S.self, prefix: prefix, corrupt: &corrupt) { stored in
+            guard aliases.areAliases(stored.entity.environment, environment) else { return }
+            if let current = best, current.updatedAt >= stored.updatedAt { return }
+            best = stored
+        }
+        return best
     }
 
     /// Position of `realm` in `realms` (ASCII case-insensitive), nil when absent.

@@ -70,9 +70,9 @@ extension CacheWriter {
         var doomed: [[UInt8]] = []
         try writeTransaction.forEach(in: store.database(DatabaseName.accessTokens), prefix: prefix) { key, value in
             // A damaged record in the bucket is left for `verify`/repair tooling, not silently deleted.
-            guard let summary = try? store.openSummary(value, key: Array(key)) else { return true }
+            guard let summary = try? store.openSummary(value, key: Array(key)), let storedScopes = try? summary.scopes else { return true }
             let sameGroup = aliases.areAliases(summary.environment, new.environment)
-            if (sameGroup && IntersectDelete.evicts(newTarget: newScopes, storedTarget: summary.scopes)) || summary.expiresOn < now {
+            if (sameGroup && IntersectDelete.evicts(newTarget: newScopes, storedTarget: storedScopes)) || summary.expiresOn < now {
                 doomed.append(Array(key))
             }
             return true

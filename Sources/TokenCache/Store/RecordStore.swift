@@ -131,12 +131,22 @@ final class RecordStore: Sendable {
         CorruptRecord(kind: kind, fingerprint: keyring.fingerprint(database: database, key: key), reason: reason)
     }
 
-    /// Authenticates, decrypts and decodes a record's body.
-    func openBody(_ value: UnsafeRawBufferPointer, slot: RecordSlot) throws(FormatError) -> RecordBody {
+    /// Authenticates and decrypts a record's body.
+    func openBodyPlaintext(_ value: UnsafeRawBufferPointer, slot: RecordSlot) throws(FormatError) -> SecureBuffer {
         guard let plaintext = try RecordEnvelope.open(.body, of: value, slot: slot, keys: keyring.recordKey) else {
             throw FormatError("missing body")
         }
-        return try RecordBody.decode(plaintext)
+        return plaintext
+    }
+
+    /// Authenticates, decrypts and indexes a record's body.
+    func openBody(_ value: UnsafeRawBufferPointer, slot: RecordSlot) throws(FormatError) -> DecodedBody {
+        try DecodedBody(try openBodyPlaintext(value, slot: slot))
+    }
+
+    /// The revision of a stored record: authenticated like any read, but without decoding its fields.
+    func openRevision(_ value: UnsafeRawBufferPointer, slot: RecordSlot) throws(FormatError) -> UInt64 {
+        try RecordBody.header(of: try openBodyPlaintext(value, slot: slot)).revision
     }
 
     /// Decodes a stored value as an entity, or says why it cannot.
@@ -147,7 +157,7 @@ final class RecordStore: Sendable {
             return .success(
                 StoredEntity(
                     entity: try S(decoding: body.fields), revision: body.revision, updatedAt: body.updatedAt,
-                    fingerprint: keyring.fingerprint(database: database, key: key)
+                    location: RecordLocation(keyring: keyring, database: database, key: key)
                 )
             )
         } catch {
