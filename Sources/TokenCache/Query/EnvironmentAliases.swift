@@ -111,15 +111,20 @@ public struct EnvironmentAliases: Sendable, Hashable {
     }
 
     /// Whether `a` and `b` belong to the same group (the same host, ignoring ASCII case, always does).
+    ///
+    /// Called for every candidate record of a lookup, so it allocates nothing: it compares bytes against the
+    /// (small) table instead of building lower-cased keys.
     public func areAliases(_ a: String, _ b: String) -> Bool {
-        // The common case, one host spelled the same way (up to ASCII case), needs no table and no allocation.
-        if a.utf8.count == b.utf8.count
-            && zip(a.utf8, b.utf8).allSatisfy({ lhs, rhs in lhs == rhs || (lhs | 0x20 == rhs | 0x20 && (0x61...0x7A).contains(lhs | 0x20)) })
-        {
-            return true
+        // The common case, one host spelled the same way (up to ASCII case), needs no table.
+        if Self.equalIgnoringASCIICase(a.utf8, b.utf8) { return true }
+        for members in membersByCanonical.values where members.contains(where: { Self.equalIgnoringASCIICase(a.utf8, $0.bytes) }) {
+            return members.contains { Self.equalIgnoringASCIICase(b.utf8, $0.bytes) }
         }
-        let lhs = Host(a), rhs = Host(b)
-        return (canonicalByHost[lhs] ?? lhs) == (canonicalByHost[rhs] ?? rhs)
+        return false  // `a` is unknown: its group is itself, and `b` is another host
+    }
+
+    private static func equalIgnoringASCIICase(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
+        lhs.count == rhs.count && zip(lhs, rhs).allSatisfy { x, y in x == y || ((x | 0x20) == (y | 0x20) && (0x61...0x7A).contains(x | 0x20)) }
     }
 
     /// Every host of `host`'s group, canonical first (just `host`, lower-cased, if unknown).
