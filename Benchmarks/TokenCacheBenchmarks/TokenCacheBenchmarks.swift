@@ -36,7 +36,7 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     // The same lookups, 1,000 per read transaction: the per-transaction cost amortized away.
-    // Reported per get when run with `--scale` (scalingFactor .kilo).
+    // With scalingFactor .kilo the tool reports the metrics marked `*` (wall clock, mallocs) per get.
     for count in [10_000, 100_000] {
         let fixture = Fixture()
         Benchmark(
@@ -83,11 +83,13 @@ let benchmarks: @Sendable () -> Void = {
 
     // MARK: 3. one durable put
 
-    do {
+    // On ext4 (the temporary directory) the commit's two fsyncs dominate; the same benchmark on tmpfs
+    // (/dev/shm, where fsync returns at once) shows the CPU cost of the write path alone.
+    for place in StorePlace.allCases {
         let fixture = Fixture()
         let replacements = 4_096
         Benchmark(
-            "put durable single record, 10000 records",
+            "put durable single record, 10000 records\(place.suffix)",
             configuration: .init(
                 metrics: [.wallClock, .mallocCountTotal], warmupIterations: 5, maxDuration: .seconds(3),
                 maxIterations: replacements
@@ -102,7 +104,7 @@ let benchmarks: @Sendable () -> Void = {
                 fixture.cursor = cursor
             },
             setup: {
-                try fixture.populated(accounts: 10_000 / Corpus.accessTokensPerAccount)
+                try fixture.populated(accounts: 10_000 / Corpus.accessTokensPerAccount, in: place)
                 // New secrets for existing keys: the store stays at 10,000 records (an AT refresh replaces its record).
                 fixture.replacementTokens = (0..<replacements).map { i in
                     let index = Int(Corpus.mix(UInt64(i) &+ 0xABCD) % 10_000)
@@ -119,11 +121,11 @@ let benchmarks: @Sendable () -> Void = {
 
     // MARK: 4. one token response
 
-    do {
+    for place in StorePlace.allCases {
         let fixture = Fixture()
         let responses = 4_096
         Benchmark(
-            "write token response (5 records, one txn), 10000 records",
+            "write token response (5 records, one txn), 10000 records\(place.suffix)",
             configuration: .init(
                 metrics: [.wallClock, .mallocCountTotal], warmupIterations: 5, maxDuration: .seconds(3),
                 maxIterations: responses
@@ -147,7 +149,7 @@ let benchmarks: @Sendable () -> Void = {
                 fixture.cursor = cursor
             },
             setup: {
-                try fixture.populated(accounts: 10_000 / Corpus.accessTokensPerAccount)
+                try fixture.populated(accounts: 10_000 / Corpus.accessTokensPerAccount, in: place)
                 // Sign-ins of accounts not yet in the store (account numbers after the populated ones).
                 fixture.responses = (0..<responses).map { Corpus.tokenResponse(account: 1_000_000 + $0) }
             },
@@ -218,7 +220,8 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     // The same call while another instance of the store is open: the registry returns the live environment, but
-    // the key file is still read and the data key still unwrapped on every call.
+    // the key file is still read, the data key unwrapped and the subkeys derived on every call. As above, releasing
+    // the new instance (which frees its keys) is not measured.
     do {
         let fixture = Fixture()
         Benchmark(
@@ -229,13 +232,20 @@ let benchmarks: @Sendable () -> Void = {
             ),
             closure: { benchmark in
                 for _ in benchmark.scaledIterations {
-                    blackHole(try TokenCache.open(fixture.configuration!))
+                    let cache = try TokenCache.open(fixture.configuration!)
+                    benchmark.stopMeasurement()
+                    blackHole(cache)
                 }
             },
             setup: { try fixture.populated(accounts: 10_000 / Corpus.accessTokensPerAccount) },
             teardown: { fixture.remove() }
         )
     }
+
+    // MARK: 7. silent lookup, ingest (SilentLookupBenchmarks.swift) and the raw baseline (RawBaseline.swift)
+
+    silentLookupBenchmarks()
+    rawBaselineBenchmarks()
 }
 
 // MARK: - Fixture
@@ -261,9 +271,8 @@ final class Fixture: @unchecked Sendable {
     /// A new store in a new temporary directory with `accounts` × 10 access tokens (plus, per account, the
     /// Account, RefreshToken and IdToken records a sign-in writes, and one AppMetadata per client), written in
     /// batches of 10,000 records per durable transaction.
-    func populated(accounts: Int) throws {
-        let base = FileManager.default.temporaryDirectory
-            .appendingPathComponent("token-cache-bench-\(UUID().uuidString)").path
+    func populated(accounts: Int, in place: StorePlace = .temporaryDirectory) throws {
+        let base = place.root + "/token-cache-bench-\(UUID().uuidString)"
         directory = base
         try KeyFile.create(at: base + "/key")
         var configuration = Configuration(directory: base + "/store", keySource: .keyFile(path: base + "/key"))
@@ -309,13 +318,36 @@ final class Fixture: @unchecked Sendable {
             return key
         }
         // Sanity: the inputs are what the names say.
-        precondition(try cache.get(probeKeys[0]) != nil && cache.get(missKeys[0]) == nil)
-        precondition(try cache.read { try $0.counts()[.accessToken] } == total)
+        let hit = try cache.get(probeKeys[0]), miss = try cache.get(missKeys[0])
+        let stored = try cache.read { try $0.counts()[.accessToken] }
+        precondition(hit != nil && miss == nil && stored == total)
     }
 
     func remove() {
         cache = nil
         if let directory { try? FileManager.default.removeItem(atPath: directory) }
+    }
+}
+
+/// Where a benchmark's store lives.
+enum StorePlace: CaseIterable {
+    /// `FileManager.default.temporaryDirectory` (`$TMPDIR`, else /tmp): a disk, so fsync is real.
+    case temporaryDirectory
+    /// /dev/shm: tmpfs, where fsync costs nothing; isolates the CPU cost of writes.
+    case tmpfs
+
+    var root: String {
+        switch self {
+        case .temporaryDirectory: FileManager.default.temporaryDirectory.path
+        case .tmpfs: "/dev/shm"
+        }
+    }
+
+    var suffix: String {
+        switch self {
+        case .temporaryDirectory: ""
+        case .tmpfs: " (tmpfs)"
+        }
     }
 }
 
