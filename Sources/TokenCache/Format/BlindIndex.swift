@@ -53,8 +53,12 @@ func canonicalTarget(_ target: String) -> String {
 // The storage key of each kind (FORMAT.md §4.3). Identifiers are ASCII-lower-cased; key ids are exact.
 extension Account {
     static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
-        index.accountPrefix(key.homeAccountID)
-            + index.digest("account-entry", key.environment, key.realm)
+        storageKey(accountPrefix: index.accountPrefix(key.homeAccountID), environment: key.environment, realm: key.realm, index: index)
+    }
+
+    /// The key under an account prefix already computed (a lookup derives `P(hid)` once).
+    static func storageKey(accountPrefix: [UInt8], environment: String, realm: String, index: BlindIndex) -> [UInt8] {
+        accountPrefix + index.digest("account-entry", environment, realm)
     }
 }
 
@@ -62,8 +66,11 @@ extension AccessToken {
     /// The bucket is what a silent lookup knows exactly; the environment (matched by alias group) and the
     /// scopes (matched as a subset) are resolved inside the bucket.
     static func bucketPrefix(homeAccountID: String, clientID: String, realm: String, tokenType: String?, keyID: String?, index: BlindIndex) -> [UInt8] {
-        index.accountPrefix(homeAccountID)
-            + index.digest("at-bucket", clientID, realm, canonicalTokenType(tokenType), exact: keyID ?? "")
+        bucketPrefix(accountPrefix: index.accountPrefix(homeAccountID), clientID: clientID, realm: realm, tokenType: tokenType, keyID: keyID, index: index)
+    }
+
+    static func bucketPrefix(accountPrefix: [UInt8], clientID: String, realm: String, tokenType: String?, keyID: String?, index: BlindIndex) -> [UInt8] {
+        accountPrefix + index.digest("at-bucket", clientID, realm, canonicalTokenType(tokenType), exact: keyID ?? "")
     }
 
     static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
@@ -76,12 +83,14 @@ extension AccessToken {
 
 extension RefreshToken {
     static func ownerPrefix(homeAccountID: String, owner: Owner, index: BlindIndex) -> [UInt8] {
-        let ownerDigest: [UInt8]
+        ownerPrefix(accountPrefix: index.accountPrefix(homeAccountID), owner: owner, index: index)
+    }
+
+    static func ownerPrefix(accountPrefix: [UInt8], owner: Owner, index: BlindIndex) -> [UInt8] {
         switch owner {
-        case .client(let clientID): ownerDigest = index.digest("rt-owner", "client", clientID)
-        case .family(let familyID): ownerDigest = index.digest("rt-owner", "family", familyID)
+        case .client(let clientID): accountPrefix + index.digest("rt-owner", "client", clientID)
+        case .family(let familyID): accountPrefix + index.digest("rt-owner", "family", familyID)
         }
-        return index.accountPrefix(homeAccountID) + ownerDigest
     }
 
     static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
@@ -93,7 +102,11 @@ extension RefreshToken {
 extension IDToken {
     /// The ID tokens of one (account, client, realm), across environments.
     static func ownerPrefix(homeAccountID: String, clientID: String, realm: String, index: BlindIndex) -> [UInt8] {
-        index.accountPrefix(homeAccountID) + index.digest("idt-owner", clientID, realm)
+        ownerPrefix(accountPrefix: index.accountPrefix(homeAccountID), clientID: clientID, realm: realm, index: index)
+    }
+
+    static func ownerPrefix(accountPrefix: [UInt8], clientID: String, realm: String, index: BlindIndex) -> [UInt8] {
+        accountPrefix + index.digest("idt-owner", clientID, realm)
     }
 
     static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {

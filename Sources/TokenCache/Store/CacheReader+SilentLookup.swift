@@ -15,12 +15,14 @@ extension CacheReader {
         var corrupt: [CorruptRecord] = []
         let realms = RealmResolution.candidates(queryRealm: query.realm, homeAccountID: query.homeAccountID)
 
+        let index = store.keyring.index
+        let accountPrefix = index.accountPrefix(query.homeAccountID)  // P(hid), shared by every range below
         var chosen: (key: [UInt8], summary: AccessTokenSummary, usability: AccessTokenUsability)? = nil
         var realmUsed: String? = nil
         for realm in realms where chosen == nil {
             let prefix = AccessToken.bucketPrefix(
-                homeAccountID: query.homeAccountID, clientID: query.clientID, realm: realm, tokenType: query.tokenType,
-                keyID: query.keyID, index: store.keyring.index
+                accountPrefix: accountPrefix, clientID: query.clientID, realm: realm, tokenType: query.tokenType,
+                keyID: query.keyID, index: index
             )
             try transaction.forEach(in: store.database(DatabaseName.accessTokens), prefix: prefix) { key, value in
                 let summary: AccessTokenSummary
@@ -69,7 +71,7 @@ extension CacheReader {
         }
 
         let refreshToken = try refreshTokenToRedeem(
-            homeAccountID: query.homeAccountID, clientID: query.clientID, environment: query.environment, aliases: aliases,
+            accountPrefix: accountPrefix, clientID: query.clientID, environment: query.environment, aliases: aliases,
             corrupt: &corrupt
         )
         let profileRealms = realmUsed.map { [$0] + realms.filter { $0 != realmUsed } } ?? realms
@@ -80,12 +82,12 @@ extension CacheReader {
         var account: StoredEntity<Account>? = nil
         for realm in profileRealms where idToken == nil {
             idToken = try newest(
-                IDToken.self, prefix: IDToken.ownerPrefix(homeAccountID: query.homeAccountID, clientID: query.clientID, realm: realm, index: store.keyring.index),
+                IDToken.self, prefix: IDToken.ownerPrefix(accountPrefix: accountPrefix, clientID: query.clientID, realm: realm, index: index),
                 environment: query.environment, aliases: aliases, corrupt: &corrupt
             )
         }
         for realm in profileRealms where account == nil {
-            account = try probeAccount(homeAccountID: query.homeAccountID, realm: realm, hosts: hosts, corrupt: &corrupt)
+            account = try probeAccount(accountPrefix: accountPrefix, realm: realm, hosts: hosts, corrupt: &corrupt)
         }
         if account == nil {  // a foreign cache may hold the profile under a host spelled differently (case, alias list)
             account = try first(
@@ -106,13 +108,22 @@ extension CacheReader {
     func refreshTokenToRedeem(
         homeAccountID: String, clientID: String, environment: String, aliases: EnvironmentAliases, corrupt: inout [CorruptRecord]
     ) throws -> StoredEntity<RefreshToken>? {
+        try refreshTokenToRedeem(
+            accountPrefix: store.keyring.index.accountPrefix(homeAccountID), clientID: clientID, environment: environment,
+            aliases: aliases, corrupt: &corrupt
+        )
+    }
+
+    private func refreshTokenToRedeem(
+        accountPrefix: [UInt8], clientID: String, environment: String, aliases: EnvironmentAliases, corrupt: inout [CorruptRecord]
+    ) throws -> StoredEntity<RefreshToken>? {
         let metadata = try appMetadata(clientID: clientID, environment: environment, aliases: aliases, corrupt: &corrupt)
         let plan = RefreshTokenPlan.plan(appMetadataExists: metadata != nil, familyID: metadata?.entity.familyID)
         var owners: [RefreshToken.Owner] = []
         if case .familyThenOwn(let familyID) = plan { owners.append(.family(familyID)) }
         owners.append(.client(clientID))
         for owner in owners {
-            let prefix = RefreshToken.ownerPrefix(homeAccountID: homeAccountID, owner: owner, index: store.keyring.index)
+            let prefix = RefreshToken.ownerPrefix(accountPrefix: accountPrefix, owner: owner, index: store.keyring.index)
             var best: StoredEntity<RefreshToken>? = nil
             try scan(RefreshToken.self, prefix: prefix, corrupt: &corrupt) { stored in
                 guard aliases.areAliases(stored.entity.environment, environment) else { return }
@@ -124,13 +135,23 @@ extension CacheReader {
         return nil
     }
 
-    /// The app metadata of `clientID` in `environment`'s alias group (newest write wins among aliases).
+    /// The app metadata of `clientID` in `environment`'s alias group: the record under `environment` itself
+    /// (one exact-key get, the common case), else the newest among the group's other hosts.
     func appMetadata(
         clientID: String, environment: String, aliases: EnvironmentAliases, corrupt: inout [CorruptRecord]
     ) throws -> StoredEntity<AppMetadata>? {
+        let exactKey = AppMetadata.storageKey(for: .init(clientID: clientID, environment: environment), index: store.keyring.index)
+        let exact = try transaction.withValue(in: store.database(DatabaseName.appMetadata), forKey: exactKey) { value in
+            store.decode(AppMetadata.self, value: value, key: exactKey)
+        }
+        switch exact {
+        case .success(let stored)?: return stored
+        case .failure(let record)?: corrupt.append(record)
+        case nil: break
+        }
         var found: StoredEntity<AppMetadata>? = nil
         try scan(AppMetadata.self, prefix: AppMetadata.clientPrefix(clientID, index: store.keyring.index), corrupt: &corrupt) { stored in
-            guard aliases.areAliases(stored.entity.environment, environment) else { return }
+            guard aliases.areAliases(stored.entity.environment, environment), stored.location.key != exactKey else { return }
             if let current = found, current.updatedAt > stored.updatedAt { return }
             found = stored
         }
@@ -145,12 +166,12 @@ extension CacheReader {
 
     /// The Account record of (home account, realm) under the first of `hosts` that has one: exact-key gets,
     /// no scan.
-    private func probeAccount(homeAccountID: String, realm: String, hosts: [String], corrupt: inout [CorruptRecord]) throws
+    private func probeAccount(accountPrefix: [UInt8], realm: String, hosts: [String], corrupt: inout [CorruptRecord]) throws
         -> StoredEntity<Account>?
     {
         var tried = Set<String>()
         for host in hosts where tried.insert(host.asciiLowercased).inserted {
-            let key = Account.storageKey(for: .init(homeAccountID: homeAccountID, environment: host, realm: realm), index: store.keyring.index)
+            let key = Account.storageKey(accountPrefix: accountPrefix, environment: host, realm: realm, index: store.keyring.index)
             let result = try transaction.withValue(in: store.database(DatabaseName.accounts), forKey: key) { value in
                 store.decode(Account.self, value: value, key: key)
             }
