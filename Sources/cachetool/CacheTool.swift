@@ -22,7 +22,7 @@ struct CacheTool: ParsableCommand {
             75 conflict (retry), 77 wrong key or insecure permissions, 78 unsupported environment or format.
             """,
         version: "0.1.0",
-        subcommands: [Init.self, Inspect.self, Info.self, Ingest.self, Lookup.self, Accounts.self, RemoveAccount.self, SampleData.self]
+        subcommands: [Init.self, Inspect.self, Info.self, Verify.self, Ingest.self, Lookup.self, Accounts.self, RemoveAccount.self, SampleData.self]
     )
 
     static func main() {

@@ -99,3 +99,33 @@ import TokenCacheLMDB
         }
     }
 }
+
+@Suite struct VerifyCommandTests {
+    @Test func verifyExitsZeroWhenCleanAnd65WithTheDamagedRecordsFingerprint() throws {
+        try CLIStore.with { store in
+            #expect(try store.run(["init"]).status == 0)
+            #expect(try store.run(["sample-data"]).status == 0)
+            let clean = try store.run(["verify"])
+            #expect(clean.status == 0 && clean.stdout.contains("17 records verified, 0 problems"), "\(clean.output)")
+            let environment = try Environment.open(
+                directory: store.directory, databases: ["meta", "accounts", "access_tokens", "refresh_tokens", "id_tokens", "app_metadata"]
+            )
+            let accounts = try #require(environment.database("accounts"))
+            try environment.write { txn in
+                var first: ([UInt8], [UInt8])? = nil
+                try txn.forEach(in: accounts, prefix: []) { key, value in
+                    first = (Array(key), Array(value))
+                    return false
+                }
+                var (key, value) = try #require(first)
+                value[value.count - 1] ^= 0x01
+                try value.withUnsafeBytes { try txn.put(in: accounts, key: key, value: $0) }
+            }
+            let damaged = try store.run(["verify", "--json"])
+            #expect(damaged.status == 65, "\(damaged.output)")
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(damaged.stdout.utf8)) as? [String: Any])
+            let problems = try #require(json["problems"] as? [[String: Any]])
+            #expect(problems.count == 1 && problems[0]["kind"] as? String == "Account" && (problems[0]["fingerprint"] as? String)?.count == 16)
+        }
+    }
+}

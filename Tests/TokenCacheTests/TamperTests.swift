@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TokenCacheLMDB
 
 @testable import TokenCache
 
@@ -126,6 +127,33 @@ import Testing
             #expect(error.code == .conflict)
             #expect(try cache.put(Samples.accessToken(target: "victim.scope")) == 1)
             #expect(try cache.get(Samples.accessToken(target: "victim.scope").key) != nil)
+        }
+    }
+}
+
+@Suite struct VerifyTests {
+    @Test func verifyCountsGoodRecordsAndNamesCorruptAndMisplacedOnes() throws {
+        try TestStore.with { store, cache in
+            try cache.write { writer in
+                try writer.put(Samples.accessToken())
+                try writer.put(Samples.refreshToken())
+                try writer.put(Samples.account())
+            }
+            let clean = try cache.verify()
+            #expect(clean.isClean && clean.verified[.accessToken] == 1 && clean.verified[.account] == 1)
+
+            // Damage one record; seal another validly but under a key its fields do not derive (a writer bug).
+            let entry = try #require(store.rawEntries(DatabaseName.refreshTokens).first)
+            try store.rawPut(DatabaseName.refreshTokens, key: entry.0, value: Array(entry.1.dropLast()))
+            let wrongKey = Account.storageKey(for: Samples.account(realm: "elsewhere").key, index: cache.store.keyring.index)
+            try cache.store.environment.write { txn in
+                try cache.store.seal(Samples.account(), key: wrongKey, revision: 1, now: 0, into: txn)
+            }
+            let report = try cache.verify()
+            #expect(!report.isClean)
+            #expect(report.corrupt.map(\.kind) == [.refreshToken])
+            #expect(report.misplaced.map(\.kind) == [.account])
+            #expect(report.verified[.account] == 2)
         }
     }
 }

@@ -1,0 +1,43 @@
+import ArgumentParser
+import TokenCache
+
+/// `cachetool verify`: decrypt everything and check the format's invariants.
+struct Verify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Decrypt every record and check that each is stored where its fields say (exit 65 on any problem)."
+    )
+
+    @OptionGroup var options: StoreOptions
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    func run() throws {
+        var clean = true
+        try Failure.reporting {
+            let report = try TokenCache.open(options.configuration()).verify()
+            clean = report.isClean
+            let problems = report.corrupt.map { ($0, "corrupt") } + report.misplaced.map { ($0, "misplaced") }
+            if json {
+                var verified: [String: JSONValue] = [:]
+                for kind in EntityKind.allCases { verified[kind.rawValue] = .integer(Int64(report.verified[kind] ?? 0)) }
+                print(
+                    JSONValue.object([
+                        "verified": .object(verified),
+                        "problems": .array(problems.map { record, problem in
+                            .object(["kind": .string(record.kind.rawValue), "fingerprint": .string(record.fingerprint),
+                                     "problem": .string(problem), "reason": .string(record.reason)])
+                        }),
+                    ]).prettyPrinted()
+                )
+            } else {
+                let total = report.verified.values.reduce(0, +)
+                print("\(total) record\(total == 1 ? "" : "s") verified, \(problems.count) problem\(problems.count == 1 ? "" : "s").")
+                for (record, problem) in problems {
+                    print(Terminal.sanitize("\(problem) \(record.kind) record \(record.fingerprint): \(record.reason)"))
+                }
+            }
+        }
+        if !clean { throw ExitCode(65) }
+    }
+}
