@@ -20,7 +20,9 @@ import TokenCacheSodium
         let nonce = Random.bytes(24)
         let sealed = try seal(plaintext, ad: ad, nonce: nonce, key: key)
         #expect(sealed.count == size + 16)
-        if size > 0 {
+        // "The ciphertext is not the plaintext" only means something when a coincidence is negligible: a
+        // 1-byte ciphertext equals its plaintext once in 256 random keys (this assertion was flaky at size 1).
+        if size >= 16 {
             #expect(Array(sealed.prefix(size)) != plaintext)
         }
         let (opened, error) = open(sealed, ad: ad, nonce: nonce, key: key)

@@ -11,23 +11,15 @@ enum Responses {
     static let familyMember = "d3590ed6-52b3-4102-aeff-aad2292ab01c"
     static let cloud = "login.microsoftonline.com"
 
-    static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
     static func clientInfo(uid: String = uid, utid: String = utid) -> String {
-        base64URL(Data(#"{"uid":"\#(uid)","utid":"\#(utid)"}"#.utf8))
+        ResponseFixtures.clientInfo(uid: uid, utid: utid)
     }
 
+    /// AAD-shaped claims (see ``ResponseFixtures/aadClaims``), for this suite's client.
     static func idToken(tid: String = utid, oid: String = uid, username: String = "user@contoso.example", sub: String = "sub-1") -> String {
-        let header = base64URL(Data(#"{"alg":"none","typ":"JWT"}"#.utf8))
-        let claims: [String: Any] = [
-            "aud": client, "iss": "https://login.microsoftonline.com/\(tid)/v2.0", "iat": 1_700_000_000, "nbf": 1_700_000_000,
-            "exp": 1_700_003_600, "name": "A User", "oid": oid, "preferred_username": username, "sub": sub, "tid": tid, "ver": "2.0",
-        ]
-        let payload = base64URL(try! JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys]))
-        return "\(header).\(payload)."
+        var claims = ResponseFixtures.aadClaims(tid: tid, oid: oid, sub: sub, preferredUsername: username, name: "A User")
+        claims["aud"] = .string(client)
+        return ResponseFixtures.idToken(claims)
     }
 
     /// A token-endpoint response as JSON bytes.
