@@ -41,7 +41,8 @@ import TokenCache
             #expect(ingested.status == 0, "\(ingested.output)")
             let (run, json) = try lookup(store)
             #expect(run.status == 0, "\(run.output)")
-            #expect(Set(json.keys) == ["outcome", "refresh_recommended", "access_token", "refresh_token", "id_token", "account"])
+            #expect(Set(json.keys) == ["outcome", "refresh_recommended", "family_membership", "access_token", "refresh_token", "id_token", "account"])
+            #expect(json["family_membership"] as? String == "not_member")
             #expect(json["outcome"] as? String == "hit" && json["refresh_recommended"] as? Bool == false)
             let accessToken = try #require(json["access_token"] as? [String: Any])
             #expect(Set(accessToken.keys) == [

@@ -126,12 +126,14 @@ import Testing
             try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "family-rt", foci: "1")), context: try Responses.context(client: Responses.familyMember))
             try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "own-rt")), context: try Responses.context())
             // Responses.client has app metadata without a family: only its own RT.
-            #expect(try cache.silentLookup(Responses.query(scopes: ["Files.Read"])).refreshToken?.entity.secret.reveal() == "own-rt")
+            let own = try cache.silentLookup(Responses.query(scopes: ["Files.Read"]))
+            #expect(own.refreshToken?.entity.secret.reveal() == "own-rt" && own.familyMembership == .notMember)
             // The member: the family RT.
-            #expect(try cache.silentLookup(Responses.query(client: Responses.familyMember, scopes: ["Files.Read"])).refreshToken?.entity.secret.reveal() == "family-rt")
-            // A client never seen (no app metadata): the family RT may be tried.
+            let member = try cache.silentLookup(Responses.query(client: Responses.familyMember, scopes: ["Files.Read"]))
+            #expect(member.refreshToken?.entity.secret.reveal() == "family-rt" && member.familyMembership == .member)
+            // A client never seen (no app metadata): the family RT may be tried, flagged as a trial.
             let unknown = try cache.silentLookup(Responses.query(client: "11111111-2222-3333-4444-555555555555", scopes: ["Files.Read"]))
-            #expect(unknown.outcome == .refresh && unknown.refreshToken?.entity.familyID == "1")
+            #expect(unknown.outcome == .refresh && unknown.refreshToken?.entity.familyID == "1" && unknown.familyMembership == .unknown)
             // A later response without foci clears the member's family flag.
             try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "member-own")), context: try Responses.context(client: Responses.familyMember))
             #expect(try cache.silentLookup(Responses.query(client: Responses.familyMember, scopes: ["Files.Read"])).refreshToken?.entity.secret.reveal() == "member-own")

@@ -50,7 +50,19 @@ public struct SilentLookupResult: Sendable {
         case interactionRequired = "interaction_required"
     }
 
+    /// What the cache knows of the client's membership in the family of client ids (from its app metadata).
+    public enum FamilyMembership: String, Sendable, Hashable {
+        /// App metadata names a family: the family refresh token is the client's to use.
+        case member
+        /// App metadata exists without a family: only the client's own refresh token is offered.
+        case notMember = "not_member"
+        /// No app metadata: a family refresh token is offered on trial. If redeeming it fails (e.g.
+        /// `client_mismatch`), the caller must not delete it — it belongs to other clients (msal-cache-semantics §6.7).
+        case unknown
+    }
+
     public var outcome: Outcome
+    public var familyMembership: FamilyMembership
     /// The access token's refresh_on has passed: use it, and refresh in the background.
     public var refreshRecommended: Bool
     public var accessToken: StoredEntity<AccessToken>?

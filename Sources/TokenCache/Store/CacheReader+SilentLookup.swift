@@ -70,7 +70,7 @@ extension CacheReader {
             }
         }
 
-        let refreshToken = try refreshTokenToRedeem(
+        let (refreshToken, familyMembership) = try refreshTokenToRedeem(
             accountPrefix: accountPrefix, clientID: query.clientID, environment: query.environment, aliases: aliases,
             corrupt: &corrupt
         )
@@ -98,7 +98,7 @@ extension CacheReader {
         let outcome: SilentLookupResult.Outcome =
             accessToken != nil ? .hit : (refreshToken != nil ? .refresh : .interactionRequired)
         return SilentLookupResult(
-            outcome: outcome, refreshRecommended: accessToken != nil && refreshRecommended, accessToken: accessToken,
+            outcome: outcome, familyMembership: familyMembership, refreshRecommended: accessToken != nil && refreshRecommended, accessToken: accessToken,
             refreshToken: refreshToken, idToken: idToken, account: account, corrupt: corrupt
         )
     }
@@ -111,14 +111,20 @@ extension CacheReader {
         try refreshTokenToRedeem(
             accountPrefix: store.keyring.index.accountPrefix(homeAccountID), clientID: clientID, environment: environment,
             aliases: aliases, corrupt: &corrupt
-        )
+        ).token
     }
 
     private func refreshTokenToRedeem(
         accountPrefix: [UInt8], clientID: String, environment: String, aliases: EnvironmentAliases, corrupt: inout [CorruptRecord]
-    ) throws -> StoredEntity<RefreshToken>? {
+    ) throws -> (token: StoredEntity<RefreshToken>?, membership: SilentLookupResult.FamilyMembership) {
         let metadata = try appMetadata(clientID: clientID, environment: environment, aliases: aliases, corrupt: &corrupt)
         let plan = RefreshTokenPlan.plan(appMetadataExists: metadata != nil, familyID: metadata?.entity.familyID)
+        let membership: SilentLookupResult.FamilyMembership
+        switch (metadata, plan) {
+        case (nil, _): membership = .unknown
+        case (_, .familyThenOwn): membership = .member
+        case (_, .ownOnly): membership = .notMember
+        }
         var owners: [RefreshToken.Owner] = []
         if case .familyThenOwn(let familyID) = plan { owners.append(.family(familyID)) }
         owners.append(.client(clientID))
@@ -130,9 +136,9 @@ extension CacheReader {
                 if let current = best, !Self.isNewer(stored, than: current) { return }
                 best = stored
             }
-            if let best { return best }
+            if let best { return (best, membership) }
         }
-        return nil
+        return (nil, membership)
     }
 
     /// The app metadata of `clientID` in `environment`'s alias group: the record under `environment` itself

@@ -7,7 +7,7 @@ struct Lookup: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Answer a silent token request: hit, refresh or interaction_required.",
         discussion: """
-            JSON keys (stable): outcome, refresh_recommended, access_token {secret, home_account_id, environment, \
+            JSON keys (stable): outcome, refresh_recommended, family_membership (member | not_member | unknown:             with unknown, do not delete a family refresh token whose redemption fails), access_token {secret, home_account_id, environment, \
             realm, client_id, target, token_type, key_id, cached_at, expires_on, extended_expires_on, refresh_on}, \
             refresh_token {secret, home_account_id, environment, client_id, family_id}, id_token {secret, realm, \
             claims}, account {home_account_id, environment, realm, username, local_account_id, authority_type}; \
@@ -124,6 +124,7 @@ enum LookupJSON {
         } ?? .null
         return .object([
             "outcome": .string(result.outcome.rawValue), "refresh_recommended": .bool(result.refreshRecommended),
+            "family_membership": .string(result.familyMembership.rawValue),
             "access_token": accessToken, "refresh_token": refreshToken, "id_token": idToken, "account": account,
         ])
     }
@@ -147,7 +148,10 @@ enum LookupJSON {
             if revealSecrets { lines.append("  secret: \(token.secret.reveal())") }
         }
         if let token = result.refreshToken?.entity {
-            lines.append("refresh token: " + (token.familyID.map { "family \($0)" } ?? "client \(token.clientID)"))
+            lines.append(
+                "refresh token: " + (token.familyID.map { "family \($0)" } ?? "client \(token.clientID)")
+                    + " (family membership \(result.familyMembership.rawValue))"
+            )
             if revealSecrets { lines.append("  secret: \(token.secret.reveal())") }
         }
         if let token = result.idToken?.entity { lines.append("id token: realm \(token.realm)") }
