@@ -100,11 +100,6 @@ enum RecordEnvelope {
         }
     }
 
-    /// The data key id a sealed value names, after the structural checks of FORMAT.md §5.1.
-    static func keyID(of value: UnsafeRawBufferPointer) throws(FormatError) -> UInt32 {
-        try parse(value).keyID
-    }
-
     private struct Parsed {
         let keyID: UInt32
         let summary: UnsafeRawBufferPointer?
@@ -230,9 +225,5 @@ extension FieldMap {
             encode(into: &writer)
         }
         return buffer
-    }
-
-    static func decode(_ plaintext: SecureBuffer) throws(FormatError) -> FieldMap {
-        try FieldTable(plaintext, offset: 0).fieldMap
     }
 }
