@@ -150,6 +150,35 @@ public final class CacheWriter: CacheReader {
         return revision
     }
 
+    /// Inserts or replaces `entity`, letting `merge` combine it with the record it replaces, which is read once.
+    /// As for an unconditional ``put(_:expectedRevision:)``, a damaged previous record counts as absent (the write
+    /// heals it) and the revision grows by one.
+    @discardableResult
+    func upsert<S: StorableEntity>(_ entity: S, merging merge: (_ previous: S, _ new: S) -> S) throws -> UInt64 {
+        try store.checkWritable()
+        let key = S.storageKey(for: entity.key, index: store.keyring.index)
+        let previous = try writeTransaction.withValue(in: store.database(DatabaseName.forKind(S.kind)), forKey: key) { value in
+            store.decode(S.self, value: value, key: key)
+        }
+        let merged: S
+        let previousRevision: UInt64?
+        switch previous {
+        case .success(let stored)?:
+            merged = merge(stored.entity, entity)
+            previousRevision = stored.revision
+        case .failure?:  // authenticated but undecodable still has a revision to continue from
+            merged = entity
+            previousRevision = try currentRevision(S.self, key: key, strict: false)
+        case nil:
+            merged = entity
+            previousRevision = nil
+        }
+        try merged.validate()
+        let revision = (previousRevision ?? 0) &+ 1
+        try store.seal(merged, key: key, revision: revision, now: now, into: writeTransaction)
+        return revision
+    }
+
     /// Removes the entity stored under `key`.
     /// - Parameter expectedRevision: as for ``put(_:expectedRevision:)``.
     /// - Returns: Whether a record was removed.

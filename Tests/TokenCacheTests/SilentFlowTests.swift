@@ -164,6 +164,25 @@ import Testing
         }
     }
 
+    @Test func reIngestingKeepsUnknownFieldsAndContinuesRevisions() throws {
+        try TestStore.with { _, cache in
+            try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "rt-1")), context: try Responses.context())
+            var refresh = try #require(try cache.silentLookup(Responses.query()).refreshToken).entity
+            refresh.additionalFields["x_foreign"] = .string("kept")
+            #expect(try cache.put(refresh) == 2)
+            var account = try #require(try cache.silentLookup(Responses.query()).account).entity
+            account.additionalFields["x_profile"] = .integer(7)
+            try cache.put(account)
+            let result = try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "rt-2")), context: try Responses.context())
+            #expect(result.refreshTokenRevision == 3)
+            let after = try cache.silentLookup(Responses.query())
+            #expect(after.refreshToken?.entity.secret.reveal() == "rt-2")
+            #expect(after.refreshToken?.entity.additionalFields["x_foreign"] == .string("kept"))
+            #expect(after.account?.entity.additionalFields["x_profile"] == .integer(7))
+            #expect(after.account?.revision == 3)
+        }
+    }
+
     @Test func malformedResponsesWriteNothing() throws {
         try TestStore.with { _, cache in
             let bad: [Data] = [

@@ -209,15 +209,13 @@ extension CacheReader {
     }
 
     /// Among the per-account records of `homeAccountID` in the alias group, the one with the smallest rank.
-    private func first<S: StorableEntity>(
+    private func first<S: StorableEntity & EnvironmentScoped>(
         _ type: S.Type, homeAccountID: String, environment: String, aliases: EnvironmentAliases,
         corrupt: inout [CorruptRecord], rank: (S) -> Int?
-    ) throws -> StoredEntity<S>? where S: CacheEntity {
+    ) throws -> StoredEntity<S>? {
         var best: (rank: Int, stored: StoredEntity<S>)? = nil
         try scan(S.self, prefix: store.keyring.index.accountPrefix(homeAccountID), corrupt: &corrupt) { stored in
-            guard let environmentOf = (stored.entity as? any EnvironmentScoped)?.environment,
-                aliases.areAliases(environmentOf, environment), let position = rank(stored.entity)
-            else { return }
+            guard aliases.areAliases(stored.entity.environment, environment), let position = rank(stored.entity) else { return }
             if let current = best, current.rank < position || (current.rank == position && current.stored.updatedAt >= stored.updatedAt) {
                 return
             }

@@ -26,16 +26,20 @@ extension CacheWriter {
     {
         try store.checkWritable()
         let derived = try DerivedEntities(response: response, context: context)
-        let accessToken = try carryingUnknownFields(into: derived.accessToken)  // before the record may be evicted
+        // The access token's unknown fields are read before intersect-delete may evict its record.
+        var accessToken = derived.accessToken
+        if let previous = try? get(accessToken.key)?.entity {
+            accessToken = Self.carryingUnknownFields(previous, accessToken)
+        }
         let removed = try removeSupersededAccessTokens(by: accessToken, now: context.now, aliases: aliases)
         let accessTokenRevision = try put(accessToken)
         var refreshTokenRevision: UInt64? = nil
         if let refreshToken = derived.refreshToken {
-            refreshTokenRevision = try put(try carryingUnknownFields(into: refreshToken))
+            refreshTokenRevision = try upsert(refreshToken, merging: Self.carryingUnknownFields)
         }
-        if let idToken = derived.idToken { try put(try carryingUnknownFields(into: idToken)) }
-        if let account = derived.account { try put(try merging(account)) }
-        try put(try carryingUnknownFields(into: derived.appMetadata))
+        if let idToken = derived.idToken { try upsert(idToken, merging: Self.carryingUnknownFields) }
+        if let account = derived.account { try upsert(account, merging: Self.merging) }
+        try upsert(derived.appMetadata, merging: Self.carryingUnknownFields)
         return IngestResult(
             accessToken: derived.accessToken.key, accessTokenRevision: accessTokenRevision,
             refreshTokenRevision: refreshTokenRevision, homeAccountID: derived.accessToken.homeAccountID,
@@ -82,18 +86,16 @@ extension CacheWriter {
         return doomed.count
     }
 
-    /// `entity` with the unknown fields of the record it replaces (its own unknown fields win).
-    private func carryingUnknownFields<E: CacheEntity>(into entity: E) throws -> E where E.Key: CacheEntityKey, E.Key.Entity == E {
-        guard let previous = try? get(entity.key)?.entity else { return entity }
-        var merged = entity
-        merged.additionalFields = previous.additionalFields.merging(entity.additionalFields) { _, new in new }
+    /// `new` with the unknown fields of the record it replaces (its own unknown fields win).
+    private static func carryingUnknownFields<E: CacheEntity>(_ previous: E, _ new: E) -> E {
+        var merged = new
+        merged.additionalFields = previous.additionalFields.merging(new.additionalFields) { _, new in new }
         return merged
     }
 
     /// An account update that keeps what the stored profile knows and the response does not.
-    private func merging(_ account: Account) throws -> Account {
-        guard let previous = try? get(account.key)?.entity else { return account }
-        var merged = account
+    private static func merging(_ previous: Account, _ account: Account) -> Account {
+        var merged = carryingUnknownFields(previous, account)
         func keep(_ field: WritableKeyPath<Account, String?>) {
             if merged[keyPath: field]?.isEmpty ?? true { merged[keyPath: field] = previous[keyPath: field] }
         }
@@ -106,7 +108,6 @@ extension CacheWriter {
         keep(\.middleName)
         keep(\.alternativeAccountID)
         keep(\.clientInfo)
-        merged.additionalFields = previous.additionalFields.merging(account.additionalFields) { _, new in new }
         return merged
     }
 }
