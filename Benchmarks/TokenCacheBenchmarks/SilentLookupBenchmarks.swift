@@ -12,10 +12,17 @@ func silentLookupBenchmarks() {
         maxIterations: 200_000
     )
 
-    for accessTokens in [10_000, 1_000_000] {
+    // A hit at two sizes (the cost must not grow with the cache), and a refresh outcome (every summary of the
+    // bucket opened and rejected) at 1M.
+    let lookupCases: [(name: String, accessTokens: Int, kind: LookupFixture.Expectation)] = [
+        ("silentLookup hit, 10000 ATs", 10_000, .hit),
+        ("silentLookup hit, 1000000 ATs", 1_000_000, .hit),
+        ("silentLookup refresh (no usable AT), 1000000 ATs", 1_000_000, .refresh),
+    ]
+    for lookupCase in lookupCases {
         let fixture = LookupFixture()
         Benchmark(
-            "silentLookup hit, \(accessTokens) ATs",
+            lookupCase.name,
             configuration: lookupConfiguration,
             closure: { benchmark in
                 let cache = fixture.cache!, queries = fixture.queries
@@ -27,30 +34,8 @@ func silentLookupBenchmarks() {
                 fixture.cursor = cursor
             },
             setup: {
-                try fixture.open(accounts: accessTokens / LookupCorpus.accessTokensPerAccount)
-                try fixture.prepareQueries(.hit)
-            },
-            teardown: { fixture.close() }
-        )
-    }
-
-    do {
-        let fixture = LookupFixture()
-        Benchmark(
-            "silentLookup refresh (no usable AT), 1000000 ATs",
-            configuration: lookupConfiguration,
-            closure: { benchmark in
-                let cache = fixture.cache!, queries = fixture.queries
-                var cursor = fixture.cursor
-                for _ in benchmark.scaledIterations {
-                    blackHole(try cache.silentLookup(queries[cursor & (queries.count - 1)]))
-                    cursor &+= 1
-                }
-                fixture.cursor = cursor
-            },
-            setup: {
-                try fixture.open(accounts: 1_000_000 / LookupCorpus.accessTokensPerAccount)
-                try fixture.prepareQueries(.refresh)
+                try fixture.open(accounts: lookupCase.accessTokens / LookupCorpus.accessTokensPerAccount)
+                try fixture.prepareQueries(lookupCase.kind)
             },
             teardown: { fixture.close() }
         )

@@ -191,41 +191,18 @@ let benchmarks: @Sendable () -> Void = {
 
     // MARK: 6. open
 
-    // TokenCache.open of an existing store with a key file, when no instance of it is open in this process: the
-    // process-wide registry holds environments weakly, so dropping the previous instance closes its MDB_env
-    // (outside the measured region) and every iteration opens a new one: filesystem and permission checks,
-    // mdb_env_open + mmap, opening the databases, reading and checking the key file, unwrapping the data key.
-    // Files are in the page cache ("cold in process", not cold from disk).
-    do {
+    // TokenCache.open of an existing store with a key file, in two situations:
+    // - no instance of it is open in this process: the process-wide registry holds environments weakly, so dropping
+    //   the previous instance closes its MDB_env (outside the measured region) and every iteration opens a new one:
+    //   filesystem and permission checks, mdb_env_open + mmap, opening the databases, reading and checking the key
+    //   file, unwrapping the data key. Files are in the page cache ("cold in process", not cold from disk).
+    // - another instance is open: the registry returns the live environment, but the key file is still read, the
+    //   data key unwrapped and the subkeys derived on every call.
+    // Releasing the new instance (closing, freeing its keys) is not measured in either case.
+    for keepOpen in [false, true] {
         let fixture = Fixture()
         Benchmark(
-            "open store (not open in process), 10000 records",
-            configuration: .init(
-                metrics: [.wallClock, .mallocCountTotal], warmupIterations: 5, maxDuration: .seconds(2),
-                maxIterations: 10_000
-            ),
-            closure: { benchmark in
-                for _ in benchmark.scaledIterations {
-                    let cache = try TokenCache.open(fixture.configuration!)
-                    benchmark.stopMeasurement()  // closing (the last reference going away) is not measured
-                    blackHole(cache)
-                }
-            },
-            setup: {
-                try fixture.populated(accounts: 10_000 / Corpus.accessTokensPerAccount)
-                fixture.cache = nil  // the store must not stay open
-            },
-            teardown: { fixture.remove() }
-        )
-    }
-
-    // The same call while another instance of the store is open: the registry returns the live environment, but
-    // the key file is still read, the data key unwrapped and the subkeys derived on every call. As above, releasing
-    // the new instance (which frees its keys) is not measured.
-    do {
-        let fixture = Fixture()
-        Benchmark(
-            "open store (already open in process), 10000 records",
+            keepOpen ? "open store (already open in process), 10000 records" : "open store (not open in process), 10000 records",
             configuration: .init(
                 metrics: [.wallClock, .mallocCountTotal], warmupIterations: 5, maxDuration: .seconds(2),
                 maxIterations: 10_000
@@ -237,7 +214,10 @@ let benchmarks: @Sendable () -> Void = {
                     blackHole(cache)
                 }
             },
-            setup: { try fixture.populated(accounts: 10_000 / Corpus.accessTokensPerAccount) },
+            setup: {
+                try fixture.populated(accounts: 10_000 / Corpus.accessTokensPerAccount)
+                if !keepOpen { fixture.cache = nil }  // the store must not stay open
+            },
             teardown: { fixture.remove() }
         )
     }
