@@ -13,11 +13,15 @@ func silentLookupBenchmarks() {
     )
 
     // A hit at two sizes (the cost must not grow with the cache), and a refresh outcome (every summary of the
-    // bucket opened and rejected) at 1M.
-    let lookupCases: [(name: String, accessTokens: Int, kind: LookupFixture.Expectation)] = [
-        ("silentLookup hit, 10000 ATs", 10_000, .hit),
-        ("silentLookup hit, 1000000 ATs", 1_000_000, .hit),
-        ("silentLookup refresh (no usable AT), 1000000 ATs", 1_000_000, .refresh),
+    // bucket opened and rejected) at 1M. A hit reads its companions (refresh token, ID token, account) on first
+    // access by default; two more cases at 1M measure a hit whose companions are then read, and one that reads them
+    // in the lookup's transaction (`companionLoading: .withLookup`).
+    let lookupCases: [(name: String, accessTokens: Int, kind: LookupFixture.Expectation, companions: CompanionUse)] = [
+        ("silentLookup hit, 10000 ATs", 10_000, .hit, .notRead),
+        ("silentLookup hit, 1000000 ATs", 1_000_000, .hit, .notRead),
+        ("silentLookup hit + companions read, 1000000 ATs", 1_000_000, .hit, .readAfter),
+        ("silentLookup hit, companions with lookup, 1000000 ATs", 1_000_000, .hit, .withLookup),
+        ("silentLookup refresh (no usable AT), 1000000 ATs", 1_000_000, .refresh, .notRead),
     ]
     for lookupCase in lookupCases {
         let fixture = LookupFixture()
@@ -28,14 +32,18 @@ func silentLookupBenchmarks() {
                 let cache = fixture.cache!, queries = fixture.queries
                 var cursor = fixture.cursor
                 for _ in benchmark.scaledIterations {
-                    blackHole(try cache.silentLookup(queries[cursor & (queries.count - 1)]))
+                    let result = try cache.silentLookup(queries[cursor & (queries.count - 1)])
+                    if lookupCase.companions == .readAfter { blackHole(try result.companions) }
+                    blackHole(result)
                     cursor &+= 1
                 }
                 fixture.cursor = cursor
             },
             setup: {
                 try fixture.open(accounts: lookupCase.accessTokens / LookupCorpus.accessTokensPerAccount)
-                try fixture.prepareQueries(lookupCase.kind)
+                try fixture.prepareQueries(
+                    lookupCase.kind, companionLoading: lookupCase.companions == .withLookup ? .withLookup : .onFirstAccess
+                )
             },
             teardown: { fixture.close() }
         )
@@ -82,6 +90,9 @@ func silentLookupBenchmarks() {
     }
 }
 
+/// What a lookup benchmark does with the companions of its result.
+enum CompanionUse { case notRead, readAfter, withLookup }
+
 // MARK: - Fixture
 
 final class LookupFixture: @unchecked Sendable {
@@ -118,7 +129,7 @@ final class LookupFixture: @unchecked Sendable {
 
     /// 16,384 queries drawn uniformly from the stored (account, client, realm, AT) combinations; each one is run
     /// once here and must give the expected outcome.
-    func prepareQueries(_ expectation: Expectation) throws {
+    func prepareQueries(_ expectation: Expectation, companionLoading: CompanionLoading = .onFirstAccess) throws {
         let cache = cache!
         queries = (0..<Fixture.probeCount).map { i in
             let account = Int(Corpus.mix(UInt64(i) &+ 0x51E7) % UInt64(accounts))
@@ -134,23 +145,27 @@ final class LookupFixture: @unchecked Sendable {
             return SilentLookupQuery(
                 clientID: LookupCorpus.clientIDs[LookupCorpus.clientIndex(bucket: bucket)],
                 homeAccountID: info.homeAccountID, environment: LookupCorpus.environment,
-                realm: info.realms[LookupCorpus.realmIndex(bucket: bucket)], scopes: [scope], now: LookupCorpus.queryNow
+                realm: info.realms[LookupCorpus.realmIndex(bucket: bucket)], scopes: [scope], now: LookupCorpus.queryNow,
+                companionLoading: companionLoading
             )
         }
         for (i, query) in queries.enumerated() {
             let result = try cache.silentLookup(query)
+            let companions = try result.companions
+            let clean = try result.corrupt.isEmpty
             let ok: Bool
             switch expectation {
             case .hit:
                 ok = result.outcome == .hit && result.accessToken?.entity.target.contains(query.scopes[0]) == true
-                    && result.refreshToken != nil && result.idToken != nil && result.account != nil && result.corrupt.isEmpty
+                    && companions.refreshToken != nil && companions.idToken != nil && companions.account != nil
+                    && clean
             case .refresh:
-                ok = result.outcome == .refresh && result.accessToken == nil && result.refreshToken != nil
-                    && result.idToken != nil && result.account != nil && result.corrupt.isEmpty
+                ok = result.outcome == .refresh && result.accessToken == nil && companions.refreshToken != nil
+                    && companions.idToken != nil && companions.account != nil && clean
             }
             guard ok else {
                 fatalError(
-                    "silentLookup setup: query \(i) expected \(expectation), got \(result.outcome) (AT \(result.accessToken != nil), RT \(result.refreshToken != nil), IDT \(result.idToken != nil), account \(result.account != nil), corrupt \(result.corrupt.count))"
+                    "silentLookup setup: query \(i) expected \(expectation), got \(result.outcome) (AT \(result.accessToken != nil), RT \(companions.refreshToken != nil), IDT \(companions.idToken != nil), account \(companions.account != nil), corrupt \(companions.corrupt.count))"
                 )
             }
         }

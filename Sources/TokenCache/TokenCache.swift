@@ -64,11 +64,7 @@ public final class TokenCache: Sendable {
 
     /// Runs `body` on one consistent snapshot of the store.
     public func read<R>(_ body: (CacheReader) throws -> R) throws -> R {
-        do {
-            return try store.environment.read { transaction in
-                try body(CacheReader(store: store, transaction: transaction))
-            }
-        } catch { throw TokenCacheError.wrap(error, directory: store.directory) }
+        try store.read(body)
     }
 
     /// Runs `body` in one write transaction and commits it durably (fsync) when `body` returns; if `body`

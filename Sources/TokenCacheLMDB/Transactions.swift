@@ -42,6 +42,11 @@ package class ReadTransaction {
         return database.dbi
     }
 
+    /// The id of the snapshot this transaction reads: LMDB's transaction id, which every committed write
+    /// transaction of any process increases (`mdb_txn_id`). Two read transactions with the same id see exactly
+    /// the same data; a larger id means that at least one write committed in between.
+    package final var snapshotID: Int { lmdb_txn_id(liveHandle) }
+
     /// lmdb.h: keys are 1...`mdb_env_get_maxkeysize()` bytes. Checked here so LMDB never sees a bad size.
     final func validate(key: [UInt8]) throws(LMDBError) {
         guard !key.isEmpty, key.count <= maxKeySize else { throw .badValSize }

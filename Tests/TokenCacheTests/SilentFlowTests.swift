@@ -14,10 +14,10 @@ import Testing
             let hit = try cache.silentLookup(Responses.query())
             #expect(hit.outcome == .hit && !hit.refreshRecommended)
             #expect(hit.accessToken?.entity.secret.reveal() == "at-1")
-            #expect(hit.refreshToken?.entity.secret.reveal() == "rt-1")
-            #expect(hit.idToken != nil)
-            #expect(hit.account?.entity.username == "user@contoso.example")
-            #expect(hit.corrupt.isEmpty)
+            #expect(try hit.refreshToken?.entity.secret.reveal() == "rt-1")
+            #expect(try hit.idToken != nil)
+            #expect(try hit.account?.entity.username == "user@contoso.example")
+            #expect(try hit.corrupt.isEmpty)
             // Every record of the response, one transaction.
             let counts = try cache.info().recordCounts
             #expect(counts == [.accessToken: 1, .refreshToken: 1, .idToken: 1, .account: 1, .appMetadata: 1])
@@ -127,13 +127,13 @@ import Testing
             try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "own-rt")), context: try Responses.context())
             // Responses.client has app metadata without a family: only its own RT.
             let own = try cache.silentLookup(Responses.query(scopes: ["Files.Read"]))
-            #expect(own.refreshToken?.entity.secret.reveal() == "own-rt" && own.familyMembership == .notMember)
+            #expect(try own.refreshToken?.entity.secret.reveal() == "own-rt" && own.familyMembership == .notMember)
             // The member: the family RT.
             let member = try cache.silentLookup(Responses.query(client: Responses.familyMember, scopes: ["Files.Read"]))
-            #expect(member.refreshToken?.entity.secret.reveal() == "family-rt" && member.familyMembership == .member)
+            #expect(try member.refreshToken?.entity.secret.reveal() == "family-rt" && member.familyMembership == .member)
             // A client never seen (no app metadata): the family RT may be tried, flagged as a trial.
             let unknown = try cache.silentLookup(Responses.query(client: "11111111-2222-3333-4444-555555555555", scopes: ["Files.Read"]))
-            #expect(unknown.outcome == .refresh && unknown.refreshToken?.entity.familyID == "1" && unknown.familyMembership == .unknown)
+            #expect(try unknown.outcome == .refresh && unknown.refreshToken?.entity.familyID == "1" && unknown.familyMembership == .unknown)
             // A later response without foci clears the member's family flag.
             try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "member-own")), context: try Responses.context(client: Responses.familyMember))
             #expect(try cache.silentLookup(Responses.query(client: Responses.familyMember, scopes: ["Files.Read"])).refreshToken?.entity.secret.reveal() == "member-own")
@@ -176,10 +176,10 @@ import Testing
             let result = try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "rt-2")), context: try Responses.context())
             #expect(result.refreshTokenRevision == 3)
             let after = try cache.silentLookup(Responses.query())
-            #expect(after.refreshToken?.entity.secret.reveal() == "rt-2")
-            #expect(after.refreshToken?.entity.additionalFields["x_foreign"] == .string("kept"))
-            #expect(after.account?.entity.additionalFields["x_profile"] == .integer(7))
-            #expect(after.account?.revision == 3)
+            #expect(try after.refreshToken?.entity.secret.reveal() == "rt-2")
+            #expect(try after.refreshToken?.entity.additionalFields["x_foreign"] == .string("kept"))
+            #expect(try after.account?.entity.additionalFields["x_profile"] == .integer(7))
+            #expect(try after.account?.revision == 3)
         }
     }
 

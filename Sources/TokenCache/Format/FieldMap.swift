@@ -143,11 +143,21 @@ struct FieldTable {
 
     /// Validates a field map (FORMAT.md §5.3) and returns where each field lies in `reader.bytes`.
     static func parse(_ reader: inout ByteReader) throws(FormatError) -> [Entry] {
+        var entries: [Entry] = []
+        try forEachEntry(&reader, reserving: { entries.reserveCapacity($0) }) { entries.append($0) }
+        return entries
+    }
+
+    /// Validates a field map (FORMAT.md §5.3) entry by entry, handing each to `body` as soon as it is checked: a
+    /// reader that needs a few fields (a lookup summary) picks them without building a table. The map is valid only
+    /// if this returns normally, so callers act on what they picked only then.
+    static func forEachEntry(
+        _ reader: inout ByteReader, reserving reserve: (Int) -> Void = { _ in }, _ body: (Entry) throws(FormatError) -> Void
+    ) throws(FormatError) {
         let count = try reader.read(UInt32.self, "field count")
         // Each field takes at least 8 bytes: a cheap bound before any allocation.
         guard Int(count) <= reader.remaining / 8 else { throw FormatError("field count \(count) exceeds the record size") }
-        var entries: [Entry] = []
-        entries.reserveCapacity(Int(count))
+        reserve(Int(count))
         var previousName: Range<Int>? = nil
         for index in 0..<Int(count) {
             let type = try reader.readByte("field \(index) type")
@@ -174,10 +184,9 @@ struct FieldTable {
             default:
                 throw FormatError("field \(index) has unknown type 0x\(String(type, radix: 16))")
             }
-            entries.append(Entry(type: type, name: nameRange, value: valueStart..<(valueStart + valueLength)))
+            try body(Entry(type: type, name: nameRange, value: valueStart..<(valueStart + valueLength)))
         }
         guard reader.isAtEnd else { throw FormatError("\(reader.remaining) trailing bytes after the field map") }
-        return entries
     }
 
     /// The index of the entry named `name` (compared as bytes: length first, then memcmp).

@@ -41,22 +41,34 @@ enum RecordEnvelope {
     /// The body's associated data holds the whole sealed summary section (nonce, ciphertext, tag), so that a
     /// reader that opens only the body still detects a change to any byte of the record.
     static func associatedData(slot: RecordSlot, keyID: UInt32, section: UInt8, summarySection: UnsafeRawBufferPointer?) -> [UInt8] {
-        var ad: [UInt8] = []
-        ad.reserveCapacity(96 + slot.key.count)
-        ad += FormatConstants.recordADLabel
-        ad += slot.storeID
-        appendLengthPrefixed(Array(slot.database.utf8), to: &ad)
-        appendLengthPrefixed(slot.key, to: &ad)
-        ad.append(FormatConstants.envelopeVersion)
-        withUnsafeBytes(of: keyID.bigEndian) { ad += $0 }
-        ad.append(section)
-        if let summarySection { ad += summarySection }
-        return ad
+        slot.key.withUnsafeBytes { key in
+            withAssociatedData(
+                storeID: slot.storeID, database: slot.database, key: key, keyID: keyID, section: section, summarySection: summarySection
+            ) { Array($0) }
+        }
     }
 
-    private static func appendLengthPrefixed(_ bytes: [UInt8], to output: inout [UInt8]) {
-        withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { output += $0 }
-        output += bytes
+    /// The associated data built in a temporary (stack) buffer and lent to `body`: reads allocate nothing for it.
+    static func withAssociatedData<R, E: Error>(
+        storeID: [UInt8], database: String, key: UnsafeRawBufferPointer, keyID: UInt32, section: UInt8,
+        summarySection: UnsafeRawBufferPointer?, _ body: (UnsafeRawBufferPointer) throws(E) -> R
+    ) throws(E) -> R {
+        let label = FormatConstants.recordADLabel
+        let count = label.count + storeID.count + 4 + database.utf8.count + 4 + key.count + 1 + 4 + 1 + (summarySection?.count ?? 0)
+        return try withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { buffer throws(E) -> R in
+            var writer = ByteWriter(buffer)
+            label.withUnsafeBytes { writer.write($0) }
+            storeID.withUnsafeBytes { writer.write($0) }
+            writer.write(bigEndian: UInt32(database.utf8.count))
+            writer.write(database.utf8)
+            writer.write(bigEndian: UInt32(key.count))
+            writer.write(key)
+            writer.write(FormatConstants.envelopeVersion)
+            writer.write(bigEndian: keyID)
+            writer.write(section)
+            if let summarySection { writer.write(summarySection) }
+            return try body(UnsafeRawBufferPointer(buffer))
+        }
     }
 
     /// Seals `summary` (optional) and `body` into `output`, which must hold exactly `sealedCount` bytes.
@@ -137,35 +149,81 @@ enum RecordEnvelope {
         }
     }
 
-    /// Authenticates and decrypts one section. Returns nil when the summary is asked for and the record has none.
-    static func open(
-        _ section: Section, of value: UnsafeRawBufferPointer, slot: RecordSlot, keys: (UInt32) -> SecureKey?
-    ) throws(FormatError) -> SecureBuffer? {
+    /// A section located in a value whose envelope passed the structural checks and whose key id is known.
+    private struct Located {
+        let keyID: UInt32
+        let key: SecureKey
+        let tag: UInt8
+        let sealed: UnsafeRawBufferPointer
+        /// The summary section, which the body's associated data covers.
+        let coveredSummary: UnsafeRawBufferPointer?
+
+        var plaintextCount: Int { sealed.count - XChaCha20Poly1305.nonceByteCount - XChaCha20Poly1305.tagByteCount }
+    }
+
+    /// Structural checks and key lookup, before any decryption; nil when the summary is asked for and there is none.
+    private static func locate(
+        _ section: Section, of value: UnsafeRawBufferPointer, keys: (UInt32) -> SecureKey?
+    ) throws(FormatError) -> Located? {
         let parsed = try parse(value)
         guard let key = keys(parsed.keyID) else {
             throw FormatError("unknown data key id \(parsed.keyID)", kind: .unknownKeyID)
         }
-        let sealedSection: UnsafeRawBufferPointer
-        let ad: [UInt8]
         switch section {
         case .summary:
             guard let summary = parsed.summary else { return nil }
-            sealedSection = summary
-            ad = associatedData(slot: slot, keyID: parsed.keyID, section: FormatConstants.summarySection, summarySection: nil)
+            return Located(keyID: parsed.keyID, key: key, tag: FormatConstants.summarySection, sealed: summary, coveredSummary: nil)
         case .body:
-            sealedSection = parsed.body
-            ad = associatedData(slot: slot, keyID: parsed.keyID, section: FormatConstants.bodySection, summarySection: parsed.summary)
+            return Located(keyID: parsed.keyID, key: key, tag: FormatConstants.bodySection, sealed: parsed.body, coveredSummary: parsed.summary)
         }
-        let nonce = UnsafeRawBufferPointer(rebasing: sealedSection[..<XChaCha20Poly1305.nonceByteCount])
-        let ciphertext = UnsafeRawBufferPointer(rebasing: sealedSection[XChaCha20Poly1305.nonceByteCount...])
-        let plaintext = SecureBuffer(count: ciphertext.count - XChaCha20Poly1305.tagByteCount)
-        let authenticated = plaintext.withUnsafeMutableBytes { output in
-            ad.withUnsafeBytes { ad in
-                (try? XChaCha20Poly1305.open(ciphertext, associatedData: ad, nonce: nonce, key: key, into: output)) != nil
-            }
+    }
+
+    /// Authenticates and decrypts a located section into `output` (exactly `plaintextCount` bytes).
+    private static func decrypt(
+        _ located: Located, storeID: [UInt8], database: String, key: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
+    ) throws(FormatError) {
+        let nonce = UnsafeRawBufferPointer(rebasing: located.sealed[..<XChaCha20Poly1305.nonceByteCount])
+        let ciphertext = UnsafeRawBufferPointer(rebasing: located.sealed[XChaCha20Poly1305.nonceByteCount...])
+        let authenticated = withAssociatedData(
+            storeID: storeID, database: database, key: key, keyID: located.keyID, section: located.tag,
+            summarySection: located.coveredSummary
+        ) { ad in
+            (try? XChaCha20Poly1305.open(ciphertext, associatedData: ad, nonce: nonce, key: located.key, into: output)) != nil
         }
         guard authenticated else { throw FormatError("authentication failed", kind: .authenticationFailure) }
+    }
+
+    /// Authenticates and decrypts one section into a zeroizing buffer. Returns nil when the summary is asked for
+    /// and the record has none.
+    static func open(
+        _ section: Section, of value: UnsafeRawBufferPointer, slot: RecordSlot, keys: (UInt32) -> SecureKey?
+    ) throws(FormatError) -> SecureBuffer? {
+        guard let located = try locate(section, of: value, keys: keys) else { return nil }
+        let plaintext = SecureBuffer(count: located.plaintextCount)
+        try plaintext.withUnsafeMutableBytes { output in
+            slot.key.withUnsafeBytes { key in
+                Result { () throws(FormatError) in
+                    try decrypt(located, storeID: slot.storeID, database: slot.database, key: key, into: output)
+                }
+            }
+        }.get()
         return plaintext
+    }
+
+    /// Authenticates and decrypts one section into a temporary buffer that is lent to `body` and wiped when it
+    /// returns: the lookup path reads summaries without a heap allocation. Returns nil when the summary is asked
+    /// for and the record has none. `key` is the record's LMDB key (its bytes are bound into the associated data).
+    static func withOpened<R>(
+        _ section: Section, of value: UnsafeRawBufferPointer, storeID: [UInt8], database: String, key: UnsafeRawBufferPointer,
+        keys: (UInt32) -> SecureKey?, _ body: (UnsafeRawBufferPointer) throws(FormatError) -> R
+    ) throws(FormatError) -> R? {
+        guard let located = try locate(section, of: value, keys: keys) else { return nil }
+        return try withUnsafeTemporaryAllocation(byteCount: max(located.plaintextCount, 1), alignment: 16) { buffer throws(FormatError) -> R in
+            let output = UnsafeMutableRawBufferPointer(rebasing: buffer[..<located.plaintextCount])
+            defer { Memory.zero(buffer) }
+            try decrypt(located, storeID: storeID, database: database, key: key, into: output)
+            return try body(UnsafeRawBufferPointer(output))
+        }
     }
 }
 

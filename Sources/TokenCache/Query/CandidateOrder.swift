@@ -34,8 +34,8 @@ public enum CandidateOrder {
     ///   - bExp: `expires_on` of the second candidate.
     ///   - bKey: tiebreak bytes of the second candidate.
     public static func prefers(
-        cachedAt a: Int64, expiresOn aExp: Int64, tiebreak aKey: [UInt8],
-        over bCached: Int64, _ bExp: Int64, _ bKey: [UInt8]
+        cachedAt a: Int64, expiresOn aExp: Int64, tiebreak aKey: some Collection<UInt8>,
+        over bCached: Int64, _ bExp: Int64, _ bKey: some Collection<UInt8>
     ) -> Bool {
         if a != bCached { return a > bCached }
         if aExp != bExp { return aExp > bExp }

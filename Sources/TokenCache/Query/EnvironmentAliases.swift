@@ -34,7 +34,7 @@
 /// ```
 public struct EnvironmentAliases: Sendable, Hashable {
     /// A host, ASCII-lower-cased, compared by bytes.
-    private struct Host: Hashable, Sendable {
+    fileprivate struct Host: Hashable, Sendable {
         let bytes: [UInt8]
 
         init(_ text: String) {
@@ -45,12 +45,12 @@ public struct EnvironmentAliases: Sendable, Hashable {
     }
 
     /// Each known host → the canonical host of its group.
-    private var canonicalByHost: [Host: Host]
+    fileprivate var canonicalByHost: [Host: Host]
     /// Each canonical host → the hosts of its group, canonical first, in the order given.
     ///
     /// Dictionaries keyed by canonical host (rather than arrays of groups) make the synthesized `==` and
     /// `hash(into:)` compare the table by content, independent of how it was built.
-    private var membersByCanonical: [Host: [Host]]
+    fileprivate var membersByCanonical: [Host: [Host]]
 
     /// The built-in groups of msal-cache-semantics.md §6.3 (public cloud, China, US Government, US regional,
     /// Germany legacy, PPE, France Bleu, Germany Delos, Singapore GovSG), each with its preferred-cache host
@@ -123,7 +123,7 @@ public struct EnvironmentAliases: Sendable, Hashable {
         return false  // `a` is unknown: its group is itself, and `b` is another host
     }
 
-    private static func equalIgnoringASCIICase(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
+    fileprivate static func equalIgnoringASCIICase(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
         lhs.count == rhs.count && zip(lhs, rhs).allSatisfy { x, y in x == y || ((x | 0x20) == (y | 0x20) && (0x61...0x7A).contains(x | 0x20)) }
     }
 
@@ -150,5 +150,28 @@ public struct EnvironmentAliases: Sendable, Hashable {
 
         membersByCanonical[canonical] = hosts
         for host in hosts { canonicalByHost[host] = canonical }
+    }
+}
+
+/// The hosts of one alias group, matched against stored environments as bytes: a lookup judges every candidate
+/// without building a string.
+struct AliasGroup: Sendable {
+    /// ASCII-lower-cased.
+    fileprivate let members: [[UInt8]]
+
+    /// Whether `host` (any case) is a member: for the group of `h`, exactly `EnvironmentAliases.areAliases(host, h)`.
+    func contains(_ host: some Collection<UInt8>) -> Bool {
+        members.contains { EnvironmentAliases.equalIgnoringASCIICase(host, $0) }
+    }
+}
+
+extension EnvironmentAliases {
+    /// The alias group of `host`: its built-in or configured group, or the host alone when it is unknown.
+    func group(of host: String) -> AliasGroup {
+        let key = Host(host)
+        guard let canonical = canonicalByHost[key], let members = membersByCanonical[canonical] else {
+            return AliasGroup(members: [key.bytes])
+        }
+        return AliasGroup(members: members.map(\.bytes))
     }
 }

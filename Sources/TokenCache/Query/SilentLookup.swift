@@ -12,10 +12,12 @@ public struct SilentLookupQuery: Sendable, Hashable {
     public var keyID: String?
     /// Unix seconds.
     public var now: Int64
+    /// When a hit's companions (refresh token, ID token, account, family membership) are read.
+    public var companionLoading: CompanionLoading
 
     public init(
         clientID: String, homeAccountID: String, environment: String, realm: String, scopes: [String],
-        tokenType: String? = nil, keyID: String? = nil, now: Int64
+        tokenType: String? = nil, keyID: String? = nil, now: Int64, companionLoading: CompanionLoading = .onFirstAccess
     ) {
         self.clientID = clientID
         self.homeAccountID = homeAccountID
@@ -25,16 +27,17 @@ public struct SilentLookupQuery: Sendable, Hashable {
         self.tokenType = tokenType
         self.keyID = keyID
         self.now = now
+        self.companionLoading = companionLoading
     }
 
     /// A query whose environment and realm come from an authority URL.
     public init(
         clientID: String, homeAccountID: String, authority: Authority, scopes: [String], tokenType: String? = nil,
-        keyID: String? = nil, now: Int64
+        keyID: String? = nil, now: Int64, companionLoading: CompanionLoading = .onFirstAccess
     ) {
         self.init(
             clientID: clientID, homeAccountID: homeAccountID, environment: authority.host, realm: authority.tenant,
-            scopes: scopes, tokenType: tokenType, keyID: keyID, now: now
+            scopes: scopes, tokenType: tokenType, keyID: keyID, now: now, companionLoading: companionLoading
         )
     }
 }
@@ -61,15 +64,77 @@ public struct SilentLookupResult: Sendable {
         case unknown
     }
 
-    public var outcome: Outcome
-    public var familyMembership: FamilyMembership
+    public let outcome: Outcome
     /// The access token's refresh_on has passed: use it, and refresh in the background.
-    public var refreshRecommended: Bool
-    public var accessToken: StoredEntity<AccessToken>?
+    public let refreshRecommended: Bool
+    public let accessToken: StoredEntity<AccessToken>?
+    /// Damaged access tokens the bucket scan skipped.
+    let accessTokenCorrupt: [CorruptRecord]
+    let companionSource: CompanionSource
+
+    init(
+        outcome: Outcome, refreshRecommended: Bool, accessToken: StoredEntity<AccessToken>?, accessTokenCorrupt: [CorruptRecord],
+        companions: CompanionSource
+    ) {
+        self.outcome = outcome
+        self.refreshRecommended = refreshRecommended
+        self.accessToken = accessToken
+        self.accessTokenCorrupt = accessTokenCorrupt
+        self.companionSource = companions
+    }
+
+    /// The refresh token to redeem, the ID token, the account and the family membership. For a hit looked up with
+    /// ``CompanionLoading/onFirstAccess`` they are read on the first call (once; later calls and copies of the result
+    /// share what it read), which is why this can throw (an LMDB failure, as any read).
+    public var companions: SilentLookupCompanions {
+        get throws {
+            switch companionSource {
+            case .loaded(let companions): companions
+            case .deferred(let deferred): try deferred.load()
+            }
+        }
+    }
+
     /// The refresh token that would be redeemed (family first when the client may use it), whatever the outcome.
+    public var refreshToken: StoredEntity<RefreshToken>? { get throws { try companions.refreshToken } }
+    public var idToken: StoredEntity<IDToken>? { get throws { try companions.idToken } }
+    public var account: StoredEntity<Account>? { get throws { try companions.account } }
+    public var familyMembership: FamilyMembership { get throws { try companions.familyMembership } }
+
+    /// Damaged records met on the way (the access-token scan's and the companions'); they were skipped (treated
+    /// as absent), never returned. Reads the companions if they are not read yet.
+    public var corrupt: [CorruptRecord] { get throws { accessTokenCorrupt + (try companions.corrupt) } }
+}
+
+/// When the companions of a hit (refresh token, ID token, account, family membership) are read.
+///
+/// A hit needs only the access token; the companions live in three other databases, and reading them costs
+/// about as much again as the hit itself. Outcomes other than a hit depend on the refresh token, so their
+/// companions are always read with the lookup.
+public enum CompanionLoading: String, Sendable, Hashable, CaseIterable {
+    /// On the first access to any of them, all together in one read transaction of their own. When no write
+    /// committed since the lookup, that transaction sees exactly the lookup's snapshot; otherwise it sees the newer
+    /// state (a rotated refresh token, a sign-out), and ``SilentLookupCompanions/fromLookupSnapshot`` is false.
+    case onFirstAccess = "on_first_access"
+    /// In the lookup's own transaction: everything from one snapshot, at the cost of reading it all on every hit.
+    case withLookup = "with_lookup"
+}
+
+/// What a silent request gets besides the access token.
+public struct SilentLookupCompanions: Sendable {
+    public var familyMembership: SilentLookupResult.FamilyMembership
+    /// The refresh token that would be redeemed (family first when the client may use it).
     public var refreshToken: StoredEntity<RefreshToken>?
     public var idToken: StoredEntity<IDToken>?
     public var account: StoredEntity<Account>?
-    /// Damaged records met on the way; they were skipped (treated as absent), never returned.
+    /// Damaged records met while reading these; skipped, never returned.
     public var corrupt: [CorruptRecord]
+    /// Whether these come from the snapshot the access token was read in (see ``CompanionLoading``).
+    public var fromLookupSnapshot: Bool
+}
+
+/// Where a result's companions come from.
+enum CompanionSource: Sendable {
+    case loaded(SilentLookupCompanions)
+    case deferred(DeferredCompanions)
 }

@@ -1,22 +1,127 @@
-/// The sealed summary of an access token (FORMAT.md §5.4): what a lookup needs to pick a candidate
+/// The sealed summary of an access token (FORMAT.md §5.4), read in place: what a lookup needs to pick a candidate
 /// without decrypting the token.
+///
+/// The views point into the decrypted summary (a temporary buffer wiped after use) or into a string the caller
+/// keeps alive; nothing is copied, so judging a candidate allocates nothing.
+struct AccessTokenSummaryView {
+    var environment: UnsafeRawBufferPointer
+    /// The canonical target (FORMAT.md §4.2): lower-cased scopes, sorted bytewise, de-duplicated, one space apart.
+    var canonicalTarget: UnsafeRawBufferPointer
+    var cachedAt: Int64
+    var expiresOn: Int64
+    var refreshOn: Int64?
+
+    /// Parses and validates a summary plaintext (a bare field map). Fields other than the five are ignored.
+    init(plaintext: UnsafeRawBufferPointer) throws(FormatError) {
+        var environment: UnsafeRawBufferPointer? = nil, target: UnsafeRawBufferPointer? = nil
+        var cachedAt: Int64? = nil, expiresOn: Int64? = nil, refreshOn: Int64? = nil
+        var reader = ByteReader(plaintext)
+        try FieldTable.forEachEntry(&reader) { entry throws(FormatError) in
+            let name = UnsafeRawBufferPointer(rebasing: plaintext[entry.name])
+            let value = UnsafeRawBufferPointer(rebasing: plaintext[entry.value])
+            guard let field = SummaryField(name) else { return }
+            guard entry.type == field.type else {
+                throw FormatError("\(EntityKind.accessToken) field '\(field.name)' is not \(field.type == 0x01 ? "text" : "an integer")")
+            }
+            switch field {
+            case .environment: environment = value
+            case .target: target = value
+            case .cachedAt: cachedAt = Int64(bigEndian: value.loadUnaligned(as: Int64.self))
+            case .expiresOn: expiresOn = Int64(bigEndian: value.loadUnaligned(as: Int64.self))
+            case .refreshOn: refreshOn = Int64(bigEndian: value.loadUnaligned(as: Int64.self))
+            }
+        }
+        func missing(_ field: SummaryField) -> FormatError {
+            FormatError("\(EntityKind.accessToken) record lacks required field '\(field.name)'")
+        }
+        guard let environment else { throw missing(.environment) }
+        guard let target else { throw missing(.target) }
+        guard let cachedAt else { throw missing(.cachedAt) }
+        guard let expiresOn else { throw missing(.expiresOn) }
+        self.init(environment: environment, canonicalTarget: target, cachedAt: cachedAt, expiresOn: expiresOn, refreshOn: refreshOn)
+    }
+
+    init(
+        environment: UnsafeRawBufferPointer, canonicalTarget: UnsafeRawBufferPointer, cachedAt: Int64, expiresOn: Int64,
+        refreshOn: Int64?
+    ) {
+        self.environment = environment
+        self.canonicalTarget = canonicalTarget
+        self.cachedAt = cachedAt
+        self.expiresOn = expiresOn
+        self.refreshOn = refreshOn
+    }
+
+    /// Whether every scope of `request` is in the target: a merge over the canonical bytes, no allocation.
+    func covers(_ request: ScopeSet) -> Bool {
+        var target = canonicalTarget[...]
+        for scope in request.normalized {
+            var found = false
+            while !target.isEmpty {
+                let end = target.firstIndex(of: 0x20) ?? target.endIndex
+                let token = target[target.startIndex..<end]
+                target = end == target.endIndex ? target[end...] : target[(end + 1)...]
+                if token.elementsEqual(scope.utf8) { found = true; break }
+                if !token.lexicographicallyPrecedes(scope.utf8) { return false }  // sorted: passed where it would be
+            }
+            if !found { return false }
+        }
+        return true
+    }
+
+    /// The five summary fields, recognised by their exact name bytes.
+    private enum SummaryField {
+        case cachedAt, environment, expiresOn, refreshOn, target
+
+        init?(_ name: UnsafeRawBufferPointer) {
+            for field in [Self.cachedAt, .environment, .expiresOn, .refreshOn, .target] where name.elementsEqual(field.name.utf8) {
+                self = field
+                return
+            }
+            return nil
+        }
+
+        var name: StaticString {
+            switch self {
+            case .cachedAt: "cached_at"
+            case .environment: "environment"
+            case .expiresOn: "expires_on"
+            case .refreshOn: "refresh_on"
+            case .target: "target"
+            }
+        }
+
+        var type: UInt8 {
+            switch self {
+            case .environment, .target: 0x01
+            case .cachedAt, .expiresOn, .refreshOn: 0x02
+            }
+        }
+    }
+}
+
+extension StaticString {
+    /// The bytes of a static ASCII string, without building a `String`.
+    var utf8: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: utf8Start, count: utf8CodeUnitCount) }
+}
+
+/// An owned copy of an access token's summary, for callers outside the lookup path (intersect-delete on ingest).
 struct AccessTokenSummary {
     var environment: String
-    /// The canonical target (FORMAT.md §4.2): lower-cased scopes, sorted bytewise, de-duplicated, one space apart.
     var canonicalTarget: String
     var cachedAt: Int64
     var expiresOn: Int64
     var refreshOn: Int64?
 
-    init(fields: FieldTable) throws(FormatError) {
-        var decoder = FieldDecoder(fields, kind: .accessToken)
-        environment = try decoder.string("environment")
-        canonicalTarget = try decoder.string("target")
-        cachedAt = try decoder.integer("cached_at")
-        expiresOn = try decoder.integer("expires_on")
-        refreshOn = try decoder.optionalInteger("refresh_on")
+    init(_ view: AccessTokenSummaryView) {
+        environment = String(decoding: view.environment, as: UTF8.self)
+        canonicalTarget = String(decoding: view.canonicalTarget, as: UTF8.self)
+        cachedAt = view.cachedAt
+        expiresOn = view.expiresOn
+        refreshOn = view.refreshOn
     }
 
+    /// The summary a writer would have written for `token` (FORMAT.md §5.4), for records that carry none.
     init(_ token: AccessToken) throws(FormatError) {
         guard let scopes = try? ScopeSet(parsing: token.target) else { throw FormatError("target is not a scope list") }
         environment = token.environment
@@ -26,6 +131,21 @@ struct AccessTokenSummary {
         refreshOn = token.refreshOn
     }
 
+    /// Lends a view of this summary (over its strings' bytes) to `body`.
+    func withView<R>(_ body: (AccessTokenSummaryView) -> R) -> R {
+        var environment = environment, target = canonicalTarget
+        return environment.withUTF8 { environment in
+            target.withUTF8 { target in
+                body(
+                    AccessTokenSummaryView(
+                        environment: UnsafeRawBufferPointer(environment), canonicalTarget: UnsafeRawBufferPointer(target),
+                        cachedAt: cachedAt, expiresOn: expiresOn, refreshOn: refreshOn
+                    )
+                )
+            }
+        }
+    }
+
     /// The scopes as a set (for intersect-delete, off the lookup path).
     var scopes: ScopeSet {
         get throws(FormatError) {
@@ -33,31 +153,28 @@ struct AccessTokenSummary {
             return scopes
         }
     }
-
-    /// Whether every scope of `request` is in the target: a merge over the canonical string, no allocation.
-    func covers(_ request: ScopeSet) -> Bool {
-        var target = canonicalTarget.utf8[...]
-        for scope in request.normalized {
-            var found = false
-            while let end = target.firstIndex(of: 0x20) ?? (target.isEmpty ? nil : target.endIndex) {
-                let token = target[target.startIndex..<end]
-                target = end == target.endIndex ? target[end...] : target[target.index(after: end)...]
-                if token.elementsEqual(scope.utf8) { found = true; break }
-                if !token.lexicographicallyPrecedes(scope.utf8) { return false }  // sorted: passed where it would be
-            }
-            if !found { return false }
-        }
-        return true
-    }
 }
 
 extension RecordStore {
-    /// The summary of an access-token value; from the body when a (foreign or older) writer left none.
+    /// Lends the summary of an access-token value to `body`; built from the body when a (foreign or older) writer
+    /// left none. `key` is the record's LMDB key.
+    func withSummary<R>(
+        _ value: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, _ body: (AccessTokenSummaryView) throws(FormatError) -> R
+    ) throws(FormatError) -> R {
+        let opened = try RecordEnvelope.withOpened(
+            .summary, of: value, storeID: keyring.storeID, database: DatabaseName.accessTokens, key: key, keys: keyring.recordKey
+        ) { plaintext throws(FormatError) in try body(try AccessTokenSummaryView(plaintext: plaintext)) }
+        if let opened { return opened }
+        let summary = try AccessTokenSummary(
+            try AccessToken(decoding: try openBody(value, slot: slot(DatabaseName.accessTokens, Array(key))).fields)
+        )
+        return try summary.withView { view in Result { () throws(FormatError) in try body(view) } }.get()
+    }
+
+    /// An owned copy of the summary of an access-token value (see ``withSummary(_:key:_:)``).
     func openSummary(_ value: UnsafeRawBufferPointer, key: [UInt8]) throws(FormatError) -> AccessTokenSummary {
-        let slot = slot(DatabaseName.accessTokens, key)
-        if let plaintext = try RecordEnvelope.open(.summary, of: value, slot: slot, keys: keyring.recordKey) {
-            return try AccessTokenSummary(fields: try FieldTable(plaintext, offset: 0))
-        }
-        return try AccessTokenSummary(try AccessToken(decoding: try openBody(value, slot: slot).fields))
+        try key.withUnsafeBytes { key in
+            Result { () throws(FormatError) in try withSummary(value, key: key) { AccessTokenSummary($0) } }
+        }.get()
     }
 }

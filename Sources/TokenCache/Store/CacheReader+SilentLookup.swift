@@ -5,8 +5,9 @@ extension CacheReader {
     ///
     /// Cost is independent of the cache size: the access tokens scanned are those of one bucket (home
     /// account, client, realm, token type, key id: one LMDB range), and only their small sealed summaries are
-    /// decrypted; the one chosen token is decrypted in full. Refresh tokens, ID token and account come from
-    /// per-account ranges of a few records each.
+    /// decrypted, in place, into a temporary buffer; the one chosen token is decrypted in full. The companions
+    /// (refresh token, ID token, account: per-account ranges of a few records each) are read with the lookup, or
+    /// on first access for a hit (``CompanionLoading``).
     ///
     /// - Throws: ``TokenCacheError`` `.invalidArgument` when the request holds no scope besides
     ///   openid/profile/offline_access, or a malformed scope.
@@ -14,92 +15,130 @@ extension CacheReader {
         let requested = try ScopeSet.request(query.scopes)
         var corrupt: [CorruptRecord] = []
         let realms = RealmResolution.candidates(queryRealm: query.realm, homeAccountID: query.homeAccountID)
+        let hosts = aliases.group(of: query.environment)
 
         let index = store.keyring.index
         let accountPrefix = index.accountPrefix(query.homeAccountID)  // P(hid), shared by every range below
-        var chosen: (key: [UInt8], summary: AccessTokenSummary, usability: AccessTokenUsability)? = nil
-        var realmUsed: String? = nil
-        for realm in realms where chosen == nil {
-            let prefix = AccessToken.bucketPrefix(
-                accountPrefix: accountPrefix, clientID: query.clientID, realm: realm, tokenType: query.tokenType,
-                keyID: query.keyID, index: index
-            )
-            try transaction.forEach(in: store.database(DatabaseName.accessTokens), prefix: prefix) { key, value in
-                let summary: AccessTokenSummary
-                do {
-                    summary = try store.openSummary(value, key: Array(key))
-                } catch {
-                    let reason = (error as? FormatError)?.message ?? "unreadable summary"
-                    corrupt.append(store.corrupt(.accessToken, DatabaseName.accessTokens, Array(key), reason))
-                    return true
-                }
-                guard aliases.areAliases(summary.environment, query.environment), summary.covers(requested) else {
-                    return true
-                }
-                let usability = AccessTokenExpiry.usability(
-                    expiresOn: summary.expiresOn, cachedAt: summary.cachedAt, refreshOn: summary.refreshOn, now: query.now
+        let database = store.database(DatabaseName.accessTokens)
+        // Views into the map: valid until this transaction ends, so the chosen value is not looked up again.
+        typealias Candidate = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, cachedAt: Int64, expiresOn: Int64, refreshRecommended: Bool, realm: String)
+        /// The preferred usable token of the first realm that has one, skipping `excluded` keys (bodies found damaged).
+        func bestCandidate(excluding excluded: [[UInt8]], reportingDamage: Bool) throws -> Candidate? {
+            var chosen: Candidate? = nil
+            for realm in realms where chosen == nil {
+                let prefix = AccessToken.bucketPrefix(
+                    accountPrefix: accountPrefix, clientID: query.clientID, realm: realm, tokenType: query.tokenType,
+                    keyID: query.keyID, index: index
                 )
-                guard usability.isUsable else { return true }
-                let candidateKey = Array(key)
-                if let current = chosen,
-                    !CandidateOrder.prefers(
-                        cachedAt: summary.cachedAt, expiresOn: summary.expiresOn, tiebreak: candidateKey,
-                        over: current.summary.cachedAt, current.summary.expiresOn, current.key
-                    )
-                {
+                try transaction.forEach(in: database, prefix: prefix) { key, value in
+                    if !excluded.isEmpty, excluded.contains(where: { $0.elementsEqual(key) }) { return true }
+                    do throws(FormatError) {
+                        try store.withSummary(value, key: key) { summary throws(FormatError) in
+                            guard hosts.contains(summary.environment), summary.covers(requested) else { return }
+                            let usability = AccessTokenExpiry.usability(
+                                expiresOn: summary.expiresOn, cachedAt: summary.cachedAt, refreshOn: summary.refreshOn, now: query.now
+                            )
+                            guard case .usable(let refreshRecommended) = usability else { return }
+                            if let current = chosen,
+                                !CandidateOrder.prefers(
+                                    cachedAt: summary.cachedAt, expiresOn: summary.expiresOn, tiebreak: key,
+                                    over: current.cachedAt, current.expiresOn, current.key
+                                )
+                            {
+                                return
+                            }
+                            chosen = (key, value, summary.cachedAt, summary.expiresOn, refreshRecommended, realm)
+                        }
+                    } catch where reportingDamage {
+                        corrupt.append(store.corrupt(.accessToken, DatabaseName.accessTokens, Array(key), error.message))
+                    } catch {}
                     return true
                 }
-                chosen = (candidateKey, summary, usability)
-                realmUsed = realm
-                return true
             }
+            return chosen
         }
 
+        // The best candidate by its summary; if its body turns out damaged, the next best (rare: a second scan).
         var accessToken: StoredEntity<AccessToken>? = nil
-        var refreshRecommended = false
-        if let chosen {
-            let result = try transaction.withValue(in: store.database(DatabaseName.accessTokens), forKey: chosen.key) { value in
-                store.decode(AccessToken.self, value: value, key: chosen.key)
-            }
-            switch result {
-            case .success(let stored)?:
+        var chosen: Candidate? = nil
+        var damagedBodies: [[UInt8]] = []
+        while accessToken == nil, let candidate = try bestCandidate(excluding: damagedBodies, reportingDamage: damagedBodies.isEmpty) {
+            let key = Array(candidate.key)
+            switch store.decode(AccessToken.self, value: candidate.value, key: key) {
+            case .success(let stored):
                 accessToken = stored
-                if case .usable(let recommended) = chosen.usability { refreshRecommended = recommended }
-            case .failure(let record)?: corrupt.append(record)
-            case nil: break
+                chosen = candidate
+            case .failure(let record):
+                corrupt.append(record)
+                damagedBodies.append(key)
             }
         }
+        let realmUsed = chosen?.realm
 
+        let request = CompanionRequest(
+            homeAccountID: query.homeAccountID, accountPrefix: accountPrefix, clientID: query.clientID,
+            environment: query.environment, profileRealms: realmUsed.map { [$0] + realms.filter { $0 != realmUsed } } ?? realms,
+            accessTokenEnvironment: accessToken?.entity.environment
+        )
+        if let accessToken {
+            let source: CompanionSource
+            switch query.companionLoading {
+            case .onFirstAccess:
+                source = .deferred(
+                    DeferredCompanions(store: store, aliases: aliases, request: request, lookupSnapshot: transaction.snapshotID)
+                )
+            case .withLookup:
+                source = .loaded(try companions(for: request, aliases: aliases, lookupSnapshot: nil))
+            }
+            return SilentLookupResult(
+                outcome: .hit, refreshRecommended: chosen?.refreshRecommended ?? false, accessToken: accessToken,
+                accessTokenCorrupt: corrupt, companions: source
+            )
+        }
+        // Without an access token the outcome depends on the refresh token: read the companions now.
+        let companions = try companions(for: request, aliases: aliases, lookupSnapshot: nil)
+        return SilentLookupResult(
+            outcome: companions.refreshToken != nil ? .refresh : .interactionRequired, refreshRecommended: false,
+            accessToken: nil, accessTokenCorrupt: corrupt, companions: .loaded(companions)
+        )
+    }
+
+    /// The refresh token to redeem, the ID token and the account of a lookup, from this transaction's snapshot.
+    /// `lookupSnapshot` is the id of the lookup's snapshot when this runs in a later transaction, nil when it runs in
+    /// the lookup's own.
+    func companions(for request: CompanionRequest, aliases: EnvironmentAliases, lookupSnapshot: Int?) throws
+        -> SilentLookupCompanions
+    {
+        var corrupt: [CorruptRecord] = []
+        let index = store.keyring.index
         let (refreshToken, familyMembership) = try refreshTokenToRedeem(
-            accountPrefix: accountPrefix, clientID: query.clientID, environment: query.environment, aliases: aliases,
+            accountPrefix: request.accountPrefix, clientID: request.clientID, environment: request.environment, aliases: aliases,
             corrupt: &corrupt
         )
-        let profileRealms = realmUsed.map { [$0] + realms.filter { $0 != realmUsed } } ?? realms
         // Hosts to probe for the account, most likely first: where the token was written, then the query's.
-        var hosts = [accessToken?.entity.environment, refreshToken?.entity.environment, query.environment].compactMap { $0 }
-        hosts += aliases.hosts(aliasing: query.environment)
+        var hosts = [request.accessTokenEnvironment, refreshToken?.entity.environment, request.environment].compactMap { $0 }
+        hosts += aliases.hosts(aliasing: request.environment)
         var idToken: StoredEntity<IDToken>? = nil
         var account: StoredEntity<Account>? = nil
-        for realm in profileRealms where idToken == nil {
+        for realm in request.profileRealms where idToken == nil {
             idToken = try newest(
-                IDToken.self, prefix: IDToken.ownerPrefix(accountPrefix: accountPrefix, clientID: query.clientID, realm: realm, index: index),
-                environment: query.environment, aliases: aliases, corrupt: &corrupt
+                IDToken.self,
+                prefix: IDToken.ownerPrefix(accountPrefix: request.accountPrefix, clientID: request.clientID, realm: realm, index: index),
+                environment: request.environment, aliases: aliases, corrupt: &corrupt
             )
         }
-        for realm in profileRealms where account == nil {
-            account = try probeAccount(accountPrefix: accountPrefix, realm: realm, hosts: hosts, corrupt: &corrupt)
+        for realm in request.profileRealms where account == nil {
+            account = try probeAccount(accountPrefix: request.accountPrefix, realm: realm, hosts: hosts, corrupt: &corrupt)
         }
         if account == nil {  // a foreign cache may hold the profile under a host spelled differently (case, alias list)
             account = try first(
-                Account.self, homeAccountID: query.homeAccountID, environment: query.environment, aliases: aliases, corrupt: &corrupt
-            ) { account in rank(account.realm, in: profileRealms) }
+                Account.self, homeAccountID: request.homeAccountID, environment: request.environment, aliases: aliases,
+                corrupt: &corrupt
+            ) { account in rank(account.realm, in: request.profileRealms) }
         }
-
-        let outcome: SilentLookupResult.Outcome =
-            accessToken != nil ? .hit : (refreshToken != nil ? .refresh : .interactionRequired)
-        return SilentLookupResult(
-            outcome: outcome, familyMembership: familyMembership, refreshRecommended: accessToken != nil && refreshRecommended, accessToken: accessToken,
-            refreshToken: refreshToken, idToken: idToken, account: account, corrupt: corrupt
+        return SilentLookupCompanions(
+            familyMembership: familyMembership, refreshToken: refreshToken, idToken: idToken, account: account, corrupt: corrupt,
+            fromLookupSnapshot: lookupSnapshot.map { $0 == transaction.snapshotID } ?? true
         )
     }
 

@@ -115,6 +115,13 @@ final class RecordStore: Sendable {
         )
     }
 
+    /// Runs `body` on one consistent snapshot, with errors mapped to ``TokenCacheError``.
+    func read<R>(_ body: (CacheReader) throws -> R) throws -> R {
+        do {
+            return try environment.read { transaction in try body(CacheReader(store: self, transaction: transaction)) }
+        } catch { throw TokenCacheError.wrap(error, directory: directory) }
+    }
+
     func checkWritable() throws(TokenCacheError) {
         if readOnly {
             throw TokenCacheError(.readOnly, "the store at \(directory) is open read-only (or was written by a newer format)")

@@ -103,6 +103,10 @@ import Synchronization
     mdb_txn_reset(txn)
 }
 
+@inline(__always) func lmdb_txn_id(_ txn: OpaquePointer) -> Int {
+    mdb_txn_id(txn)
+}
+
 // MARK: Databases and data
 
 @inline(__always) func lmdb_dbi_open(_ txn: OpaquePointer, _ name: String, create: Bool, _ dbi: inout UInt32) -> Int32 {

@@ -67,21 +67,22 @@ struct Lookup: ParsableCommand {
             if let authority {
                 query = SilentLookupQuery(
                     clientID: clientID, homeAccountID: homeAccountID, authority: try Authority(authority), scopes: scopes,
-                    tokenType: tokenType, keyID: keyID, now: now
+                    tokenType: tokenType, keyID: keyID, now: now, companionLoading: .withLookup
                 )
             } else {
                 query = SilentLookupQuery(
                     clientID: clientID, homeAccountID: homeAccountID, environment: environment!, realm: realm!, scopes: scopes,
-                    tokenType: tokenType, keyID: keyID, now: now
+                    tokenType: tokenType, keyID: keyID, now: now, companionLoading: .withLookup
                 )
             }
+            // The command prints everything, so it reads everything from the lookup's own snapshot.
             let result = try TokenCache.open(options.configuration()).silentLookup(query)
             if json {
-                print(LookupJSON.render(result, revealSecrets: revealSecrets).prettyPrinted())
+                print(try LookupJSON.render(result, revealSecrets: revealSecrets).prettyPrinted())
             } else {
-                print(LookupJSON.describe(result, revealSecrets: revealSecrets, now: now))
+                print(try LookupJSON.describe(result, revealSecrets: revealSecrets, now: now))
             }
-            for record in result.corrupt {
+            for record in try result.corrupt {
                 Output.warning("skipped corrupt \(record.kind) record \(record.fingerprint): \(record.reason)")
             }
         }
@@ -90,7 +91,8 @@ struct Lookup: ParsableCommand {
 
 /// The documented JSON shape of a lookup result.
 enum LookupJSON {
-    static func render(_ result: SilentLookupResult, revealSecrets: Bool) -> JSONValue {
+    static func render(_ result: SilentLookupResult, revealSecrets: Bool) throws -> JSONValue {
+        let companions = try result.companions
         func secret(_ value: Secret) -> JSONValue { .string(revealSecrets ? value.reveal() : Secret.redactionMarker) }
         func optional(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
         func optional(_ value: Int64?) -> JSONValue { value.map { .integer($0) } ?? .null }
@@ -104,17 +106,17 @@ enum LookupJSON {
                 "extended_expires_on": optional(token.extendedExpiresOn), "refresh_on": optional(token.refreshOn),
             ])
         } ?? .null
-        let refreshToken: JSONValue = result.refreshToken.map { stored in
+        let refreshToken: JSONValue = companions.refreshToken.map { stored in
             let token = stored.entity
             return .object([
                 "secret": secret(token.secret), "home_account_id": .string(token.homeAccountID),
                 "environment": .string(token.environment), "client_id": .string(token.clientID), "family_id": optional(token.familyID),
             ])
         } ?? .null
-        let idToken: JSONValue = result.idToken.map { stored in
+        let idToken: JSONValue = companions.idToken.map { stored in
             .object(["secret": secret(stored.entity.secret), "realm": .string(stored.entity.realm), "claims": claims(of: stored.entity.secret)])
         } ?? .null
-        let account: JSONValue = result.account.map { stored in
+        let account: JSONValue = companions.account.map { stored in
             let account = stored.entity
             return .object([
                 "home_account_id": .string(account.homeAccountID), "environment": .string(account.environment),
@@ -124,7 +126,7 @@ enum LookupJSON {
         } ?? .null
         return .object([
             "outcome": .string(result.outcome.rawValue), "refresh_recommended": .bool(result.refreshRecommended),
-            "family_membership": .string(result.familyMembership.rawValue),
+            "family_membership": .string(companions.familyMembership.rawValue),
             "access_token": accessToken, "refresh_token": refreshToken, "id_token": idToken, "account": account,
         ])
     }
@@ -141,21 +143,22 @@ enum LookupJSON {
         return value
     }
 
-    static func describe(_ result: SilentLookupResult, revealSecrets: Bool, now: Int64) -> String {
+    static func describe(_ result: SilentLookupResult, revealSecrets: Bool, now: Int64) throws -> String {
+        let companions = try result.companions
         var lines = ["outcome: \(result.outcome.rawValue)" + (result.refreshRecommended ? " (refresh recommended)" : "")]
         if let token = result.accessToken?.entity {
             lines.append("access token: \(token.target) in \(token.realm), \(RelativeTime.describe(token.expiresOn, now: now))")
             if revealSecrets { lines.append("  secret: \(token.secret.reveal())") }
         }
-        if let token = result.refreshToken?.entity {
+        if let token = companions.refreshToken?.entity {
             lines.append(
                 "refresh token: " + (token.familyID.map { "family \($0)" } ?? "client \(token.clientID)")
-                    + " (family membership \(result.familyMembership.rawValue))"
+                    + " (family membership \(companions.familyMembership.rawValue))"
             )
             if revealSecrets { lines.append("  secret: \(token.secret.reveal())") }
         }
-        if let token = result.idToken?.entity { lines.append("id token: realm \(token.realm)") }
-        if let account = result.account?.entity {
+        if let token = companions.idToken?.entity { lines.append("id token: realm \(token.realm)") }
+        if let account = companions.account?.entity {
             lines.append("account: \(account.username ?? account.homeAccountID) (\(account.authorityType), realm \(account.realm))")
         }
         return lines.map(Terminal.sanitize).joined(separator: "\n")

@@ -1,0 +1,159 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import TokenCache
+
+/// When a hit's companions (refresh token, ID token, account, family membership) are read: with the lookup, or on
+/// first access from a transaction of their own (the default).
+@Suite struct SilentLookupCompanionTests {
+    private func query(_ loading: CompanionLoading, scopes: [String] = ["User.Read"]) -> SilentLookupQuery {
+        var query = Responses.query(scopes: scopes)
+        query.companionLoading = loading
+        return query
+    }
+
+    private func ingest(_ cache: TokenCache, refreshToken: String = "rt-1") throws {
+        try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: refreshToken, foci: "1")), context: try Responses.context())
+    }
+
+    private func summary(_ companions: SilentLookupCompanions) -> [String] {
+        [
+            companions.refreshToken?.entity.secret.reveal() ?? "-", companions.refreshToken?.fingerprint ?? "-",
+            companions.idToken?.entity.secret.reveal() ?? "-", companions.idToken.map { "\($0.revision)" } ?? "-",
+            companions.account?.entity.username ?? "-", companions.account?.fingerprint ?? "-",
+            companions.familyMembership.rawValue, "\(companions.corrupt.count)",
+        ]
+    }
+
+    @Test func companionsReadOnFirstAccessAreThoseReadWithTheLookup() throws {
+        try TestStore.with { _, cache in
+            try ingest(cache)
+            let deferred = try cache.silentLookup(query(.onFirstAccess))
+            let eager = try cache.silentLookup(query(.withLookup))
+            #expect(deferred.outcome == .hit && eager.outcome == .hit)
+            #expect(deferred.accessToken == eager.accessToken)
+            let (late, early) = (try deferred.companions, try eager.companions)
+            #expect(summary(late) == summary(early))
+            #expect(summary(late) == ["rt-1", early.refreshToken!.fingerprint, Responses.idToken(), "1", "user@contoso.example",
+                                      early.account!.fingerprint, "member", "0"])
+            #expect(late.fromLookupSnapshot && early.fromLookupSnapshot)
+        }
+    }
+
+    @Test func aWriteBetweenLookupAndFirstAccessIsSeenAndFlagged() throws {
+        try TestStore.with { _, cache in
+            try ingest(cache)
+            let deferred = try cache.silentLookup(query(.onFirstAccess))
+            let eager = try cache.silentLookup(query(.withLookup))
+            var rotated = try #require(try eager.refreshToken).entity
+            rotated.secret = Secret("rt-2")
+            try cache.replaceRefreshToken(rotated, expectedSecret: Secret("rt-1"))
+
+            // Read after the rotation: the newer state, flagged as such.
+            #expect(try deferred.refreshToken?.entity.secret.reveal() == "rt-2")
+            #expect(try deferred.companions.fromLookupSnapshot == false)
+            // Read with the lookup: the lookup's snapshot.
+            #expect(try eager.refreshToken?.entity.secret.reveal() == "rt-1")
+            #expect(try eager.companions.fromLookupSnapshot)
+        }
+    }
+
+    @Test func companionsAreReadOnceAndSharedByCopiesOfTheResult() throws {
+        try TestStore.with { _, cache in
+            try ingest(cache)
+            let result = try cache.silentLookup(query(.onFirstAccess))
+            let copy = result
+            let first = try copy.companions
+            #expect(first.refreshToken?.entity.secret.reveal() == "rt-1" && first.fromLookupSnapshot)
+            var rotated = try #require(first.refreshToken).entity
+            rotated.secret = Secret("rt-2")
+            try cache.replaceRefreshToken(rotated, expectedSecret: Secret("rt-1"))
+            // Already read: neither the original nor the copy reads again.
+            #expect(try result.refreshToken?.entity.secret.reveal() == "rt-1")
+            #expect(try result.companions.fromLookupSnapshot)
+            #expect(summary(try result.companions) == summary(first))
+        }
+    }
+
+    @Test func aSignOutBeforeFirstAccessLeavesNoCompanions() throws {
+        try TestStore.with { _, cache in
+            try ingest(cache)
+            let result = try cache.silentLookup(query(.onFirstAccess))
+            try cache.removeAccount(homeAccountID: Responses.home, clientID: nil)
+            let companions = try result.companions
+            #expect(result.accessToken?.entity.secret.reveal() == "at-1")  // read with the lookup
+            #expect(companions.refreshToken == nil && companions.idToken == nil && companions.account == nil)
+            #expect(!companions.fromLookupSnapshot)
+        }
+    }
+
+    @Test func outcomesOtherThanAHitReadTheirCompanionsWithTheLookup() throws {
+        try TestStore.with { _, cache in
+            try ingest(cache)
+            let refresh = try cache.silentLookup(query(.onFirstAccess, scopes: ["Mail.Send"]))
+            #expect(refresh.outcome == .refresh)
+            try cache.removeAccount(homeAccountID: Responses.home, clientID: nil)
+            #expect(try refresh.refreshToken?.entity.secret.reveal() == "rt-1")
+            #expect(try refresh.companions.fromLookupSnapshot)
+        }
+    }
+
+    @Test func concurrentFirstAccessesReadOnceAndAgree() throws {
+        try TestStore.with { _, cache in
+            try ingest(cache)
+            let result = try cache.silentLookup(query(.onFirstAccess))
+            let seen = Mutex<[[String]]>([])
+            DispatchQueue.concurrentPerform(iterations: 8) { _ in
+                let companions = (try? result.companions).map(summary) ?? ["error"]
+                seen.withLock { $0.append(companions) }
+            }
+            let all = seen.withLock { $0 }
+            #expect(all.count == 8 && Set(all).count == 1 && all.first?.first == "rt-1")
+        }
+    }
+
+    @Test func damagedCompanionsAreSkippedAndReportedOnFirstAccess() throws {
+        try TestStore.with { store, cache in
+            try ingest(cache)
+            let eager = try cache.silentLookup(query(.withLookup))
+            let idTokenKey = try #require(try eager.idToken).location.key
+            let original = try #require(store.rawEntries(DatabaseName.idTokens).first { $0.0 == idTokenKey }?.1)
+            var damaged = original
+            damaged[damaged.count - 1] ^= 0x80
+            let result = try cache.silentLookup(query(.onFirstAccess))
+            try store.rawPut(DatabaseName.idTokens, key: idTokenKey, value: damaged)
+            #expect(result.outcome == .hit)
+            #expect(try result.idToken == nil)
+            #expect(try result.refreshToken?.entity.secret.reveal() == "rt-1" && result.account != nil)
+            let corrupt = try result.corrupt
+            #expect(corrupt.map(\.kind) == [.idToken])
+            #expect(corrupt.first?.fingerprint == cache.store.keyring.fingerprint(database: DatabaseName.idTokens, key: idTokenKey))
+        }
+    }
+
+    @Test func aDamagedAccessTokenIsSkippedForAnotherCandidate() throws {
+        try TestStore.with { store, cache in
+            try ingest(cache)
+            // A second token of the bucket that also covers User.Read and expires later: the preferred candidate.
+            var newer = try #require(try cache.silentLookup(query(.onFirstAccess)).accessToken).entity
+            newer.target = "User.Read Mail.Read"
+            newer.secret = Secret("at-new")
+            newer.expiresOn += 10  // same cached_at: the later expiry wins
+            try cache.put(newer)
+            #expect(try cache.silentLookup(query(.onFirstAccess)).accessToken?.entity.secret.reveal() == "at-new")
+            let newest = try #require(try cache.silentLookup(query(.onFirstAccess)).accessToken).location.key
+            for (position, _) in [(40, "summary"), (-1, "body")] {
+                var damaged = try #require(store.rawEntries(DatabaseName.accessTokens).first { $0.0 == newest }?.1)
+                damaged[position < 0 ? damaged.count - 1 : position] ^= 0x01
+                try store.rawPut(DatabaseName.accessTokens, key: newest, value: damaged)
+                let result = try cache.silentLookup(query(.onFirstAccess))
+                #expect(result.accessToken?.entity.secret.reveal() == "at-1")
+                #expect(try result.corrupt.map(\.kind) == [.accessToken])
+                #expect(try result.refreshToken != nil)
+                damaged[position < 0 ? damaged.count - 1 : position] ^= 0x01  // restore for the next round
+                try store.rawPut(DatabaseName.accessTokens, key: newest, value: damaged)
+            }
+        }
+    }
+}
