@@ -189,15 +189,24 @@ struct FieldTable {
         guard reader.isAtEnd else { throw FormatError("\(reader.remaining) trailing bytes after the field map") }
     }
 
-    /// The index of the entry named `name` (compared as bytes: length first, then memcmp).
+    /// The index of the entry named `name`, compared as bytes. Names are in strictly ascending bytewise order
+    /// (checked when the table was built), so this is a binary search.
     func index(of name: String) -> Int? {
         var name = name
         return name.withUTF8 { wanted in
             storage.withUnsafeBytes { bytes in
-                entries.firstIndex { entry in
-                    entry.name.count == wanted.count
-                        && memcmp(bytes.baseAddress! + entry.name.lowerBound, wanted.baseAddress!, wanted.count) == 0
+                let wanted = UnsafeRawBufferPointer(wanted)
+                var low = 0, high = entries.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    let candidate = UnsafeRawBufferPointer(rebasing: bytes[entries[middle].name])
+                    let common = min(candidate.count, wanted.count)
+                    var order = common == 0 ? 0 : memcmp(candidate.baseAddress!, wanted.baseAddress!, common)
+                    if order == 0 { order = candidate.count < wanted.count ? -1 : (candidate.count > wanted.count ? 1 : 0) }
+                    if order == 0 { return middle }
+                    if order < 0 { low = middle + 1 } else { high = middle }
                 }
+                return nil
             }
         }
     }
@@ -243,6 +252,15 @@ struct FieldTable {
 /// UTF-8 validity without building a `String`: ASCII (the common case: identifiers, tokens) is checked byte by
 /// byte; anything else goes through the standard library's validating initializer.
 func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
-    if bytes.allSatisfy({ $0 < 0x80 }) { return true }
+    if isASCII(bytes) { return true }
     return String(validating: bytes, as: UTF8.self) != nil
+}
+
+/// Whether every byte is below 0x80, eight bytes at a time (tokens are kilobytes of ASCII).
+private func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    let words = bytes.count / 8
+    var high: UInt64 = 0
+    for index in 0..<words { high |= bytes.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self) }
+    for index in (words * 8)..<bytes.count { high |= UInt64(bytes[index]) }
+    return high & 0x8080_8080_8080_8080 == 0
 }

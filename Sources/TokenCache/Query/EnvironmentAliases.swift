@@ -42,6 +42,9 @@ public struct EnvironmentAliases: Sendable, Hashable {
         }
 
         var text: String { String(decoding: bytes, as: UTF8.self) }
+
+        /// The bytes in one call: the synthesized hash feeds the hasher byte by byte.
+        func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
     }
 
     /// Each known host → the canonical host of its group.
@@ -160,8 +163,15 @@ struct AliasGroup: Sendable {
     fileprivate let members: [[UInt8]]
 
     /// Whether `host` (any case) is a member: for the group of `h`, exactly `EnvironmentAliases.areAliases(host, h)`.
-    func contains(_ host: some Collection<UInt8>) -> Bool {
-        members.contains { EnvironmentAliases.equalIgnoringASCIICase(host, $0) }
+    func contains(_ host: UnsafeRawBufferPointer) -> Bool {
+        members.contains { member in
+            member.count == host.count && member.withUnsafeBytes { EnvironmentAliases.equalIgnoringASCIICase(host, $0) }
+        }
+    }
+
+    func contains(_ host: String) -> Bool {
+        var host = host
+        return host.withUTF8 { contains(UnsafeRawBufferPointer($0)) }
     }
 }
 

@@ -10,8 +10,8 @@ public enum RealmResolution {
 
     /// common, organizations, consumers (ASCII case-insensitive).
     public static func isTenantless(_ realm: String) -> Bool {
-        let folded = realm.utf8.map(lowercased)
-        return tenantless.contains(folded)
+        // Compared in place: this runs on every lookup, whose realm is almost always a tenant id.
+        tenantless.contains { name in name.count == realm.utf8.count && realm.utf8.elementsEqual(name) { lowercased($0) == $1 } }
     }
 
     /// The realms to try, in order: the query realm exactly (case-insensitive), then, when it is tenantless, the

@@ -21,12 +21,14 @@ public struct ScopeSet: Sendable, Hashable, CustomStringConvertible {
     }
 
     private init(tokens: some Sequence<String>) throws {
-        var unique = Set<[UInt8]>()
+        // An array sorted and de-duplicated afterwards: requests hold a handful of scopes, where hashing byte arrays
+        // into a Set costs more than it saves.
+        var scopes: [String] = []
         for text in tokens {
             var current: [UInt8] = []
             for (offset, byte) in text.utf8.enumerated() {
                 if Self.isWhitespace(byte) {
-                    if !current.isEmpty { unique.insert(current); current.removeAll(keepingCapacity: true) }
+                    if !current.isEmpty { scopes.append(String(decoding: current, as: UTF8.self)); current.removeAll(keepingCapacity: true) }
                 } else if Self.isScopeByte(byte) {
                     current.append(Self.lowercased(byte))
                 } else {
@@ -36,9 +38,13 @@ public struct ScopeSet: Sendable, Hashable, CustomStringConvertible {
                     )
                 }
             }
-            if !current.isEmpty { unique.insert(current) }
+            if !current.isEmpty { scopes.append(String(decoding: current, as: UTF8.self)) }
         }
-        normalized = unique.sorted { $0.lexicographicallyPrecedes($1) }.map { String(decoding: $0, as: UTF8.self) }
+        scopes.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        var unique: [String] = []
+        unique.reserveCapacity(scopes.count)
+        for scope in scopes where unique.last.map({ !$0.utf8.elementsEqual(scope.utf8) }) ?? true { unique.append(scope) }
+        normalized = unique
     }
 
     /// The canonical form: normalized scopes joined by single spaces. Used in blind-index keys.
@@ -90,5 +96,29 @@ public struct ScopeSet: Sendable, Hashable, CustomStringConvertible {
 
     static func lowercased(_ byte: UInt8) -> UInt8 {
         (0x41...0x5A).contains(byte) ? byte + 0x20 : byte
+    }
+}
+
+extension ScopeSet {
+    /// Whether every scope of this set appears in `target`, a scope string as a server sent it (any case, order
+    /// and spacing): the same answer as `ScopeSet(parsing: target).isSuperset(of: self)` for a valid target, without
+    /// building the set.
+    func isCovered(byTarget target: String) -> Bool {
+        var target = target
+        return target.withUTF8 { target in
+            normalized.allSatisfy { scope in
+                var tokenStart = 0
+                for index in 0...target.count {
+                    guard index == target.count || Self.isWhitespace(target[index]) else { continue }
+                    if index - tokenStart == scope.utf8.count,
+                        target[tokenStart..<index].elementsEqual(scope.utf8, by: { Self.lowercased($0) == $1 })
+                    {
+                        return true
+                    }
+                    tokenStart = index + 1
+                }
+                return false
+            }
+        }
     }
 }

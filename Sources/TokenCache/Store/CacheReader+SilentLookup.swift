@@ -21,59 +21,89 @@ extension CacheReader {
         let accountPrefix = index.accountPrefix(query.homeAccountID)  // P(hid), shared by every range below
         let database = store.database(DatabaseName.accessTokens)
         // Views into the map: valid until this transaction ends, so the chosen value is not looked up again.
-        typealias Candidate = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, cachedAt: Int64, expiresOn: Int64, refreshRecommended: Bool, realm: String)
-        /// The preferred usable token of the first realm that has one, skipping `excluded` keys (bodies found damaged).
-        func bestCandidate(excluding excluded: [[UInt8]], reportingDamage: Bool) throws -> Candidate? {
+        typealias Candidate = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, cachedAt: Int64, expiresOn: Int64)
+        /// The preferred usable token of a bucket by the summaries, skipping `excluded` keys (bodies found damaged).
+        func bestCandidate(_ prefix: [UInt8], excluding excluded: [[UInt8]], reportingDamage: Bool) throws -> Candidate? {
             var chosen: Candidate? = nil
-            for realm in realms where chosen == nil {
-                let prefix = AccessToken.bucketPrefix(
-                    accountPrefix: accountPrefix, clientID: query.clientID, realm: realm, tokenType: query.tokenType,
-                    keyID: query.keyID, index: index
-                )
-                try transaction.forEach(in: database, prefix: prefix) { key, value in
-                    if !excluded.isEmpty, excluded.contains(where: { $0.elementsEqual(key) }) { return true }
-                    do throws(FormatError) {
-                        try store.withSummary(value, key: key) { summary throws(FormatError) in
-                            guard hosts.contains(summary.environment), summary.covers(requested) else { return }
-                            let usability = AccessTokenExpiry.usability(
+            try transaction.forEach(in: database, prefix: prefix) { key, value in
+                if !excluded.isEmpty, excluded.contains(where: { $0.elementsEqual(key) }) { return true }
+                do throws(FormatError) {
+                    try store.withSummary(value, key: key) { summary throws(FormatError) in
+                        guard hosts.contains(summary.environment), summary.covers(requested),
+                            AccessTokenExpiry.usability(
                                 expiresOn: summary.expiresOn, cachedAt: summary.cachedAt, refreshOn: summary.refreshOn, now: query.now
+                            ).isUsable
+                        else { return }
+                        if let current = chosen,
+                            !CandidateOrder.prefers(
+                                cachedAt: summary.cachedAt, expiresOn: summary.expiresOn, tiebreak: key,
+                                over: current.cachedAt, current.expiresOn, current.key
                             )
-                            guard case .usable(let refreshRecommended) = usability else { return }
-                            if let current = chosen,
-                                !CandidateOrder.prefers(
-                                    cachedAt: summary.cachedAt, expiresOn: summary.expiresOn, tiebreak: key,
-                                    over: current.cachedAt, current.expiresOn, current.key
-                                )
-                            {
-                                return
-                            }
-                            chosen = (key, value, summary.cachedAt, summary.expiresOn, refreshRecommended, realm)
+                        {
+                            return
                         }
-                    } catch where reportingDamage {
-                        corrupt.append(store.corrupt(.accessToken, DatabaseName.accessTokens, Array(key), error.message))
-                    } catch {}
-                    return true
-                }
+                        chosen = (key, value, summary.cachedAt, summary.expiresOn)
+                    }
+                } catch where reportingDamage {
+                    corrupt.append(store.corrupt(.accessToken, DatabaseName.accessTokens, Array(key), error.message))
+                } catch {}
+                return true
             }
             return chosen
         }
+        /// Whether a decoded token answers the query (the summary's tests, on the body's fields).
+        func usable(_ token: AccessToken) -> Bool {
+            hosts.contains(token.environment) && requested.isCovered(byTarget: token.target)
+                && AccessTokenExpiry.usability(expiresOn: token.expiresOn, cachedAt: token.cachedAt, refreshOn: token.refreshOn, now: query.now)
+                    .isUsable
+        }
 
-        // The best candidate by its summary; if its body turns out damaged, the next best (rare: a second scan).
         var accessToken: StoredEntity<AccessToken>? = nil
-        var chosen: Candidate? = nil
-        var damagedBodies: [[UInt8]] = []
-        while accessToken == nil, let candidate = try bestCandidate(excluding: damagedBodies, reportingDamage: damagedBodies.isEmpty) {
-            let key = Array(candidate.key)
-            switch store.decode(AccessToken.self, value: candidate.value, key: key) {
-            case .success(let stored):
-                accessToken = stored
-                chosen = candidate
-            case .failure(let record):
-                corrupt.append(record)
-                damagedBodies.append(key)
+        var realmUsed: String? = nil
+        for realm in realms where accessToken == nil {
+            let prefix = AccessToken.bucketPrefix(
+                accountPrefix: accountPrefix, clientID: query.clientID, realm: realm, tokenType: query.tokenType,
+                keyID: query.keyID, index: index
+            )
+            // Most buckets hold one token: its body alone then decides, and opening its summary first would only be
+            // a second decryption. With several, the summaries pick one, and only that body is opened.
+            var only: (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)? = nil
+            var entries = 0
+            try transaction.forEach(in: database, prefix: prefix) { key, value in
+                entries += 1
+                only = entries == 1 ? (key, value) : nil
+                return entries == 1
+            }
+            if let only {
+                switch store.decode(AccessToken.self, value: only.value, key: Array(only.key)) {
+                case .success(let stored) where usable(stored.entity):
+                    accessToken = stored
+                    realmUsed = realm
+                case .success: break
+                case .failure(let record): corrupt.append(record)
+                }
+                continue
+            }
+            // If the chosen body turns out damaged, the next best (rare: another scan of the bucket).
+            var damagedBodies: [[UInt8]] = []
+            while entries > 1, accessToken == nil,
+                let candidate = try bestCandidate(prefix, excluding: damagedBodies, reportingDamage: damagedBodies.isEmpty)
+            {
+                let key = Array(candidate.key)
+                switch store.decode(AccessToken.self, value: candidate.value, key: key) {
+                case .success(let stored):
+                    accessToken = stored
+                    realmUsed = realm
+                case .failure(let record):
+                    corrupt.append(record)
+                    damagedBodies.append(key)
+                }
             }
         }
-        let realmUsed = chosen?.realm
+        let refreshRecommended = accessToken.map {
+            AccessTokenExpiry.usability(expiresOn: $0.entity.expiresOn, cachedAt: $0.entity.cachedAt, refreshOn: $0.entity.refreshOn, now: query.now)
+                == .usable(refreshRecommended: true)
+        } ?? false
 
         let request = CompanionRequest(
             homeAccountID: query.homeAccountID, accountPrefix: accountPrefix, clientID: query.clientID,
@@ -91,7 +121,7 @@ extension CacheReader {
                 source = .loaded(try companions(for: request, aliases: aliases, lookupSnapshot: nil))
             }
             return SilentLookupResult(
-                outcome: .hit, refreshRecommended: chosen?.refreshRecommended ?? false, accessToken: accessToken,
+                outcome: .hit, refreshRecommended: refreshRecommended, accessToken: accessToken,
                 accessTokenCorrupt: corrupt, companions: source
             )
         }
