@@ -1,7 +1,3 @@
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 internal import TokenCacheSodium
 
 /// Keyed hashing of identifiers into storage keys (FORMAT.md §4), so that no home account id, client id,
@@ -12,10 +8,6 @@ internal import TokenCacheSodium
 /// which MSAL's `-`-joined keys are not.
 struct BlindIndex: Sendable {
     let key: SecureKey
-    /// Recent bucket digests (see ``bucketDigest(clientID:realm:tokenType:keyID:)``).
-    private let recentBuckets = RecentDigests()
-
-    init(key: SecureKey) { self.key = key }
 
     /// `D(label, ascii_lower(f1), …, ascii_lower(fn) [, exact])`: identifiers are lower-cased while they are
     /// copied into the hash input (no intermediate strings); `exact` (a key id) is taken as it is.
@@ -44,63 +36,9 @@ struct BlindIndex: Sendable {
         }
     }
 
-    /// `D("at-bucket", client, realm, token_type, key_id)`: the part of a bucket prefix that does not depend on the
-    /// account. A process asks for a handful of (client, realm) pairs over and over, so the last few are kept:
-    /// a lookup then derives one digest (the account prefix) instead of two.
-    func bucketDigest(clientID: String, realm: String, tokenType: String?, keyID: String?) -> [UInt8] {
-        let context = RecentDigests.Context(clientID: clientID, realm: realm, tokenType: canonicalTokenType(tokenType), keyID: keyID ?? "")
-        if let digest = recentBuckets.digest(for: context) { return digest }
-        let digest = digest("at-bucket", context.clientID, context.realm, context.tokenType, exact: context.keyID)
-        recentBuckets.remember(digest, for: context)
-        return digest
-    }
-
     /// The 16-byte prefix shared by every per-account record of one home account.
     func accountPrefix(_ homeAccountID: String) -> [UInt8] {
         digest("account", homeAccountID)
-    }
-}
-
-/// The last few bucket digests of one store, shared by every thread: a small list, most recent first, searched by
-/// string equality (cheaper than a dictionary's hashing for a handful of entries). The digests are keyed hashes
-/// under the index key, as secret as the storage keys they prefix (which are in the file); they hold no identifier.
-final class RecentDigests: Sendable {
-    struct Context {
-        var clientID: String
-        var realm: String
-        var tokenType: String
-        var keyID: String
-
-        /// Bytewise, as the digest sees them: `String`'s `==` would merge canonically equivalent spellings
-        /// (NFC and NFD) that hash to different digests.
-        func matches(_ other: Context) -> Bool {
-            clientID.hasSameBytes(as: other.clientID) && realm.hasSameBytes(as: other.realm)
-                && tokenType.hasSameBytes(as: other.tokenType) && keyID.hasSameBytes(as: other.keyID)
-        }
-    }
-
-    static let capacity = 8
-    private let entries = Mutex<[(context: Context, digest: [UInt8])]>([])
-
-    func digest(for context: Context) -> [UInt8]? {
-        entries.withLock { entries in entries.first { $0.context.matches(context) }?.digest }
-    }
-
-    func remember(_ digest: [UInt8], for context: Context) {
-        entries.withLock { entries in
-            entries.removeAll { $0.context.matches(context) }
-            entries.insert((context, digest), at: 0)
-            if entries.count > Self.capacity { entries.removeLast() }
-        }
-    }
-}
-
-extension String {
-    /// Bytewise equality of the UTF-8 (no Unicode equivalence: "\u{212A}" and "K" differ), by `memcmp`.
-    func hasSameBytes(as other: String) -> Bool {
-        guard utf8.count == other.utf8.count else { return false }
-        var lhs = self, rhs = other
-        return lhs.withUTF8 { lhs in rhs.withUTF8 { rhs in lhs.isEmpty || memcmp(lhs.baseAddress!, rhs.baseAddress!, lhs.count) == 0 } }
     }
 }
 
@@ -136,7 +74,7 @@ extension AccessToken {
     }
 
     static func bucketPrefix(accountPrefix: [UInt8], clientID: String, realm: String, tokenType: String?, keyID: String?, index: BlindIndex) -> [UInt8] {
-        accountPrefix + index.bucketDigest(clientID: clientID, realm: realm, tokenType: tokenType, keyID: keyID)
+        accountPrefix + index.digest("at-bucket", clientID, realm, canonicalTokenType(tokenType), exact: keyID ?? "")
     }
 
     static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
