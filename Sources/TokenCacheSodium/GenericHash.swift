@@ -25,7 +25,23 @@ package enum GenericHash {
     package static func hash(
         _ input: UnsafeRawBufferPointer, key: SecureKey?, outputCount: Int
     ) throws(SodiumError) -> [UInt8] {
+        var digest = [UInt8](repeating: 0, count: outputCount)
+        let result = digest.withUnsafeMutableBytes { output in
+            Result { () throws(SodiumError) in try hash(input, key: key, into: output) }
+        }
+        try result.get()
+        return digest
+    }
+
+    /// Hashes `input` into `output`, whose count is the digest length, keyed with `key` when it is not nil: for
+    /// callers that assemble a digest into a larger buffer (a storage key) without an intermediate array.
+    ///
+    /// - Throws: as ``hash(_:key:outputCount:)`` (an output of `output.count` bytes).
+    package static func hash(
+        _ input: UnsafeRawBufferPointer, key: SecureKey?, into output: UnsafeMutableRawBufferPointer
+    ) throws(SodiumError) {
         try Sodium.initialize()
+        let outputCount = output.count
         let outputRange = Int(crypto_generichash_BYTES_MIN)...Int(crypto_generichash_BYTES_MAX)
         guard outputRange.contains(outputCount) else {
             throw SodiumError(
@@ -38,25 +54,21 @@ package enum GenericHash {
                 .invalidLength,
                 "BLAKE2b key must be \(keyRange.lowerBound)...\(keyRange.upperBound) bytes, got \(key.count)")
         }
-        var digest = [UInt8](repeating: 0, count: outputCount)
-        let result = digest.withUnsafeMutableBytes { output in
-            // SAFETY: `output` has outputCount writable bytes (nonnull); input and key are valid for their lengths;
-            // an unkeyed hash passes NULL with keylen 0, which crypto_generichash documents.
-            if let key {
-                return key.withUnsafeBytes { keyBytes in
-                    crypto_generichash(
-                        output.sodiumMutableBytes, outputCount, input.sodiumBytes, input.sodiumLength,
-                        keyBytes.sodiumBytes, keyBytes.count)
-                }
-            } else {
-                return crypto_generichash(
-                    output.sodiumMutableBytes, outputCount, input.sodiumBytes, input.sodiumLength, nil, 0)
+        // SAFETY: `output` has outputCount writable bytes (nonnull); input and key are valid for their lengths;
+        // an unkeyed hash passes NULL with keylen 0, which crypto_generichash documents.
+        let result: Int32
+        if let key {
+            result = key.withUnsafeBytes { keyBytes in
+                crypto_generichash(
+                    output.sodiumMutableBytes, outputCount, input.sodiumBytes, input.sodiumLength,
+                    keyBytes.sodiumBytes, keyBytes.count)
             }
+        } else {
+            result = crypto_generichash(output.sodiumMutableBytes, outputCount, input.sodiumBytes, input.sodiumLength, nil, 0)
         }
         guard result == 0 else {
             throw SodiumError(.invalidLength, "crypto_generichash rejected its parameters")
         }
-        return digest
     }
 
     /// Hashes `input` to `outputCount` bytes, keyed with `key` when it is not nil.

@@ -12,6 +12,15 @@ struct BlindIndex: Sendable {
     /// `D(label, ascii_lower(f1), …, ascii_lower(fn) [, exact])`: identifiers are lower-cased while they are
     /// copied into the hash input (no intermediate strings); `exact` (a key id) is taken as it is.
     func digest(_ label: StaticString, _ fields: String..., exact: String? = nil) -> [UInt8] {
+        digest(label, fields, exact: exact, after: [])
+    }
+
+    /// `prefix ‖ D(label, …)` in one allocation: how a storage key grows from its account prefix.
+    func digest(_ label: StaticString, _ fields: String..., exact: String? = nil, after prefix: [UInt8]) -> [UInt8] {
+        digest(label, fields, exact: exact, after: prefix)
+    }
+
+    private func digest(_ label: StaticString, _ fields: [String], exact: String?, after prefix: [UInt8]) -> [UInt8] {
         var total = 4 + label.utf8CodeUnitCount + (exact.map { 4 + $0.utf8.count } ?? 0)
         for field in fields { total += 4 + field.utf8.count }
         return withUnsafeTemporaryAllocation(byteCount: total, alignment: 8) { buffer in
@@ -30,9 +39,17 @@ struct BlindIndex: Sendable {
             append(label.utf8, lowercased: false)
             for var field in fields { field.withUTF8 { append(UnsafeRawBufferPointer($0), lowercased: true) } }
             if var exact { exact.withUTF8 { append(UnsafeRawBufferPointer($0), lowercased: false) } }
-            // SAFETY of try!: the key (32 bytes) and output (16 bytes) sizes are constants within libsodium's
-            // bounds, the only conditions under which it fails. A silent fallback would collapse every key into one.
-            return try! GenericHash.hash(UnsafeRawBufferPointer(buffer), key: key, outputCount: FormatConstants.indexDigestCount)
+            let count = FormatConstants.indexDigestCount
+            return [UInt8](unsafeUninitializedCapacity: prefix.count + count) { result, initialized in
+                let output = UnsafeMutableRawBufferPointer(result)
+                prefix.withUnsafeBytes { if !$0.isEmpty { output.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
+                // SAFETY of try!: the key (32 bytes) and output (16 bytes) sizes are constants within libsodium's
+                // bounds, the only conditions under which it fails. A silent fallback would collapse every key into one.
+                try! GenericHash.hash(
+                    UnsafeRawBufferPointer(buffer), key: key, into: UnsafeMutableRawBufferPointer(rebasing: output[prefix.count...])
+                )
+                initialized = prefix.count + count
+            }
         }
     }
 
@@ -62,7 +79,7 @@ extension Account {
 
     /// The key under an account prefix already computed (a lookup derives `P(hid)` once).
     static func storageKey(accountPrefix: [UInt8], environment: String, realm: String, index: BlindIndex) -> [UInt8] {
-        accountPrefix + index.digest("account-entry", environment, realm)
+        index.digest("account-entry", environment, realm, after: accountPrefix)
     }
 }
 
@@ -74,14 +91,15 @@ extension AccessToken {
     }
 
     static func bucketPrefix(accountPrefix: [UInt8], clientID: String, realm: String, tokenType: String?, keyID: String?, index: BlindIndex) -> [UInt8] {
-        accountPrefix + index.digest("at-bucket", clientID, realm, canonicalTokenType(tokenType), exact: keyID ?? "")
+        index.digest("at-bucket", clientID, realm, canonicalTokenType(tokenType), exact: keyID ?? "", after: accountPrefix)
     }
 
     static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
-        bucketPrefix(
+        let bucket = bucketPrefix(
             homeAccountID: key.homeAccountID, clientID: key.clientID, realm: key.realm, tokenType: key.tokenType,
             keyID: key.keyID, index: index
-        ) + index.digest("at-entry", key.environment, canonicalTarget(key.target))
+        )
+        return index.digest("at-entry", key.environment, canonicalTarget(key.target), after: bucket)
     }
 }
 
@@ -92,14 +110,13 @@ extension RefreshToken {
 
     static func ownerPrefix(accountPrefix: [UInt8], owner: Owner, index: BlindIndex) -> [UInt8] {
         switch owner {
-        case .client(let clientID): accountPrefix + index.digest("rt-owner", "client", clientID)
-        case .family(let familyID): accountPrefix + index.digest("rt-owner", "family", familyID)
+        case .client(let clientID): index.digest("rt-owner", "client", clientID, after: accountPrefix)
+        case .family(let familyID): index.digest("rt-owner", "family", familyID, after: accountPrefix)
         }
     }
 
     static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
-        ownerPrefix(homeAccountID: key.homeAccountID, owner: key.owner, index: index)
-            + index.digest("rt-entry", key.environment)
+        index.digest("rt-entry", key.environment, after: ownerPrefix(homeAccountID: key.homeAccountID, owner: key.owner, index: index))
     }
 }
 
@@ -110,12 +127,12 @@ extension IDToken {
     }
 
     static func ownerPrefix(accountPrefix: [UInt8], clientID: String, realm: String, index: BlindIndex) -> [UInt8] {
-        accountPrefix + index.digest("idt-owner", clientID, realm)
+        index.digest("idt-owner", clientID, realm, after: accountPrefix)
     }
 
     static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
-        ownerPrefix(homeAccountID: key.homeAccountID, clientID: key.clientID, realm: key.realm, index: index)
-            + index.digest("idt-entry", key.environment)
+        let owner = ownerPrefix(homeAccountID: key.homeAccountID, clientID: key.clientID, realm: key.realm, index: index)
+        return index.digest("idt-entry", key.environment, after: owner)
     }
 }
 
@@ -125,6 +142,6 @@ extension AppMetadata {
     }
 
     static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
-        clientPrefix(key.clientID, index: index) + index.digest("app-entry", key.environment)
+        index.digest("app-entry", key.environment, after: clientPrefix(key.clientID, index: index))
     }
 }

@@ -107,7 +107,8 @@ extension CacheReader {
 
         let request = CompanionRequest(
             homeAccountID: query.homeAccountID, accountPrefix: accountPrefix, clientID: query.clientID,
-            environment: query.environment, profileRealms: realmUsed.map { [$0] + realms.filter { $0 != realmUsed } } ?? realms,
+            environment: query.environment,
+            profileRealms: realmUsed.map { used in realms.first == used ? realms : [used] + realms.filter { $0 != used } } ?? realms,
             accessTokenEnvironment: accessToken?.entity.environment
         )
         if let accessToken {
