@@ -80,8 +80,10 @@ package class ReadTransaction {
     }
 
     /// Iterates, in key order, the entries whose key starts with `prefix` (an empty prefix visits the whole
-    /// database). `body` returns true to continue and false to stop. Key and value views are valid only
-    /// during the call of `body` that received them.
+    /// database). `body` returns true to continue and false to stop. Key and value views point into the map
+    /// and stay valid, as lmdb.h says of every returned value, until the next update of this transaction or its
+    /// end: a caller may keep one past the call of `body` (the silent lookup keeps its chosen token's) as long as it
+    /// does not write in between.
     ///
     /// Uses one cursor: `MDB_SET_RANGE` on the prefix (or `MDB_FIRST`), then `MDB_NEXT` until a key no
     /// longer has the prefix. Keys are compared with `memcmp` by LMDB, so the matches are contiguous.
