@@ -17,6 +17,13 @@ import Testing
         try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: refreshToken, foci: "1")), context: try Responses.context())
     }
 
+    /// Replaces the stored refresh token `rt-1` with `rt-2`, as a redemption that rotates it would.
+    private func rotate(_ current: StoredEntity<RefreshToken>?, in cache: TokenCache) throws {
+        var rotated = try #require(current).entity
+        rotated.secret = Secret("rt-2")
+        try cache.replaceRefreshToken(rotated, expectedSecret: Secret("rt-1"))
+    }
+
     private func summary(_ companions: SilentLookupCompanions) -> [String] {
         [
             companions.refreshToken?.entity.secret.reveal() ?? "-", companions.refreshToken?.fingerprint ?? "-",
@@ -46,9 +53,7 @@ import Testing
             try ingest(cache)
             let deferred = try cache.silentLookup(query(.onFirstAccess))
             let eager = try cache.silentLookup(query(.withLookup))
-            var rotated = try #require(try eager.refreshToken).entity
-            rotated.secret = Secret("rt-2")
-            try cache.replaceRefreshToken(rotated, expectedSecret: Secret("rt-1"))
+            try rotate(try eager.refreshToken, in: cache)
 
             // Read after the rotation: the newer state, flagged as such.
             #expect(try deferred.refreshToken?.entity.secret.reveal() == "rt-2")
@@ -66,9 +71,7 @@ import Testing
             let copy = result
             let first = try copy.companions
             #expect(first.refreshToken?.entity.secret.reveal() == "rt-1" && first.fromLookupSnapshot)
-            var rotated = try #require(first.refreshToken).entity
-            rotated.secret = Secret("rt-2")
-            try cache.replaceRefreshToken(rotated, expectedSecret: Secret("rt-1"))
+            try rotate(first.refreshToken, in: cache)
             // Already read: neither the original nor the copy reads again.
             #expect(try result.refreshToken?.entity.secret.reveal() == "rt-1")
             #expect(try result.companions.fromLookupSnapshot)

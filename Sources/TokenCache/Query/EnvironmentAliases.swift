@@ -132,9 +132,7 @@ public struct EnvironmentAliases: Sendable, Hashable {
 
     /// Every host of `host`'s group, canonical first (just `host`, lower-cased, if unknown).
     public func hosts(aliasing host: String) -> [String] {
-        let key = Host(host)
-        guard let canonical = canonicalByHost[key], let members = membersByCanonical[canonical] else { return [key.text] }
-        return members.map(\.text)
+        group(of: host).members.map { String(decoding: $0, as: UTF8.self) }
     }
 
     private mutating func add(_ group: [String]) {
@@ -159,14 +157,12 @@ public struct EnvironmentAliases: Sendable, Hashable {
 /// The hosts of one alias group, matched against stored environments as bytes: a lookup judges every candidate
 /// without building a string.
 struct AliasGroup: Sendable {
-    /// ASCII-lower-cased.
+    /// ASCII-lower-cased, canonical first.
     fileprivate let members: [[UInt8]]
 
     /// Whether `host` (any case) is a member: for the group of `h`, exactly `EnvironmentAliases.areAliases(host, h)`.
     func contains(_ host: UnsafeRawBufferPointer) -> Bool {
-        members.contains { member in
-            member.count == host.count && member.withUnsafeBytes { EnvironmentAliases.equalIgnoringASCIICase(host, $0) }
-        }
+        members.contains { EnvironmentAliases.equalIgnoringASCIICase(host, $0) }
     }
 
     func contains(_ host: String) -> Bool {

@@ -105,20 +105,23 @@ extension ScopeSet {
     /// building the set.
     func isCovered(byTarget target: String) -> Bool {
         var target = target
-        return target.withUTF8 { target in
-            normalized.allSatisfy { scope in
-                var tokenStart = 0
-                for index in 0...target.count {
-                    guard index == target.count || Self.isWhitespace(target[index]) else { continue }
-                    if index - tokenStart == scope.utf8.count,
-                        target[tokenStart..<index].elementsEqual(scope.utf8, by: { Self.lowercased($0) == $1 })
-                    {
-                        return true
-                    }
-                    tokenStart = index + 1
+        return target.withUTF8 { isCovered(byTarget: UnsafeRawBufferPointer($0)) }
+    }
+
+    /// ``isCovered(byTarget:)`` over the target's bytes (a token's body field, or a summary's canonical target).
+    func isCovered(byTarget target: UnsafeRawBufferPointer) -> Bool {
+        normalized.allSatisfy { scope in
+            var tokenStart = 0
+            for index in 0...target.count {
+                guard index == target.count || Self.isWhitespace(target[index]) else { continue }
+                if index - tokenStart == scope.utf8.count,
+                    target[tokenStart..<index].elementsEqual(scope.utf8, by: { Self.lowercased($0) == $1 })
+                {
+                    return true
                 }
-                return false
+                tokenStart = index + 1
             }
+            return false
         }
     }
 }

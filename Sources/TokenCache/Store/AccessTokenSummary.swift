@@ -52,22 +52,8 @@ struct AccessTokenSummaryView {
         self.refreshOn = refreshOn
     }
 
-    /// Whether every scope of `request` is in the target: a merge over the canonical bytes, no allocation.
-    func covers(_ request: ScopeSet) -> Bool {
-        var target = canonicalTarget[...]
-        for scope in request.normalized {
-            var found = false
-            while !target.isEmpty {
-                let end = target.firstIndex(of: 0x20) ?? target.endIndex
-                let token = target[target.startIndex..<end]
-                target = end == target.endIndex ? target[end...] : target[(end + 1)...]
-                if token.elementsEqual(scope.utf8) { found = true; break }
-                if !token.lexicographicallyPrecedes(scope.utf8) { return false }  // sorted: passed where it would be
-            }
-            if !found { return false }
-        }
-        return true
-    }
+    /// Whether every scope of `request` is in the target (no allocation).
+    func covers(_ request: ScopeSet) -> Bool { request.isCovered(byTarget: canonicalTarget) }
 
     /// The five summary fields, recognised by their exact name bytes.
     private enum SummaryField {
