@@ -148,7 +148,7 @@ extension Environment {
 
     func checkUsable() throws(LMDBError) {
         // lmdb.h: "Use an MDB_env* in the process which opened it, not after fork()."
-        guard getpid() == openPID else { throw .usedAfterFork }
+        guard ForkGeneration.current == openForkGeneration else { throw .usedAfterFork }
         guard !isBroken.load(ordering: .relaxed) else { throw .panic }
     }
 

@@ -39,6 +39,8 @@ package final class Environment: Sendable {
     /// Process-unique number; keys per-thread state and tags `Database` handles.
     let serial: UInt64
     let openPID: pid_t
+    /// ``ForkGeneration/current`` at open: differs in the child of a fork.
+    let openForkGeneration: Int
     let maxKeySize: Int
     let gate = TransactionGate()
     let readPool: ReadTransactionPool
@@ -64,6 +66,7 @@ package final class Environment: Sendable {
         self.databases = databases
         self.serial = serial
         self.openPID = getpid()
+        self.openForkGeneration = ForkGeneration.current
         self.maxKeySize = maxKeySize
         self.readPool = ReadTransactionPool(maxReaders: options.maxReaders)
     }

@@ -1,4 +1,11 @@
 import CLMDB
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A read-only view of one LMDB snapshot, valid only inside the `Environment.read` (or `write`) closure
 /// that received it.
@@ -122,7 +129,9 @@ package class ReadTransaction {
             // SAFETY: as in `withValue`, the views are valid until the next update or the end of the
             // transaction, and are only lent to `body`.
             let keyBytes = UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size)
-            guard keyBytes.starts(with: prefix) else { return }
+            guard keyBytes.count >= prefix.count,
+                prefix.withUnsafeBytes({ $0.isEmpty || memcmp(keyBytes.baseAddress!, $0.baseAddress!, $0.count) == 0 })
+            else { return }
             let valueBytes = UnsafeRawBufferPointer(start: value.mv_data, count: value.mv_size)
             guard try body(keyBytes, valueBytes) else { return }
             rc = lmdb_cursor_get(cursor, &key, &value, .next)

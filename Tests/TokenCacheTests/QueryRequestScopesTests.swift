@@ -5,6 +5,9 @@ import Testing
 @Suite struct RequestScopesTests {
     @Test func reservedScopesAreTheDotNetList() {
         #expect(ReservedScopes.all == ["openid", "profile", "offline_access"])
+        // The lookup's byte comparison agrees with the public set.
+        #expect(ReservedScopes.all.allSatisfy(ReservedScopes.contains))
+        #expect(!["openid2", "Profile", "offline-access", "email", ""].contains(where: ReservedScopes.contains))
     }
 
     @Test(arguments: [

@@ -120,6 +120,41 @@ import Testing
         }
     }
 
+    @Test func twoMatchesInOneBucketAreDecidedFromOnePassWithTheNewerWinning() throws {
+        // Two tokens: the lookup keeps both views from its single pass over the bucket (no second walk).
+        try TestStore.with { _, cache in
+            for (first, second, winner) in [(Int64(100), Int64(10), "b"), (10, 100, "a")] {
+                try cache.write { writer in
+                    for (secret, age) in [("a", first), ("b", second)] {
+                        var token = Samples.accessToken(
+                            home: Responses.home, client: Responses.client, realm: Responses.utid, target: "User.Read scope-\(secret)",
+                            secret: secret, environment: Responses.cloud)
+                        token.cachedAt = Samples.now - age
+                        try writer.put(token)
+                    }
+                }
+                #expect(try cache.silentLookup(Responses.query()).accessToken?.entity.secret.reveal() == winner)
+                // Only one of them covers this request: it wins whatever its age.
+                #expect(try cache.silentLookup(Responses.query(scopes: ["scope-a"])).accessToken?.entity.secret.reveal() == "a")
+            }
+        }
+    }
+
+    @Test func aHitKeepsTheStoredSpellingOfItsIdentifiers() throws {
+        // The decoder shares the query's strings only when the bytes are identical; other spellings are kept as stored.
+        try TestStore.with { _, cache in
+            let stored = Samples.accessToken(
+                home: Responses.home.uppercased(), client: Responses.client.uppercased(), realm: Responses.utid.uppercased(),
+                target: "User.Read", environment: "Login.MicrosoftOnline.com")
+            try cache.put(stored)
+            let query = Responses.query(home: Responses.home.uppercased())
+            let hit = try #require(try cache.silentLookup(query).accessToken).entity
+            #expect(hit == stored)
+            #expect(hit.homeAccountID == query.homeAccountID && hit.clientID != query.clientID && hit.realm != query.realm)
+            #expect(hit.environment == "Login.MicrosoftOnline.com")
+        }
+    }
+
     @Test func familyRefreshTokensComeFirstForMembersAndUnknownClientsOnly() throws {
         try TestStore.with { _, cache in
             // The member client gets a family RT (foci 1); another client has its own RT.

@@ -32,6 +32,22 @@ import Testing
         }
     }
 
+    @Test func recordsOfMoreThan64FieldsKeepEveryUnknownField() throws {
+        // The decoder tracks taken fields in a 64-bit set and an overflow array past 64. The unknown names sort first, so
+        // with enough of them every modelled field sits past index 64: both sides of the boundary.
+        try TestStore.with { _, cache in
+            for extra in [50, 53, 54, 80] {
+                var token = Samples.accessToken(target: "scope-\(extra)")
+                token.additionalFields = Dictionary(uniqueKeysWithValues: (0..<extra).map { ("a_field_\($0)", JSONValue.integer(Int64($0))) })
+                token.additionalFields["zz_last"] = .string("kept")
+                try cache.put(token)
+                let stored = try #require(try cache.get(token.key)).entity
+                #expect(stored == token)
+                #expect(stored.additionalFields.count == extra + 1)
+            }
+        }
+    }
+
     @Test func optionalFieldsStayAbsent() throws {
         try TestStore.with { _, cache in
             let token = AccessToken(

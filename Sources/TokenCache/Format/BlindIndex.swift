@@ -24,21 +24,26 @@ struct BlindIndex: Sendable {
         var total = 4 + label.utf8CodeUnitCount + (exact.map { 4 + $0.utf8.count } ?? 0)
         for field in fields { total += 4 + field.utf8.count }
         return withUnsafeTemporaryAllocation(byteCount: total, alignment: 8) { buffer in
-            var position = 0
-            /// `lp(bytes)`, ASCII-lower-cased when asked, straight into the hash input.
-            func append(_ bytes: UnsafeRawBufferPointer, lowercased: Bool) {
-                buffer.storeBytes(of: UInt32(bytes.count).bigEndian, toByteOffset: position, as: UInt32.self)
-                position += 4
-                let output = UnsafeMutableRawBufferPointer(rebasing: buffer[position..<(position + bytes.count)])
-                if let base = bytes.baseAddress, !bytes.isEmpty { output.baseAddress!.copyMemory(from: base, byteCount: bytes.count) }
+            /// Writes `lp(bytes)` at `cursor`, ASCII-lower-cased when asked, and returns where the next one goes.
+            /// (A returned position, not a captured `var`: no dynamic exclusivity check per field.)
+            func append(_ bytes: UnsafeRawBufferPointer, at cursor: UnsafeMutableRawPointer, lowercased: Bool) -> UnsafeMutableRawPointer {
+                cursor.storeBytes(of: UInt32(bytes.count).bigEndian, as: UInt32.self)
+                let start = cursor + 4
                 if lowercased {
-                    for index in output.indices where output[index] &- 0x41 < 26 { output[index] |= 0x20 }
+                    let output = start.assumingMemoryBound(to: UInt8.self)
+                    for index in 0..<bytes.count {
+                        let byte = bytes[index]
+                        output[index] = byte &- 0x41 < 26 ? byte | 0x20 : byte
+                    }
+                } else if let base = bytes.baseAddress, !bytes.isEmpty {
+                    start.copyMemory(from: base, byteCount: bytes.count)
                 }
-                position += bytes.count
+                return start + bytes.count
             }
-            append(label.utf8, lowercased: false)
-            for var field in fields { field.withUTF8 { append(UnsafeRawBufferPointer($0), lowercased: true) } }
-            if var exact { exact.withUTF8 { append(UnsafeRawBufferPointer($0), lowercased: false) } }
+            var cursor = append(label.utf8, at: buffer.baseAddress!, lowercased: false)
+            for var field in fields { cursor = field.withUTF8 { append(UnsafeRawBufferPointer($0), at: cursor, lowercased: true) } }
+            if var exact { cursor = exact.withUTF8 { append(UnsafeRawBufferPointer($0), at: cursor, lowercased: false) } }
+            assert(cursor == buffer.baseAddress! + total)
             let count = FormatConstants.indexDigestCount
             return [UInt8](unsafeUninitializedCapacity: prefix.count + count) { result, initialized in
                 let output = UnsafeMutableRawBufferPointer(result)

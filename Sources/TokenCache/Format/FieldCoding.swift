@@ -36,44 +36,66 @@ struct FieldEncoder {
 }
 
 /// Reads an entity's modelled fields out of a decoded field table; what is left becomes `additionalFields`.
+///
+/// Field names are static strings (the model's wire names), found by binary search over the table's sorted names;
+/// which entries were taken is a bit set (records have a dozen fields; an array backs maps of more than 64).
 struct FieldDecoder {
     private let table: FieldTable
-    private var consumed: [Bool]
+    private var consumedBits: UInt64 = 0
+    private var consumedBeyond64: [Bool]
     private let kind: EntityKind
 
     init(_ table: FieldTable, kind: EntityKind) {
         self.table = table
-        consumed = [Bool](repeating: false, count: table.entries.count)
+        consumedBeyond64 = table.entries.count > 64 ? [Bool](repeating: false, count: table.entries.count - 64) : []
         self.kind = kind
     }
 
+    private mutating func markConsumed(_ index: Int) {
+        if index < 64 { consumedBits |= 1 << UInt64(index) } else { consumedBeyond64[index - 64] = true }
+    }
+
+    private func isConsumed(_ index: Int) -> Bool {
+        index < 64 ? consumedBits & (1 << UInt64(index)) != 0 : consumedBeyond64[index - 64]
+    }
+
     /// The entry named `name` of the given type, marked consumed; nil when absent.
-    private mutating func take(_ name: String, type: UInt8, _ what: String) throws(FormatError) -> Int? {
+    private mutating func take(_ name: StaticString, type: UInt8, _ what: String) throws(FormatError) -> Int? {
         guard let index = table.index(of: name) else { return nil }
-        consumed[index] = true
+        markConsumed(index)
         guard table.entries[index].type == type else { throw FormatError("\(kind) field '\(name)' is not \(what)") }
         return index
     }
 
-    mutating func string(_ name: String) throws(FormatError) -> String {
+    mutating func string(_ name: StaticString) throws(FormatError) -> String {
         guard let value = try optionalString(name) else { throw FormatError("\(kind) record lacks required field '\(name)'") }
         return value
     }
 
-    mutating func optionalString(_ name: String) throws(FormatError) -> String? {
-        try take(name, type: 0x01, "text").map(table.string(at:))
+    /// ``string(_:)``, but `known` itself when the stored bytes are exactly its UTF-8: a lookup already holds the
+    /// account, host, client and realm it asked for, and sharing them saves an allocation and a copy per field.
+    mutating func string(_ name: StaticString, reusing known: String?) throws(FormatError) -> String {
+        guard let index = try take(name, type: 0x01, "text") else { throw FormatError("\(kind) record lacks required field '\(name)'") }
+        if let known, table.value(at: index, equals: known) { return known }
+        return table.string(at: index)
     }
 
-    mutating func integer(_ name: String) throws(FormatError) -> Int64 {
+    mutating func optionalString(_ name: StaticString) throws(FormatError) -> String? {
+        guard let index = try take(name, type: 0x01, "text") else { return nil }
+        return table.string(at: index)
+    }
+
+    mutating func integer(_ name: StaticString) throws(FormatError) -> Int64 {
         guard let value = try optionalInteger(name) else { throw FormatError("\(kind) record lacks required field '\(name)'") }
         return value
     }
 
-    mutating func optionalInteger(_ name: String) throws(FormatError) -> Int64? {
-        try take(name, type: 0x02, "an integer").map(table.integer(at:))
+    mutating func optionalInteger(_ name: StaticString) throws(FormatError) -> Int64? {
+        guard let index = try take(name, type: 0x02, "an integer") else { return nil }
+        return table.integer(at: index)
     }
 
-    mutating func secret(_ name: String) throws(FormatError) -> Secret {
+    mutating func secret(_ name: StaticString) throws(FormatError) -> Secret {
         guard let index = try take(name, type: 0x01, "text") else {
             throw FormatError("\(kind) record lacks required field '\(name)'")
         }
@@ -81,15 +103,21 @@ struct FieldDecoder {
     }
 
     /// The required fields every credential has; `credential_type` is consumed and ignored (FORMAT.md §5.3).
-    mutating func credential() throws(FormatError) -> (homeAccountID: String, environment: String, clientID: String, secret: Secret) {
-        if let index = table.index(of: "credential_type") { consumed[index] = true }
-        return (try string("home_account_id"), try string("environment"), try string("client_id"), try secret("secret"))
+    /// `known` supplies strings to share (see ``string(_:reusing:)``).
+    mutating func credential(reusing known: (homeAccountID: String, environment: String, clientID: String)? = nil) throws(FormatError)
+        -> (homeAccountID: String, environment: String, clientID: String, secret: Secret)
+    {
+        if let index = table.index(of: "credential_type") { markConsumed(index) }
+        return (
+            try string("home_account_id", reusing: known?.homeAccountID), try string("environment", reusing: known?.environment),
+            try string("client_id", reusing: known?.clientID), try secret("secret")
+        )
     }
 
     /// Everything not consumed, as JSON values.
     func additionalFields() throws(FormatError) -> [String: JSONValue] {
         var result: [String: JSONValue] = [:]
-        for index in table.entries.indices where !consumed[index] {
+        for index in table.entries.indices where !isConsumed(index) {
             let name = table.name(at: index)
             let value: JSONValue
             switch table.entries[index].type {

@@ -115,10 +115,14 @@ struct FieldMap: Equatable {
     }
 }
 
-/// A decoded field map read in place: validated byte ranges over the (zeroizing) plaintext buffer.
+/// A decoded field map read in place: validated byte ranges over the plaintext.
 ///
 /// Reading a record builds one small array of ranges, with no hashing and no copy of any value; a field's bytes
 /// are copied once, straight into the `String` or ``Secret`` the entity keeps.
+///
+/// The plaintext is either owned (a zeroizing ``SecureBuffer`` kept alive by the table) or borrowed: a lookup
+/// decrypts into a stack buffer that is wiped when its closure returns, and a table over it is valid only inside
+/// that closure (``RecordStore/withBody(_:key:database:_:)``). Entities copy what they keep, so none outlives it.
 struct FieldTable {
     struct Entry {
         var type: UInt8
@@ -126,19 +130,30 @@ struct FieldTable {
         var value: Range<Int>
     }
 
-    private let storage: SecureBuffer
+    /// Keeps an owned plaintext alive; nil when `bytes` is borrowed.
+    private let owner: SecureBuffer?
+    private let bytes: UnsafeRawBufferPointer
     let entries: [Entry]
 
-    /// Parses the field map that starts at `offset` of `storage` and extends to its end.
+    /// Parses the field map that starts at `offset` of `storage` and extends to its end; the table keeps `storage`.
     init(_ storage: SecureBuffer, offset: Int) throws(FormatError) {
-        self.storage = storage
-        entries = try storage.withUnsafeBytes { bytes in
-            Result { () throws(FormatError) in
-                var reader = ByteReader(bytes)
-                _ = try reader.read(count: offset, "record header")
-                return try Self.parse(&reader)
-            }
-        }.get()
+        // SAFETY: a SecureBuffer's storage is one heap allocation that never moves and lives until its deinit; the
+        // table holds the buffer, so the pointer stays valid as long as the table.
+        let bytes = storage.withUnsafeBytes { $0 }
+        try self.init(borrowing: bytes, offset: offset, owner: storage)
+    }
+
+    /// Parses the field map that starts at `offset` of `bytes`: the table is valid only while `bytes` is.
+    init(borrowing bytes: UnsafeRawBufferPointer, offset: Int) throws(FormatError) {
+        try self.init(borrowing: bytes, offset: offset, owner: nil)
+    }
+
+    private init(borrowing bytes: UnsafeRawBufferPointer, offset: Int, owner: SecureBuffer?) throws(FormatError) {
+        var reader = ByteReader(bytes)
+        _ = try reader.read(count: offset, "record header")
+        self.entries = try Self.parse(&reader)
+        self.bytes = bytes
+        self.owner = owner
     }
 
     /// Validates a field map (FORMAT.md §5.3) and returns where each field lies in `reader.bytes`.
@@ -167,7 +182,7 @@ struct FieldTable {
             let name = try reader.read(count: nameLength, "field \(index) name")
             guard isValidUTF8(name) else { throw FormatError("field \(index) name is not valid UTF-8") }
             let nameRange = nameStart..<(nameStart + nameLength)
-            if let previousName, !reader.bytes[previousName].lexicographicallyPrecedes(name) {
+            if let previousName, Self.compare(UnsafeRawBufferPointer(rebasing: reader.bytes[previousName]), name) >= 0 {
                 throw FormatError("field \(index) is out of order or duplicated")
             }
             previousName = nameRange
@@ -191,61 +206,59 @@ struct FieldTable {
 
     /// The index of the entry named `name`, compared as bytes. Names are in strictly ascending bytewise order
     /// (checked when the table was built), so this is a binary search.
-    func index(of name: String) -> Int? {
-        var name = name
-        return name.withUTF8 { wanted in
-            storage.withUnsafeBytes { bytes in
-                let wanted = UnsafeRawBufferPointer(wanted)
-                var low = 0, high = entries.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    let candidate = UnsafeRawBufferPointer(rebasing: bytes[entries[middle].name])
-                    let common = min(candidate.count, wanted.count)
-                    var order = common == 0 ? 0 : memcmp(candidate.baseAddress!, wanted.baseAddress!, common)
-                    if order == 0 { order = candidate.count < wanted.count ? -1 : (candidate.count > wanted.count ? 1 : 0) }
-                    if order == 0 { return middle }
-                    if order < 0 { low = middle + 1 } else { high = middle }
-                }
-                return nil
-            }
+    func index(of name: StaticString) -> Int? {
+        let wanted = UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        var low = 0, high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            let order = Self.compare(self[entries[middle].name], wanted)
+            if order == 0 { return middle }
+            if order < 0 { low = middle + 1 } else { high = middle }
         }
+        return nil
     }
 
-    func name(at index: Int) -> String {
-        storage.withUnsafeBytes { String(decoding: $0[entries[index].name], as: UTF8.self) }
+    /// Bytewise order of two names: negative, zero or positive (memcmp, then the shorter first).
+    private static func compare(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Int {
+        let common = min(lhs.count, rhs.count)
+        let order = common == 0 ? 0 : memcmp(lhs.baseAddress!, rhs.baseAddress!, common)
+        return order != 0 ? Int(order) : lhs.count - rhs.count
     }
 
-    func string(at index: Int) -> String {
-        storage.withUnsafeBytes { String(decoding: $0[entries[index].value], as: UTF8.self) }
+    private subscript(range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[range]) }
+
+    func name(at index: Int) -> String { String(decoding: self[entries[index].name], as: UTF8.self) }
+
+    func string(at index: Int) -> String { String(decoding: self[entries[index].value], as: UTF8.self) }
+
+    /// Whether the value of entry `index` is exactly the UTF-8 of `text`.
+    func value(at index: Int, equals text: String) -> Bool {
+        let value = self[entries[index].value]
+        var text = text
+        return text.withUTF8 { $0.count == value.count && ($0.isEmpty || memcmp($0.baseAddress!, value.baseAddress!, $0.count) == 0) }
     }
 
     func integer(at index: Int) -> Int64 {
-        storage.withUnsafeBytes { Int64(bigEndian: $0.loadUnaligned(fromByteOffset: entries[index].value.lowerBound, as: Int64.self)) }
+        Int64(bigEndian: bytes.loadUnaligned(fromByteOffset: entries[index].value.lowerBound, as: Int64.self))
     }
 
     /// Copies the value straight into a zeroizing ``Secret``.
-    func secret(at index: Int) -> Secret {
-        storage.withUnsafeBytes { Secret(copying: UnsafeRawBufferPointer(rebasing: $0[entries[index].value])) }
-    }
+    func secret(at index: Int) -> Secret { Secret(copying: self[entries[index].value]) }
 
-    func json(at index: Int) -> JSONValue? {
-        storage.withUnsafeBytes { JSONText.decode($0[entries[index].value]) }
-    }
+    func json(at index: Int) -> JSONValue? { JSONText.decode(self[entries[index].value]) }
 
     /// The whole table as a ``FieldMap`` (tests, generic tooling).
     var fieldMap: FieldMap {
-        storage.withUnsafeBytes { bytes in
-            var map = FieldMap()
-            for index in entries.indices {
-                let entry = entries[index]
-                switch entry.type {
-                case 0x01: map[name(at: index)] = .text(Array(bytes[entry.value]))
-                case 0x02: map[name(at: index)] = .integer(integer(at: index))
-                default: map[name(at: index)] = .json(Array(bytes[entry.value]))
-                }
+        var map = FieldMap()
+        for index in entries.indices {
+            let entry = entries[index]
+            switch entry.type {
+            case 0x01: map[name(at: index)] = .text(Array(self[entry.value]))
+            case 0x02: map[name(at: index)] = .integer(integer(at: index))
+            default: map[name(at: index)] = .json(Array(self[entry.value]))
             }
-            return map
         }
+        return map
     }
 }
 

@@ -60,7 +60,8 @@ enum RecordEnvelope {
             label.withUnsafeBytes { writer.write($0) }
             storeID.withUnsafeBytes { writer.write($0) }
             writer.write(bigEndian: UInt32(database.utf8.count))
-            writer.write(database.utf8)
+            var database = database
+            database.withUTF8 { writer.write(UnsafeRawBufferPointer($0)) }
             writer.write(bigEndian: UInt32(key.count))
             writer.write(key)
             writer.write(FormatConstants.envelopeVersion)
@@ -251,14 +252,14 @@ struct RecordBody {
 
     /// The schema, revision and update time of a decrypted body, without decoding its fields.
     static func header(of plaintext: SecureBuffer) throws(FormatError) -> (revision: UInt64, updatedAt: Int64) {
-        try plaintext.withUnsafeBytes { bytes in
-            Result { () throws(FormatError) in
-                var reader = ByteReader(bytes)
-                let schema = try reader.readByte("body schema")
-                guard schema == FormatConstants.bodySchema else { throw FormatError("unsupported body schema \(schema)") }
-                return (try reader.read(UInt64.self, "revision"), try reader.read(Int64.self, "updated_at"))
-            }
-        }.get()
+        try plaintext.withUnsafeBytes { bytes in Result { () throws(FormatError) in try header(of: bytes) } }.get()
+    }
+
+    static func header(of bytes: UnsafeRawBufferPointer) throws(FormatError) -> (revision: UInt64, updatedAt: Int64) {
+        var reader = ByteReader(bytes)
+        let schema = try reader.readByte("body schema")
+        guard schema == FormatConstants.bodySchema else { throw FormatError("unsupported body schema \(schema)") }
+        return (try reader.read(UInt64.self, "revision"), try reader.read(Int64.self, "updated_at"))
     }
 }
 
@@ -268,9 +269,16 @@ struct DecodedBody {
     var updatedAt: Int64
     var fields: FieldTable
 
+    /// Over an owned plaintext, which the field table keeps alive.
     init(_ plaintext: SecureBuffer) throws(FormatError) {
         (revision, updatedAt) = try RecordBody.header(of: plaintext)
         fields = try FieldTable(plaintext, offset: RecordBody.headerCount)
+    }
+
+    /// Over a borrowed plaintext: valid only while `plaintext` is.
+    init(borrowing plaintext: UnsafeRawBufferPointer) throws(FormatError) {
+        (revision, updatedAt) = try RecordBody.header(of: plaintext)
+        fields = try FieldTable(borrowing: plaintext, offset: RecordBody.headerCount)
     }
 }
 

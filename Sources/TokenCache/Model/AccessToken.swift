@@ -102,11 +102,17 @@ extension AccessToken: StorableEntity {
     }
 
     init(decoding fields: FieldTable) throws(FormatError) {
+        try self.init(decoding: fields, reusing: nil)
+    }
+
+    /// Decoding for a lookup: fields equal to the query's identifiers share its strings (the usual case for the
+    /// account, host, client and realm), so a hit copies only what the query does not already hold.
+    init(decoding fields: FieldTable, reusing query: SilentLookupQuery?) throws(FormatError) {
         var decoder = FieldDecoder(fields, kind: Self.kind)
-        let credential = try decoder.credential()
+        let credential = try decoder.credential(reusing: query.map { ($0.homeAccountID, $0.environment, $0.clientID) })
         self.init(
             homeAccountID: credential.homeAccountID, environment: credential.environment, clientID: credential.clientID,
-            realm: try decoder.string("realm"),
+            realm: try decoder.string("realm", reusing: query?.realm),
             target: try decoder.string("target"),
             secret: credential.secret,
             cachedAt: try decoder.integer("cached_at"),

@@ -132,7 +132,7 @@ public struct EnvironmentAliases: Sendable, Hashable {
 
     /// Every host of `host`'s group, canonical first (just `host`, lower-cased, if unknown).
     public func hosts(aliasing host: String) -> [String] {
-        group(of: host).members.map { String(decoding: $0, as: UTF8.self) }
+        group(of: host).members.map(\.text)
     }
 
     private mutating func add(_ group: [String]) {
@@ -158,11 +158,12 @@ public struct EnvironmentAliases: Sendable, Hashable {
 /// without building a string.
 struct AliasGroup: Sendable {
     /// ASCII-lower-cased, canonical first.
-    fileprivate let members: [[UInt8]]
+    /// The table's own array (shared, not copied: a lookup builds no group).
+    fileprivate let members: [EnvironmentAliases.Host]
 
     /// Whether `host` (any case) is a member: for the group of `h`, exactly `EnvironmentAliases.areAliases(host, h)`.
     func contains(_ host: UnsafeRawBufferPointer) -> Bool {
-        members.contains { EnvironmentAliases.equalIgnoringASCIICase(host, $0) }
+        members.contains { EnvironmentAliases.equalIgnoringASCIICase(host, $0.bytes) }
     }
 
     func contains(_ host: String) -> Bool {
@@ -176,8 +177,8 @@ extension EnvironmentAliases {
     func group(of host: String) -> AliasGroup {
         let key = Host(host)
         guard let canonical = canonicalByHost[key], let members = membersByCanonical[canonical] else {
-            return AliasGroup(members: [key.bytes])
+            return AliasGroup(members: [key])
         }
-        return AliasGroup(members: members.map(\.bytes))
+        return AliasGroup(members: members)
     }
 }

@@ -22,29 +22,44 @@ public struct ScopeSet: Sendable, Hashable, CustomStringConvertible {
 
     private init(tokens: some Sequence<String>) throws {
         // An array sorted and de-duplicated afterwards: requests hold a handful of scopes, where hashing byte arrays
-        // into a Set costs more than it saves.
+        // into a Set costs more than it saves. Each scope is lower-cased straight from the text's bytes into its
+        // string. Accepted scopes are ASCII, where String order and equality are byte order and equality (no
+        // Unicode normalization applies), so the standard comparisons below are the bytewise ones.
         var scopes: [String] = []
-        for text in tokens {
-            var current: [UInt8] = []
-            for (offset, byte) in text.utf8.enumerated() {
-                if Self.isWhitespace(byte) {
-                    if !current.isEmpty { scopes.append(String(decoding: current, as: UTF8.self)); current.removeAll(keepingCapacity: true) }
-                } else if Self.isScopeByte(byte) {
-                    current.append(Self.lowercased(byte))
-                } else {
-                    throw TokenCacheError(
-                        .invalidArgument,
-                        "scope contains byte 0x\(String(byte, radix: 16)) at offset \(offset), outside the RFC 6749 scope alphabet"
-                    )
+        for var text in tokens {
+            try text.withUTF8 { bytes in
+                var start = 0
+                for offset in 0...bytes.count {
+                    if offset < bytes.count {
+                        let byte = bytes[offset]
+                        if Self.isScopeByte(byte) { continue }
+                        guard Self.isWhitespace(byte) else {
+                            throw TokenCacheError(
+                                .invalidArgument,
+                                "scope contains byte 0x\(String(byte, radix: 16)) at offset \(offset), outside the RFC 6749 scope alphabet"
+                            )
+                        }
+                    }
+                    if offset > start {
+                        let token = UnsafeBufferPointer(rebasing: bytes[start..<offset])
+                        scopes.append(
+                            String(unsafeUninitializedCapacity: token.count) { output in
+                                for index in token.indices { output[index] = Self.lowercased(token[index]) }
+                                return token.count
+                            })
+                    }
+                    start = offset + 1
                 }
             }
-            if !current.isEmpty { scopes.append(String(decoding: current, as: UTF8.self)) }
         }
-        scopes.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        var unique: [String] = []
-        unique.reserveCapacity(scopes.count)
-        for scope in scopes where unique.last.map({ !$0.utf8.elementsEqual(scope.utf8) }) ?? true { unique.append(scope) }
-        normalized = unique
+        if scopes.count > 1 {
+            scopes.sort(by: <)
+            var unique: [String] = []
+            unique.reserveCapacity(scopes.count)
+            for scope in scopes where unique.last != scope { unique.append(scope) }
+            scopes = unique
+        }
+        normalized = scopes
     }
 
     /// The canonical form: normalized scopes joined by single spaces. Used in blind-index keys.
@@ -111,17 +126,20 @@ extension ScopeSet {
     /// ``isCovered(byTarget:)`` over the target's bytes (a token's body field, or a summary's canonical target).
     func isCovered(byTarget target: UnsafeRawBufferPointer) -> Bool {
         normalized.allSatisfy { scope in
-            var tokenStart = 0
-            for index in 0...target.count {
-                guard index == target.count || Self.isWhitespace(target[index]) else { continue }
-                if index - tokenStart == scope.utf8.count,
-                    target[tokenStart..<index].elementsEqual(scope.utf8, by: { Self.lowercased($0) == $1 })
-                {
-                    return true
+            var scope = scope
+            return scope.withUTF8 { wanted in
+                var tokenStart = 0
+                for index in 0...target.count {
+                    guard index == target.count || Self.isWhitespace(target[index]) else { continue }
+                    if index - tokenStart == wanted.count,
+                        wanted.indices.allSatisfy({ Self.lowercased(target[tokenStart + $0]) == wanted[$0] })
+                    {
+                        return true
+                    }
+                    tokenStart = index + 1
                 }
-                tokenStart = index + 1
+                return false
             }
-            return false
         }
     }
 }

@@ -152,7 +152,9 @@ extension RecordStore {
         ) { plaintext throws(FormatError) in try body(try AccessTokenSummaryView(plaintext: plaintext)) }
         if let opened { return opened }
         let summary = try AccessTokenSummary(
-            try AccessToken(decoding: try openBody(value, slot: slot(DatabaseName.accessTokens, Array(key))).fields)
+            try withBody(value, key: key, database: DatabaseName.accessTokens) { body throws(FormatError) in
+                try AccessToken(decoding: body.fields)
+            }
         )
         return try summary.withView { view in Result { () throws(FormatError) in try body(view) } }.get()
     }

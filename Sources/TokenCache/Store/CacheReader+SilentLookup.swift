@@ -16,22 +16,27 @@ extension CacheReader {
         var corrupt: [CorruptRecord] = []
         let realms = RealmResolution.candidates(queryRealm: query.realm, homeAccountID: query.homeAccountID)
         let hosts = aliases.group(of: query.environment)
+        let now = query.now  // the closures below capture this, not a copy of the whole query
 
         let index = store.keyring.index
         let accountPrefix = index.accountPrefix(query.homeAccountID)  // P(hid), shared by every range below
         let database = store.database(DatabaseName.accessTokens)
         // Views into the map: valid until this transaction ends, so the chosen value is not looked up again.
+        typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
         typealias Candidate = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, cachedAt: Int64, expiresOn: Int64)
-        /// The preferred usable token of a bucket by the summaries, skipping `excluded` keys (bodies found damaged).
-        func bestCandidate(_ prefix: [UInt8], excluding excluded: [[UInt8]], reportingDamage: Bool) throws -> Candidate? {
+        /// The preferred usable token among the entries `entries` visits, by the summaries, skipping `excluded` keys
+        /// (bodies found damaged).
+        func bestCandidate(
+            _ entries: ((Entry) throws -> Void) throws -> Void, excluding excluded: [[UInt8]], reportingDamage: Bool
+        ) throws -> Candidate? {
             var chosen: Candidate? = nil
-            try transaction.forEach(in: database, prefix: prefix) { key, value in
-                if !excluded.isEmpty, excluded.contains(where: { $0.elementsEqual(key) }) { return true }
+            try entries { key, value in
+                if !excluded.isEmpty, excluded.contains(where: { $0.elementsEqual(key) }) { return }
                 do throws(FormatError) {
                     try store.withSummary(value, key: key) { summary throws(FormatError) in
                         guard hosts.contains(summary.environment), summary.covers(requested),
                             AccessTokenExpiry.usability(
-                                expiresOn: summary.expiresOn, cachedAt: summary.cachedAt, refreshOn: summary.refreshOn, now: query.now
+                                expiresOn: summary.expiresOn, cachedAt: summary.cachedAt, refreshOn: summary.refreshOn, now: now
                             ).isUsable
                         else { return }
                         if let current = chosen,
@@ -47,14 +52,19 @@ extension CacheReader {
                 } catch where reportingDamage {
                     corrupt.append(store.corrupt(.accessToken, DatabaseName.accessTokens, Array(key), error.message))
                 } catch {}
-                return true
             }
             return chosen
+        }
+        /// A candidate's body, sharing the query's strings where the stored ones are the same bytes.
+        func decodeAccessToken(_ value: UnsafeRawBufferPointer, _ key: [UInt8]) -> Result<StoredEntity<AccessToken>, CorruptRecord> {
+            store.decode(AccessToken.self, value: value, key: key) { fields throws(FormatError) in
+                try AccessToken(decoding: fields, reusing: query)
+            }
         }
         /// Whether a decoded token answers the query (the summary's tests, on the body's fields).
         func usable(_ token: AccessToken) -> Bool {
             hosts.contains(token.environment) && requested.isCovered(byTarget: token.target)
-                && AccessTokenExpiry.usability(expiresOn: token.expiresOn, cachedAt: token.cachedAt, refreshOn: token.refreshOn, now: query.now)
+                && AccessTokenExpiry.usability(expiresOn: token.expiresOn, cachedAt: token.cachedAt, refreshOn: token.refreshOn, now: now)
                     .isUsable
         }
 
@@ -66,16 +76,21 @@ extension CacheReader {
                 keyID: query.keyID, index: index
             )
             // Most buckets hold one token: its body alone then decides, and opening its summary first would only be
-            // a second decryption. With several, the summaries pick one, and only that body is opened.
-            var only: (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)? = nil
+            // a second decryption. With several, the summaries pick one, and only that body is opened. The first two
+            // entries are kept from this one pass; a bucket of more is walked again (rare: foreign caches).
+            var first: Entry? = nil, second: Entry? = nil
             var entries = 0
             try transaction.forEach(in: database, prefix: prefix) { key, value in
                 entries += 1
-                only = entries == 1 ? (key, value) : nil
-                return entries == 1
+                switch entries {
+                case 1: first = (key, value)
+                case 2: second = (key, value)
+                default: break
+                }
+                return entries <= 2
             }
-            if let only {
-                switch store.decode(AccessToken.self, value: only.value, key: Array(only.key)) {
+            if entries == 1, let only = first {
+                switch decodeAccessToken(only.value, Array(only.key)) {
                 case .success(let stored) where usable(stored.entity):
                     accessToken = stored
                     realmUsed = realm
@@ -84,20 +99,30 @@ extension CacheReader {
                 }
                 continue
             }
-            // If the chosen body turns out damaged, the next best (rare: another scan of the bucket).
-            var damagedBodies: [[UInt8]] = []
-            while entries > 1, accessToken == nil,
-                let candidate = try bestCandidate(prefix, excluding: damagedBodies, reportingDamage: damagedBodies.isEmpty)
-            {
-                let key = Array(candidate.key)
-                switch store.decode(AccessToken.self, value: candidate.value, key: key) {
-                case .success(let stored):
-                    accessToken = stored
-                    realmUsed = realm
-                case .failure(let record):
-                    corrupt.append(record)
-                    damagedBodies.append(key)
+            /// The best candidate's decoded body; if it turns out damaged, the next best.
+            func pick(_ entries: ((Entry) throws -> Void) throws -> Void) throws {
+                var damagedBodies: [[UInt8]] = []
+                while accessToken == nil,
+                    let candidate = try bestCandidate(entries, excluding: damagedBodies, reportingDamage: damagedBodies.isEmpty)
+                {
+                    let key = Array(candidate.key)
+                    switch decodeAccessToken(candidate.value, key) {
+                    case .success(let stored):
+                        accessToken = stored
+                        realmUsed = realm
+                    case .failure(let record):
+                        corrupt.append(record)
+                        damagedBodies.append(key)
+                    }
                 }
+            }
+            if entries == 2, let first, let second {
+                try pick { body in
+                    try body(first)
+                    try body(second)
+                }
+            } else if entries > 2 {
+                try pick { body in try transaction.forEach(in: database, prefix: prefix) { key, value in try body((key, value)); return true } }
             }
         }
         let refreshRecommended = accessToken.map {

@@ -146,9 +146,17 @@ final class RecordStore: Sendable {
         return plaintext
     }
 
-    /// Authenticates, decrypts and indexes a record's body.
-    func openBody(_ value: UnsafeRawBufferPointer, slot: RecordSlot) throws(FormatError) -> DecodedBody {
-        try DecodedBody(try openBodyPlaintext(value, slot: slot))
+    /// Authenticates and decrypts a record's body into a temporary buffer, and lends it to `body` decoded: the
+    /// field table is valid only inside `body`, and the plaintext is wiped when it returns. Reads copy what they
+    /// keep (strings, ``Secret``s) straight out of it, with no intermediate heap plaintext.
+    func withBody<R>(
+        _ value: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, database: String, _ body: (DecodedBody) throws(FormatError) -> R
+    ) throws(FormatError) -> R {
+        let opened = try RecordEnvelope.withOpened(
+            .body, of: value, storeID: keyring.storeID, database: database, key: key, keys: keyring.recordKey
+        ) { plaintext throws(FormatError) in try body(try DecodedBody(borrowing: plaintext)) }
+        guard let opened else { throw FormatError("missing body") }
+        return opened
     }
 
     /// The revision of a stored record: authenticated like any read, but without decoding its fields.
@@ -158,16 +166,30 @@ final class RecordStore: Sendable {
 
     /// Decodes a stored value as an entity, or says why it cannot.
     func decode<S: StorableEntity>(_ type: S.Type, value: UnsafeRawBufferPointer, key: [UInt8]) -> Result<StoredEntity<S>, CorruptRecord> {
+        decode(S.self, value: value, key: key, fields: S.init(decoding:))
+    }
+
+    /// ``decode(_:value:key:)`` with the entity built by `make` from the (borrowed) field table.
+    func decode<S: StorableEntity>(
+        _ type: S.Type, value: UnsafeRawBufferPointer, key: [UInt8], fields make: (FieldTable) throws(FormatError) -> S
+    ) -> Result<StoredEntity<S>, CorruptRecord> {
         let database = DatabaseName.forKind(S.kind)
-        do {
-            let body = try openBody(value, slot: slot(database, key))
+        let decoded = key.withUnsafeBytes { keyBytes in
+            Result { () throws(FormatError) in
+                try withBody(value, key: keyBytes, database: database) { body throws(FormatError) in
+                    (try make(body.fields), body.revision, body.updatedAt)
+                }
+            }
+        }
+        switch decoded {
+        case .success(let (entity, revision, updatedAt)):
             return .success(
                 StoredEntity(
-                    entity: try S(decoding: body.fields), revision: body.revision, updatedAt: body.updatedAt,
+                    entity: entity, revision: revision, updatedAt: updatedAt,
                     location: RecordLocation(keyring: keyring, database: database, key: key)
                 )
             )
-        } catch {
+        case .failure(let error):
             return .failure(corrupt(S.kind, database, key, error.message))
         }
     }
