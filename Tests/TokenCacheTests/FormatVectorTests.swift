@@ -223,25 +223,28 @@ extension SecureBuffer {
         // Reading back: plaintexts, record metadata, the entity, its canonical re-encoding and its storage key.
         let openedBody = try vector.expected.withUnsafeBytes { try RecordEnvelope.open(.body, of: $0, slot: slot, keys: keyring.recordKey) }
         #expect(try #require(openedBody).bytes == body)
-        let record = try DecodedBody(try #require(openedBody))
-        #expect(record.revision == UInt64(try vector.int("revision")))
-        #expect(record.updatedAt == (try vector.int("updated_at")))
-        #expect(record.fields.fieldMap == (try vector.fieldMap()))
-        let openedSummary = try vector.expected.withUnsafeBytes { try RecordEnvelope.open(.summary, of: $0, slot: slot, keys: keyring.recordKey) }
-        #expect(openedSummary?.bytes == summary)
-        switch database {
-        case DatabaseName.accessTokens:
-            let token = try AccessToken(decoding: record.fields)
-            #expect(encoded(token.encodeFields()) == encoded(record.fields.fieldMap))
-            #expect(token.summaryFields().map(encoded) == summary)
-            #expect(AccessToken.storageKey(for: token.key, index: keyring.index) == lmdbKey)
-        case DatabaseName.accounts:
-            let account = try Account(decoding: record.fields)
-            #expect(encoded(account.encodeFields()) == encoded(record.fields.fieldMap))
-            #expect(!account.additionalFields.isEmpty)
-            #expect(Account.storageKey(for: account.key, index: keyring.index) == lmdbKey)
-        default:
-            Issue.record("unexpected database \(database)")
+        let plaintext = try #require(openedBody)
+        try plaintext.withUnsafeBytes { bytes in
+            let record = try DecodedBody(borrowing: bytes)  // the plaintext is lent, as readers lend it
+            #expect(record.revision == UInt64(try vector.int("revision")))
+            #expect(record.updatedAt == (try vector.int("updated_at")))
+            #expect(record.fields.fieldMap == (try vector.fieldMap()))
+            let openedSummary = try vector.expected.withUnsafeBytes { try RecordEnvelope.open(.summary, of: $0, slot: slot, keys: keyring.recordKey) }
+            #expect(openedSummary?.bytes == summary)
+            switch database {
+            case DatabaseName.accessTokens:
+                let token = try AccessToken(decoding: record.fields)
+                #expect(encoded(token.encodeFields()) == encoded(record.fields.fieldMap))
+                #expect(token.summaryFields().map(encoded) == summary)
+                #expect(AccessToken.storageKey(for: token.key, index: keyring.index) == lmdbKey)
+            case DatabaseName.accounts:
+                let account = try Account(decoding: record.fields)
+                #expect(encoded(account.encodeFields()) == encoded(record.fields.fieldMap))
+                #expect(!account.additionalFields.isEmpty)
+                #expect(Account.storageKey(for: account.key, index: keyring.index) == lmdbKey)
+            default:
+                Issue.record("unexpected database \(database)")
+            }
         }
     }
 

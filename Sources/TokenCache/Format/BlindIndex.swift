@@ -20,6 +20,7 @@ struct BlindIndex: Sendable {
         digest(label, fields, exact: exact, after: prefix)
     }
 
+    @inline(__always)  // lets the variadic callers' field arrays live on the stack
     private func digest(_ label: StaticString, _ fields: [String], exact: String?, after prefix: [UInt8]) -> [UInt8] {
         var total = 4 + label.utf8CodeUnitCount + (exact.map { 4 + $0.utf8.count } ?? 0)
         for field in fields { total += 4 + field.utf8.count }

@@ -120,9 +120,9 @@ struct FieldMap: Equatable {
 /// Reading a record builds one small array of ranges, with no hashing and no copy of any value; a field's bytes
 /// are copied once, straight into the `String` or ``Secret`` the entity keeps.
 ///
-/// The plaintext is either owned (a zeroizing ``SecureBuffer`` kept alive by the table) or borrowed: a lookup
-/// decrypts into a stack buffer that is wiped when its closure returns, and a table over it is valid only inside
-/// that closure (``RecordStore/withBody(_:key:database:_:)``). Entities copy what they keep, so none outlives it.
+/// The plaintext is borrowed: readers decrypt into a temporary buffer that is wiped when its closure returns, and
+/// a table over it is valid only inside that closure (``RecordStore/withBody(_:key:database:_:)``). Entities copy
+/// what they keep, so nothing outlives it.
 struct FieldTable {
     struct Entry {
         var type: UInt8
@@ -130,30 +130,15 @@ struct FieldTable {
         var value: Range<Int>
     }
 
-    /// Keeps an owned plaintext alive; nil when `bytes` is borrowed.
-    private let owner: SecureBuffer?
     private let bytes: UnsafeRawBufferPointer
     let entries: [Entry]
 
-    /// Parses the field map that starts at `offset` of `storage` and extends to its end; the table keeps `storage`.
-    init(_ storage: SecureBuffer, offset: Int) throws(FormatError) {
-        // SAFETY: a SecureBuffer's storage is one heap allocation that never moves and lives until its deinit; the
-        // table holds the buffer, so the pointer stays valid as long as the table.
-        let bytes = storage.withUnsafeBytes { $0 }
-        try self.init(borrowing: bytes, offset: offset, owner: storage)
-    }
-
     /// Parses the field map that starts at `offset` of `bytes`: the table is valid only while `bytes` is.
     init(borrowing bytes: UnsafeRawBufferPointer, offset: Int) throws(FormatError) {
-        try self.init(borrowing: bytes, offset: offset, owner: nil)
-    }
-
-    private init(borrowing bytes: UnsafeRawBufferPointer, offset: Int, owner: SecureBuffer?) throws(FormatError) {
         var reader = ByteReader(bytes)
         _ = try reader.read(count: offset, "record header")
         self.entries = try Self.parse(&reader)
         self.bytes = bytes
-        self.owner = owner
     }
 
     /// Validates a field map (FORMAT.md §5.3) and returns where each field lies in `reader.bytes`.
@@ -218,11 +203,13 @@ struct FieldTable {
         return nil
     }
 
-    /// Bytewise order of two names: negative, zero or positive (memcmp, then the shorter first).
+    /// Bytewise order of two names: negative, zero or positive (then the shorter first). An inline loop, not
+    /// `memcmp`: names are a few bytes that mostly differ in the first one, where the call costs more than the work.
     private static func compare(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Int {
-        let common = min(lhs.count, rhs.count)
-        let order = common == 0 ? 0 : memcmp(lhs.baseAddress!, rhs.baseAddress!, common)
-        return order != 0 ? Int(order) : lhs.count - rhs.count
+        for index in 0..<min(lhs.count, rhs.count) where lhs[index] != rhs[index] {
+            return Int(lhs[index]) - Int(rhs[index])
+        }
+        return lhs.count - rhs.count
     }
 
     private subscript(range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[range]) }

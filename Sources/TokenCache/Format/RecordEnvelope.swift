@@ -263,19 +263,13 @@ struct RecordBody {
     }
 }
 
-/// A decrypted body read in place: its header and a field table over the plaintext.
+/// A decrypted body read in place: its header and a field table over the plaintext, valid only while the
+/// plaintext is (``RecordStore/withBody(_:key:database:_:)`` lends one).
 struct DecodedBody {
     var revision: UInt64
     var updatedAt: Int64
     var fields: FieldTable
 
-    /// Over an owned plaintext, which the field table keeps alive.
-    init(_ plaintext: SecureBuffer) throws(FormatError) {
-        (revision, updatedAt) = try RecordBody.header(of: plaintext)
-        fields = try FieldTable(plaintext, offset: RecordBody.headerCount)
-    }
-
-    /// Over a borrowed plaintext: valid only while `plaintext` is.
     init(borrowing plaintext: UnsafeRawBufferPointer) throws(FormatError) {
         (revision, updatedAt) = try RecordBody.header(of: plaintext)
         fields = try FieldTable(borrowing: plaintext, offset: RecordBody.headerCount)
