@@ -59,10 +59,28 @@ struct FieldDecoder {
         index < 64 ? consumedBits & (1 << UInt64(index)) != 0 : consumedBeyond64[index - 64]
     }
 
+    /// The entry after the last one taken: a reader that asks for fields in name order finds each one here, with
+    /// one comparison instead of a binary search.
+    private var next = 0
+
+    /// The entry named `name`, marked consumed; nil when absent.
+    private mutating func consume(_ name: StaticString) -> Int? {
+        let index: Int
+        if next < table.entries.count, table.name(at: next, equals: name) {
+            index = next
+        } else if let found = table.index(of: name) {
+            index = found
+        } else {
+            return nil
+        }
+        next = index + 1
+        markConsumed(index)
+        return index
+    }
+
     /// The entry named `name` of the given type, marked consumed; nil when absent.
     private mutating func take(_ name: StaticString, type: UInt8, _ what: String) throws(FormatError) -> Int? {
-        guard let index = table.index(of: name) else { return nil }
-        markConsumed(index)
+        guard let index = consume(name) else { return nil }
         guard table.entries[index].type == type else { throw FormatError("\(kind) field '\(name)' is not \(what)") }
         return index
     }
@@ -103,15 +121,14 @@ struct FieldDecoder {
     }
 
     /// The required fields every credential has; `credential_type` is consumed and ignored (FORMAT.md §5.3).
-    /// `known` supplies strings to share (see ``string(_:reusing:)``).
-    mutating func credential(reusing known: (homeAccountID: String, environment: String, clientID: String)? = nil) throws(FormatError)
-        -> (homeAccountID: String, environment: String, clientID: String, secret: Secret)
-    {
-        if let index = table.index(of: "credential_type") { markConsumed(index) }
-        return (
-            try string("home_account_id", reusing: known?.homeAccountID), try string("environment", reusing: known?.environment),
-            try string("client_id", reusing: known?.clientID), try secret("secret")
-        )
+    mutating func credential() throws(FormatError) -> (homeAccountID: String, environment: String, clientID: String, secret: Secret) {
+        consumeCredentialType()
+        return (try string("home_account_id"), try string("environment"), try string("client_id"), try secret("secret"))
+    }
+
+    /// `credential_type` is implied by the database; it is consumed (not carried as unknown) and ignored.
+    mutating func consumeCredentialType() {
+        _ = consume("credential_type")
     }
 
     /// Everything not consumed, as JSON values.

@@ -203,6 +203,11 @@ struct FieldTable {
         return nil
     }
 
+    /// Whether entry `index` is named `name`.
+    func name(at index: Int, equals name: StaticString) -> Bool {
+        Self.compare(self[entries[index].name], UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)) == 0
+    }
+
     /// Bytewise order of two names: negative, zero or positive (then the shorter first). An inline loop, not
     /// `memcmp`: names are a few bytes that mostly differ in the first one, where the call costs more than the work.
     private static func compare(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Int {

@@ -109,19 +109,25 @@ extension AccessToken: StorableEntity {
     /// account, host, client and realm), so a hit copies only what the query does not already hold.
     init(decoding fields: FieldTable, reusing query: SilentLookupQuery?) throws(FormatError) {
         var decoder = FieldDecoder(fields, kind: Self.kind)
-        let credential = try decoder.credential(reusing: query.map { ($0.homeAccountID, $0.environment, $0.clientID) })
+        // Taken in name order, so that each field is where the previous one ended (FieldDecoder.take).
+        let cachedAt = try decoder.integer("cached_at")
+        let clientID = try decoder.string("client_id", reusing: query?.clientID)
+        decoder.consumeCredentialType()
+        let environment = try decoder.string("environment", reusing: query?.environment)
+        let expiresOn = try decoder.integer("expires_on")
+        let extendedExpiresOn = try decoder.optionalInteger("extended_expires_on")
+        let homeAccountID = try decoder.string("home_account_id", reusing: query?.homeAccountID)
+        let keyID = try decoder.optionalString("key_id")
+        let realm = try decoder.string("realm", reusing: query?.realm)
+        let refreshOn = try decoder.optionalInteger("refresh_on")
+        let secret = try decoder.secret("secret")
+        let target = try decoder.string("target")
+        let tokenType = try decoder.optionalString("token_type")
+        let userAssertionHash = try decoder.optionalString("user_assertion_hash")
         self.init(
-            homeAccountID: credential.homeAccountID, environment: credential.environment, clientID: credential.clientID,
-            realm: try decoder.string("realm", reusing: query?.realm),
-            target: try decoder.string("target"),
-            secret: credential.secret,
-            cachedAt: try decoder.integer("cached_at"),
-            expiresOn: try decoder.integer("expires_on"),
-            extendedExpiresOn: try decoder.optionalInteger("extended_expires_on"),
-            refreshOn: try decoder.optionalInteger("refresh_on"),
-            tokenType: try decoder.optionalString("token_type"),
-            keyID: try decoder.optionalString("key_id"),
-            userAssertionHash: try decoder.optionalString("user_assertion_hash"),
+            homeAccountID: homeAccountID, environment: environment, clientID: clientID, realm: realm, target: target, secret: secret,
+            cachedAt: cachedAt, expiresOn: expiresOn, extendedExpiresOn: extendedExpiresOn, refreshOn: refreshOn,
+            tokenType: tokenType, keyID: keyID, userAssertionHash: userAssertionHash,
             additionalFields: try decoder.additionalFields()
         )
     }

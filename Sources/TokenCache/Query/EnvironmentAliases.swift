@@ -174,11 +174,17 @@ struct AliasGroup: Sendable {
 
 extension EnvironmentAliases {
     /// The alias group of `host`: its built-in or configured group, or the host alone when it is unknown.
+    ///
+    /// Compares bytes against the (small) table rather than building and hashing a lower-cased key: every lookup
+    /// asks this once, and the table holds a few dozen hosts of mostly different lengths.
     func group(of host: String) -> AliasGroup {
-        let key = Host(host)
-        guard let canonical = canonicalByHost[key], let members = membersByCanonical[canonical] else {
-            return AliasGroup(members: [key])
+        var host = host
+        let known = host.withUTF8 { bytes in
+            let wanted = UnsafeRawBufferPointer(bytes)
+            return membersByCanonical.values.first { members in
+                members.contains { Self.equalIgnoringASCIICase(wanted, $0.bytes) }
+            }
         }
-        return AliasGroup(members: members)
+        return AliasGroup(members: known ?? [Host(host)])
     }
 }
