@@ -102,23 +102,33 @@ extension AccessToken: StorableEntity {
     }
 
     init(decoding fields: FieldTable) throws(FormatError) {
-        try self.init(decoding: fields, reusing: nil)
+        try self.init(decoding: fields, homeAccountID: nil, environment: nil, clientID: nil, realm: nil)
     }
 
     /// Decoding for a lookup: fields equal to the query's identifiers share its strings (the usual case for the
-    /// account, host, client and realm), so a hit copies only what the query does not already hold.
-    init(decoding fields: FieldTable, reusing query: SilentLookupQuery?) throws(FormatError) {
+    /// account, host, client and realm), so a hit copies only what the query does not already hold. The query is
+    /// borrowed: no copy of it per decoded token.
+    init(decoding fields: FieldTable, reusing query: borrowing SilentLookupQuery) throws(FormatError) {
+        try self.init(
+            decoding: fields, homeAccountID: query.homeAccountID, environment: query.environment, clientID: query.clientID,
+            realm: query.realm)
+    }
+
+    private init(
+        decoding fields: FieldTable, homeAccountID knownAccount: String?, environment knownEnvironment: String?,
+        clientID knownClient: String?, realm knownRealm: String?
+    ) throws(FormatError) {
         var decoder = FieldDecoder(fields, kind: Self.kind)
         // Taken in name order, so that each field is where the previous one ended (FieldDecoder.take).
         let cachedAt = try decoder.integer("cached_at")
-        let clientID = try decoder.string("client_id", reusing: query?.clientID)
+        let clientID = try decoder.string("client_id", reusing: knownClient)
         decoder.consumeCredentialType()
-        let environment = try decoder.string("environment", reusing: query?.environment)
+        let environment = try decoder.string("environment", reusing: knownEnvironment)
         let expiresOn = try decoder.integer("expires_on")
         let extendedExpiresOn = try decoder.optionalInteger("extended_expires_on")
-        let homeAccountID = try decoder.string("home_account_id", reusing: query?.homeAccountID)
+        let homeAccountID = try decoder.string("home_account_id", reusing: knownAccount)
         let keyID = try decoder.optionalString("key_id")
-        let realm = try decoder.string("realm", reusing: query?.realm)
+        let realm = try decoder.string("realm", reusing: knownRealm)
         let refreshOn = try decoder.optionalInteger("refresh_on")
         let secret = try decoder.secret("secret")
         let target = try decoder.string("target")
