@@ -15,13 +15,18 @@ func silentLookupBenchmarks() {
     // A hit at two sizes (the cost must not grow with the cache), and a refresh outcome (every summary of the
     // bucket opened and rejected) at 1M. A hit reads its companions (refresh token, ID token, account) on first
     // access by default; two more cases at 1M measure a hit whose companions are then read, and one that reads them
-    // in the lookup's transaction (`companionLoading: .withLookup`).
-    let lookupCases: [(name: String, accessTokens: Int, kind: LookupFixture.Expectation, companions: CompanionUse)] = [
-        ("silentLookup hit, 10000 ATs", 10_000, .hit, .notRead),
-        ("silentLookup hit, 1000000 ATs", 1_000_000, .hit, .notRead),
-        ("silentLookup hit + companions read, 1000000 ATs", 1_000_000, .hit, .readAfter),
-        ("silentLookup hit, companions with lookup, 1000000 ATs", 1_000_000, .hit, .withLookup),
-        ("silentLookup refresh (no usable AT), 1000000 ATs", 1_000_000, .refresh, .notRead),
+    // in the lookup's transaction (`companionLoading: .withLookup`). Three more split the 1M hit by what it walks:
+    // buckets of one token (decided by the body alone), of several (summaries opened to pick one), and a query for
+    // realm `common` answered from the home tenant's bucket (two bucket ranges).
+    let lookupCases: [(name: String, accessTokens: Int, kind: LookupFixture.Expectation, companions: CompanionUse, shape: QueryShape)] = [
+        ("silentLookup hit, 10000 ATs", 10_000, .hit, .notRead, .any),
+        ("silentLookup hit, 1000000 ATs", 1_000_000, .hit, .notRead, .any),
+        ("silentLookup hit, one-token buckets, 1000000 ATs", 1_000_000, .hit, .notRead, .oneTokenBuckets),
+        ("silentLookup hit, buckets of several tokens, 1000000 ATs", 1_000_000, .hit, .notRead, .severalTokenBuckets),
+        ("silentLookup hit, realm common, 1000000 ATs", 1_000_000, .hit, .notRead, .tenantlessRealm),
+        ("silentLookup hit + companions read, 1000000 ATs", 1_000_000, .hit, .readAfter, .any),
+        ("silentLookup hit, companions with lookup, 1000000 ATs", 1_000_000, .hit, .withLookup, .any),
+        ("silentLookup refresh (no usable AT), 1000000 ATs", 1_000_000, .refresh, .notRead, .any),
     ]
     for lookupCase in lookupCases {
         let fixture = LookupFixture()
@@ -46,7 +51,8 @@ func silentLookupBenchmarks() {
             setup: {
                 try fixture.open(accounts: lookupCase.accessTokens / LookupCorpus.accessTokensPerAccount)
                 try fixture.prepareQueries(
-                    lookupCase.kind, companionLoading: lookupCase.companions == .withLookup ? .withLookup : .onFirstAccess
+                    lookupCase.kind, companionLoading: lookupCase.companions == .withLookup ? .withLookup : .onFirstAccess,
+                    shape: lookupCase.shape
                 )
             },
             teardown: { fixture.close() }
@@ -97,6 +103,18 @@ func silentLookupBenchmarks() {
 /// What a lookup benchmark does with the companions of its result.
 enum CompanionUse { case notRead, readAfter, withLookup }
 
+/// Which stored combinations a lookup benchmark's queries are drawn from.
+enum QueryShape {
+    /// All of them, uniformly (the corpus's mix: 6 in 10 in buckets of one token).
+    case any
+    /// Those whose bucket holds one access token.
+    case oneTokenBuckets
+    /// Those whose bucket holds two or more.
+    case severalTokenBuckets
+    /// Tokens of the home tenant, asked for with realm `common`.
+    case tenantlessRealm
+}
+
 // MARK: - Fixture
 
 final class LookupFixture: @unchecked Sendable {
@@ -131,15 +149,22 @@ final class LookupFixture: @unchecked Sendable {
         }
     }
 
-    /// 16,384 queries drawn uniformly from the stored (account, client, realm, AT) combinations; each one is run
-    /// once here and must give the expected outcome.
-    func prepareQueries(_ expectation: Expectation, companionLoading: CompanionLoading = .onFirstAccess) throws {
+    /// 16,384 queries drawn uniformly from the stored (account, client, realm, AT) combinations of `shape`; each one
+    /// is run once here and must give the expected outcome.
+    func prepareQueries(_ expectation: Expectation, companionLoading: CompanionLoading = .onFirstAccess, shape: QueryShape = .any) throws {
         let cache = cache!
-        queries = (0..<Fixture.probeCount).map { i in
-            let account = Int(Corpus.mix(UInt64(i) &+ 0x51E7) % UInt64(accounts))
+        queries = (0..<(8 * Fixture.probeCount)).lazy.compactMap { i -> SilentLookupQuery? in
+            let account = Int(Corpus.mix(UInt64(i) &+ 0x51E7) % UInt64(self.accounts))
             let slot = Int(Corpus.mix(UInt64(i) &+ 0x5107) % UInt64(LookupCorpus.accessTokensPerAccount))
             let info = LookupCorpus.account(account)
             let bucket = LookupCorpus.bucket(account: account, slot: slot)
+            let bucketSize = (0..<LookupCorpus.accessTokensPerAccount).count { LookupCorpus.bucket(account: account, slot: $0) == bucket }
+            switch shape {
+            case .any: break
+            case .oneTokenBuckets: guard bucketSize == 1 else { return nil }
+            case .severalTokenBuckets: guard bucketSize > 1 else { return nil }
+            case .tenantlessRealm: guard LookupCorpus.realmIndex(bucket: bucket) == 0 else { return nil }
+            }
             let scopes = LookupCorpus.scopes(account: account, slot: slot)
             let scope =
                 switch expectation {
@@ -149,10 +174,11 @@ final class LookupFixture: @unchecked Sendable {
             return SilentLookupQuery(
                 clientID: LookupCorpus.clientIDs[LookupCorpus.clientIndex(bucket: bucket)],
                 homeAccountID: info.homeAccountID, environment: LookupCorpus.environment,
-                realm: info.realms[LookupCorpus.realmIndex(bucket: bucket)], scopes: [scope], now: LookupCorpus.queryNow,
-                companionLoading: companionLoading
+                realm: shape == .tenantlessRealm ? "common" : info.realms[LookupCorpus.realmIndex(bucket: bucket)], scopes: [scope],
+                now: LookupCorpus.queryNow, companionLoading: companionLoading
             )
-        }
+        }.prefix(Fixture.probeCount).map { $0 }
+        precondition(queries.count == Fixture.probeCount, "silentLookup setup: too few queries of shape \(shape)")
         for (i, query) in queries.enumerated() {
             let result = try cache.silentLookup(query)
             let companions = try result.companions

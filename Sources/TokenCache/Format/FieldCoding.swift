@@ -37,8 +37,9 @@ struct FieldEncoder {
 
 /// Reads an entity's modelled fields out of a decoded field table; what is left becomes `additionalFields`.
 ///
-/// Field names are static strings (the model's wire names), found by binary search over the table's sorted names;
-/// which entries were taken is a bit set (records have a dozen fields; an array backs maps of more than 64).
+/// Field names are static strings (the model's wire names). Each is looked for first where the previous one ended
+/// (readers that ask in name order find every field there), then by binary search over the table's sorted names.
+/// Which entries were taken is a bit set (records have a dozen fields; an array backs maps of more than 64).
 struct FieldDecoder {
     private let table: FieldTable
     private var consumedBits: UInt64 = 0

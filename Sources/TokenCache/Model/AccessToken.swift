@@ -119,7 +119,7 @@ extension AccessToken: StorableEntity {
         clientID knownClient: String?, realm knownRealm: String?
     ) throws(FormatError) {
         var decoder = FieldDecoder(fields, kind: Self.kind)
-        // Taken in name order, so that each field is where the previous one ended (FieldDecoder.take).
+        // Taken in name order, so that each field is where the previous one ended (see FieldDecoder).
         let cachedAt = try decoder.integer("cached_at")
         let clientID = try decoder.string("client_id", reusing: knownClient)
         decoder.consumeCredentialType()

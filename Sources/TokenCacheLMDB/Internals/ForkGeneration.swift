@@ -15,7 +15,7 @@ import Darwin
 /// The handler is registered the first time the generation is read, which `Environment` does when it opens, so
 /// every fork after any environment exists is counted. A child created without running `atfork` handlers
 /// (`vfork`/`posix_spawn`, which exec at once, or a raw `clone`) is not counted; the rare paths that must never
-/// touch a parent's environment (close, reader-table checks) still compare the pid as well.
+/// touch a parent's environment (close, reader-table checks) still compare the pid instead.
 enum ForkGeneration {
     private static let counter = Atomic<Int>(0)
 
