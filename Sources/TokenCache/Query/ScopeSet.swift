@@ -1,9 +1,9 @@
 /// A normalized set of OAuth scopes.
 ///
 /// Scopes are compared the way MSAL .NET, Go and ObjC compare them: order-insensitive, duplicates and
-/// extra whitespace ignored, ASCII case-insensitive. The work happens on bytes, never on `String`
-/// equality, which would apply Unicode canonical equivalence. Scope tokens are restricted to the
-/// RFC 6749 §3.3 alphabet (`%x21 / %x23-5B / %x5D-7E`); anything else is rejected.
+/// extra whitespace ignored, ASCII case-insensitive. Scope tokens are restricted to the RFC 6749 §3.3
+/// alphabet (`%x21 / %x23-5B / %x5D-7E`); anything else is rejected. So every accepted scope is ASCII, where
+/// `String` order and equality are exactly byte order and equality (no Unicode canonical equivalence applies).
 public struct ScopeSet: Sendable, Hashable, CustomStringConvertible {
     /// The scopes, ASCII-lower-cased, de-duplicated and sorted bytewise.
     public let normalized: [String]
