@@ -21,7 +21,9 @@ final class ThreadState {
         var inWrite = false
     }
 
-    private var entries: [UInt64: Entry] = [:]
+    /// The environments this thread is inside: rarely more than one, so a short array searched linearly, with no
+    /// hashing on every transaction. Its storage is kept when it empties, so steady use allocates nothing.
+    private var entries: [(serial: UInt64, entry: Entry)] = []
 
     /// The calling thread's state, created on first use and released when the thread exits.
     static var current: ThreadState {
@@ -36,12 +38,18 @@ final class ThreadState {
 
     /// Entries that return to the idle state are dropped, so the table holds only live nesting.
     subscript(environment serial: UInt64) -> Entry {
-        get { entries[serial] ?? Entry() }
+        get {
+            for item in entries where item.serial == serial { return item.entry }
+            return Entry()
+        }
         set {
-            if newValue.gateDepth == 0 && !newValue.inWrite {
-                entries[serial] = nil
-            } else {
-                entries[serial] = newValue
+            let index = entries.firstIndex { $0.serial == serial }
+            let live = newValue.gateDepth != 0 || newValue.inWrite
+            switch (index, live) {
+            case (let index?, true): entries[index].entry = newValue
+            case (let index?, false): entries.remove(at: index)
+            case (nil, true): entries.append((serial, newValue))
+            case (nil, false): break
             }
         }
     }
