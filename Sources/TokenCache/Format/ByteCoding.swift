@@ -95,3 +95,8 @@ struct ByteReader {
 func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
     lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in ConstantTime.equals(left, right) } }
 }
+
+extension StaticString {
+    /// The bytes of a static ASCII string, without building a `String`.
+    var utf8: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: utf8Start, count: utf8CodeUnitCount) }
+}

@@ -87,8 +87,7 @@ struct FieldDecoder {
     }
 
     mutating func string(_ name: StaticString) throws(FormatError) -> String {
-        guard let value = try optionalString(name) else { throw FormatError("\(kind) record lacks required field '\(name)'") }
-        return value
+        try string(name, reusing: nil)
     }
 
     /// ``string(_:)``, but `known` itself when the stored bytes are exactly its UTF-8: a lookup already holds the

@@ -192,7 +192,7 @@ struct FieldTable {
     /// The index of the entry named `name`, compared as bytes. Names are in strictly ascending bytewise order
     /// (checked when the table was built), so this is a binary search.
     func index(of name: StaticString) -> Int? {
-        let wanted = UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)
+        let wanted = name.utf8
         var low = 0, high = entries.count
         while low < high {
             let middle = (low + high) / 2
@@ -205,7 +205,7 @@ struct FieldTable {
 
     /// Whether entry `index` is named `name`.
     func name(at index: Int, equals name: StaticString) -> Bool {
-        Self.compare(self[entries[index].name], UnsafeRawBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount)) == 0
+        Self.compare(self[entries[index].name], name.utf8) == 0
     }
 
     /// Bytewise order of two names: negative, zero or positive (then the shorter first). An inline loop, not

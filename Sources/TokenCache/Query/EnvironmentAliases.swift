@@ -120,10 +120,15 @@ public struct EnvironmentAliases: Sendable, Hashable {
     public func areAliases(_ a: String, _ b: String) -> Bool {
         // The common case, one host spelled the same way (up to ASCII case), needs no table.
         if Self.equalIgnoringASCIICase(a.utf8, b.utf8) { return true }
-        for members in membersByCanonical.values where members.contains(where: { Self.equalIgnoringASCIICase(a.utf8, $0.bytes) }) {
-            return members.contains { Self.equalIgnoringASCIICase(b.utf8, $0.bytes) }
-        }
-        return false  // `a` is unknown: its group is itself, and `b` is another host
+        // `a` unknown: its group is itself, and `b` is another host.
+        guard let members = knownMembers(of: a.utf8) else { return false }
+        return members.contains { Self.equalIgnoringASCIICase(b.utf8, $0.bytes) }
+    }
+
+    /// The members of the configured group `host` (any case) belongs to, nil if it belongs to none: a scan of the
+    /// (small) table comparing bytes, with no lower-cased key built or hashed.
+    fileprivate func knownMembers(of host: some Collection<UInt8>) -> [Host]? {
+        membersByCanonical.values.first { members in members.contains { Self.equalIgnoringASCIICase(host, $0.bytes) } }
     }
 
     fileprivate static func equalIgnoringASCIICase(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
@@ -157,8 +162,7 @@ public struct EnvironmentAliases: Sendable, Hashable {
 /// The hosts of one alias group, matched against stored environments as bytes: a lookup judges every candidate
 /// without building a string.
 struct AliasGroup: Sendable {
-    /// ASCII-lower-cased, canonical first.
-    /// The table's own array (shared, not copied: a lookup builds no group).
+    /// ASCII-lower-cased, canonical first: the table's own array (shared, not copied, so a lookup builds no group).
     fileprivate let members: [EnvironmentAliases.Host]
 
     /// Whether `host` (any case) is a member: for the group of `h`, exactly `EnvironmentAliases.areAliases(host, h)`.
@@ -175,16 +179,10 @@ struct AliasGroup: Sendable {
 extension EnvironmentAliases {
     /// The alias group of `host`: its built-in or configured group, or the host alone when it is unknown.
     ///
-    /// Compares bytes against the (small) table rather than building and hashing a lower-cased key: every lookup
-    /// asks this once, and the table holds a few dozen hosts of mostly different lengths.
+    /// Found as ``areAliases(_:_:)`` finds it (``knownMembers(of:)``): every lookup asks this once.
     func group(of host: String) -> AliasGroup {
         var host = host
-        let known = host.withUTF8 { bytes in
-            let wanted = UnsafeRawBufferPointer(bytes)
-            return membersByCanonical.values.first { members in
-                members.contains { Self.equalIgnoringASCIICase(wanted, $0.bytes) }
-            }
-        }
+        let known = host.withUTF8 { knownMembers(of: UnsafeRawBufferPointer($0)) }
         return AliasGroup(members: known ?? [Host(host)])
     }
 }

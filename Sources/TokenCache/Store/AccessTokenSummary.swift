@@ -86,11 +86,6 @@ struct AccessTokenSummaryView {
     }
 }
 
-extension StaticString {
-    /// The bytes of a static ASCII string, without building a `String`.
-    var utf8: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: utf8Start, count: utf8CodeUnitCount) }
-}
-
 /// An owned copy of an access token's summary, for callers outside the lookup path (intersect-delete on ingest).
 struct AccessTokenSummary {
     var environment: String
