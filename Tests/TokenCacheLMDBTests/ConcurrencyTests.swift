@@ -210,10 +210,11 @@ import TokenCacheLMDB
     }
     #endif
 
-    @Test func usingATransactionAfterItsClosureReturnedTraps() async {
-        await #expect(processExitsWith: .failure) {
-            let directory = try TemporaryDirectory()
-            let (environment, db) = try makeStore(in: directory)
+    @Test func usingATransactionAfterItsClosureReturnedTraps() async throws {
+        // The directory belongs to this (parent) process: the child traps, so nothing it created would be removed.
+        let directory = try TemporaryDirectory()
+        await #expect(processExitsWith: .failure) { [path = directory.path as String] in
+            let (environment, db) = try makeStore(at: path)
             var escaped: ReadTransaction?
             try environment.read { escaped = $0 }
             _ = try escaped?.count(in: db)

@@ -63,9 +63,16 @@ func makeStore(
     in directory: TemporaryDirectory,
     configure: (inout EnvironmentOptions) -> Void = { _ in }
 ) throws -> (Environment, Database) {
+    try makeStore(at: directory.path, configure: configure)
+}
+
+func makeStore(
+    at path: String,
+    configure: (inout EnvironmentOptions) -> Void = { _ in }
+) throws -> (Environment, Database) {
     var options = EnvironmentOptions()
     configure(&options)
-    let environment = try Environment.open(directory: directory.path, databases: ["t"], options: options)
+    let environment = try Environment.open(directory: path, databases: ["t"], options: options)
     guard let database = environment.database("t") else { throw LMDBError.notFound }
     return (environment, database)
 }
