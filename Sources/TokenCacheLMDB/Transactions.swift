@@ -139,6 +139,14 @@ package class ReadTransaction {
         if rc != MDB_NOTFOUND { throw LMDBError(code: rc) }
     }
 
+    /// Starts loading a view returned by this transaction (a value in the map) into the CPU caches, without
+    /// waiting for it: a caller that will read the view after another LMDB step (`forEach` moving to the next key)
+    /// overlaps the two memory waits. A hint only: it changes no result.
+    package static func prefetch(_ view: UnsafeRawBufferPointer) {
+        guard let base = view.baseAddress else { return }
+        tc_prefetch_read(base, view.count)
+    }
+
     /// Number of entries in `database` (`mdb_stat`'s `ms_entries`) as of this transaction's snapshot.
     package final func count(in database: Database) throws -> Int {
         let txn = liveHandle

@@ -8,6 +8,13 @@ internal import TokenCacheSodium
 /// which MSAL's `-`-joined keys are not.
 struct BlindIndex: Sendable {
     let key: SecureKey
+    /// Keyed BLAKE2b-128 under `key`, from a saved post-key-block state (one compression per digest, not two).
+    private let hasher: KeyedHasher
+
+    init(key: SecureKey) throws(SodiumError) {
+        self.key = key
+        hasher = try KeyedHasher(key: key, outputCount: FormatConstants.indexDigestCount)
+    }
 
     /// `D(label, ascii_lower(f1), …, ascii_lower(fn) [, exact])`: identifiers are lower-cased while they are
     /// copied into the hash input (no intermediate strings); `exact` (a key id) is taken as it is.
@@ -51,11 +58,9 @@ struct BlindIndex: Sendable {
             var result = [UInt8](repeating: 0, count: prefix.count + count)
             result.withUnsafeMutableBytes { output in
                 prefix.withUnsafeBytes { if !$0.isEmpty { output.baseAddress!.copyMemory(from: $0.baseAddress!, byteCount: $0.count) } }
-                // SAFETY of try!: the key (32 bytes) and output (16 bytes) sizes are constants within libsodium's
-                // bounds, the only conditions under which it fails. A silent fallback would collapse every key into one.
-                try! GenericHash.hash(
-                    UnsafeRawBufferPointer(buffer), key: key, into: UnsafeMutableRawBufferPointer(rebasing: output[prefix.count...])
-                )
+                // SAFETY of try!: the hasher was built for this key (32 bytes) and output size (16 bytes), the only
+                // conditions under which it fails. A silent fallback would collapse every key into one.
+                try! hasher.hash(UnsafeRawBufferPointer(buffer), into: UnsafeMutableRawBufferPointer(rebasing: output[prefix.count...]))
             }
             return result
         }

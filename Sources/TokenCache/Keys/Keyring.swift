@@ -35,7 +35,7 @@ final class Keyring: Sendable {
             let first = dataKeys[ids.first!]!
             let index = try KeyDerivation.deriveKey(from: first, id: 2, context: FormatConstants.subkeyContext)
             let fingerprint = try KeyDerivation.deriveKey(from: first, id: 3, context: FormatConstants.subkeyContext)
-            return (recordKeys, BlindIndex(key: index), fingerprint)
+            return (recordKeys, try BlindIndex(key: index), fingerprint)
         }
     }
 

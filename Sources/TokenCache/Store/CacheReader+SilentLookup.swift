@@ -83,7 +83,11 @@ extension CacheReader {
             try transaction.forEach(in: database, prefix: prefix) { key, value in
                 entries += 1
                 switch entries {
-                case 1: first = (key, value)
+                case 1:
+                    first = (key, value)
+                    // Most often the bucket's only token, decrypted next: its bytes load while LMDB finds the
+                    // bucket's end (often on another page).
+                    ReadTransaction.prefetch(value)
                 case 2: second = (key, value)
                 default: break
                 }
