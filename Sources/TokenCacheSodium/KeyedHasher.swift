@@ -6,12 +6,14 @@ internal import CSodium
 /// Why: keyed BLAKE2b compresses the key, padded to a 128-byte block, before the message. For a blind-index
 /// input (≈70 bytes, one block) that is half the compression work, repeated for every storage key, and a silent
 /// lookup derives two. Measured on this project's VM for a 70-byte input: 340 → 155 ns in C, 330 → 235 ns through
-/// this wrapper (the copy and wipe of the 384-byte state included). libsodium has no call to save a state past its key block, so this prepares one with public calls
-/// (`init` with the key, then `update` with 129 bytes, which compresses the key block) and one private step: the
-/// prepared state's buffer length is set back to 0, discarding the filler. That field's place comes from
-/// libsodium's `blake2b_state` (`h[8]`, `t[2]`, `f[2]`, `buf[256]`, `buflen`: offset 352). The result is checked
-/// against `crypto_generichash` on inputs of 1...300 bytes before use; if it differs (another libsodium layout),
-/// every hash takes the plain path, which is always correct.
+/// this wrapper (the copy and wipe of the 384-byte state included).
+///
+/// libsodium has no call to save a state past its key block, so this prepares one with public calls (`init` with
+/// the key, then `update` with 129 bytes, which compresses the key block) and one private step: the prepared
+/// state's buffer length is set back to 0, discarding the filler. That field's place comes from libsodium's
+/// `blake2b_state` (`h[8]`, `t[2]`, `f[2]`, `buf[256]`, `buflen`: offset 352). Before use the result is checked
+/// against `crypto_generichash` at the block boundaries (a different layout fails there); if it differs, every hash
+/// takes the plain path, which is always correct. The tests compare every length up to 600 bytes.
 ///
 /// An empty input always takes the plain path: keyed BLAKE2b of nothing finalises the key block itself.
 ///
@@ -68,15 +70,6 @@ package final class KeyedHasher: Sendable {
         }
     }
 
-    /// Runs `body` with a zeroed, correctly aligned temporary state, wiped afterwards.
-    private static func withState<R>(_ body: (UnsafeMutableRawBufferPointer) -> R) -> R {
-        withUnsafeTemporaryAllocation(byteCount: stateCount, alignment: stateAlignment) { state in
-            state.initializeMemory(as: UInt8.self, repeating: 0)
-            defer { Memory.zero(state) }
-            return body(state)
-        }
-    }
-
     /// `update(input)` then `final` on a prepared state.
     private static func finish(
         _ state: UnsafeMutableRawBufferPointer, input: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
@@ -91,30 +84,33 @@ package final class KeyedHasher: Sendable {
 
     /// The state after the key block, or nil when hashes from it do not match `crypto_generichash`.
     private static func prepareSavedState(key: SecureKey, outputCount: Int) throws(SodiumError) -> SecureKey? {
-        let prepared: [UInt8]? = withState { state in
+        // Prepared in an aligned temporary (guarded memory has no 64-byte alignment) and copied straight into guarded
+        // memory: no other copy of the state is made.
+        let prepared = withUnsafeTemporaryAllocation(byteCount: stateCount, alignment: stateAlignment) { state in
+            state.initializeMemory(as: UInt8.self, repeating: 0)
+            defer { Memory.zero(state) }
             let typed = OpaquePointer(state.baseAddress!)
             let started = key.withUnsafeBytes { keyBytes in
                 crypto_generichash_init(typed, keyBytes.sodiumBytes, keyBytes.count, outputCount)
             }
-            guard started == 0 else { return nil }
+            guard started == 0 else { return Result<SecureKey?, SodiumError>.success(nil) }
             let filler = [UInt8](repeating: 0, count: 129)
             _ = filler.withUnsafeBytes { crypto_generichash_update(typed, $0.sodiumBytes, $0.sodiumLength) }
             guard bufferLengthOffset + 8 <= stateCount,
                 state.load(fromByteOffset: bufferLengthOffset, as: Int.self) == 129  // the field is where expected
-            else { return nil }
+            else { return .success(nil) }
             state.storeBytes(of: 0, toByteOffset: bufferLengthOffset, as: Int.self)
-            return Array(state)
+            return Result { () throws(SodiumError) in
+                try SecureKey(count: stateCount, filling: { (bytes) throws(SodiumError) in bytes.copyMemory(from: UnsafeRawBufferPointer(state)) })
+            }
         }
-        guard var prepared else { return nil }
-        defer { prepared.withUnsafeMutableBytes { Memory.zero($0) } }
-        let saved = try SecureKey(count: stateCount, filling: { (bytes) throws(SodiumError) in
-            prepared.withUnsafeBytes { bytes.copyMemory(from: $0) }
-        })
-        // The self-check: every length from 1 to 300 bytes (less than, exactly and more than one or two blocks).
-        var input = [UInt8](repeating: 0, count: 300)
+        guard let saved = try prepared.get() else { return nil }
+        // The self-check, at the block boundaries where a wrong layout would show: one byte, just under, at and over
+        // one and two blocks. (Checking every length here cost ~0.1 ms per store opened; the tests do that.)
+        var input = [UInt8](repeating: 0, count: 257)
         input.withUnsafeMutableBytes { Random.fill($0) }
         var actual = [UInt8](repeating: 0, count: outputCount)
-        for length in 1...input.count {
+        for length in [1, 70, 127, 128, 129, 255, 256, 257] {
             let expected = try input.withUnsafeBytes { all in
                 Result { () throws(SodiumError) in
                     try GenericHash.hash(UnsafeRawBufferPointer(rebasing: all[..<length]), key: key, outputCount: outputCount)
