@@ -244,8 +244,9 @@ enum PersistentStores {
 /// * one ID token per (client, realm): 8, secrets 1,100–1,299 bytes.
 /// Plus one AppMetadata per client (clients 0 and 1 in family "1", 2 and 3 in none).
 enum LookupCorpus {
-    /// Bumped whenever what `populate` writes changes: a persistent store of another version is rebuilt.
-    static let version = "v1"
+    /// Bumped whenever what `populate` writes changes: a persistent store of another version is rebuilt. v2: stores
+    /// of format version 2 (written fresh, not upgraded from version 1, so the page layout is what writers produce).
+    static let version = "v2"
     static let accessTokensPerAccount = 10
     static let environment = "login.microsoftonline.com"
     /// The tokens' `cached_at`; `queryNow` is 10 minutes later: before refresh_on, an hour before expiry.

@@ -22,7 +22,8 @@ public class CacheReader {
     }
 
     private func getStorable<S: StorableEntity, Key: CacheEntityKey>(_ type: S.Type, _ key: Key) throws -> StoredEntity<Key.Entity>? {
-        let storageKey = S.storageKey(for: key as! S.Key, index: store.keyring.index)
+        guard let storageKey = try location(S.self, of: S.storageKey(for: key as! S.Key, index: store.keyring.index), damagedMayMatch: true)
+        else { return nil }
         let database = store.database(DatabaseName.forKind(S.kind))
         let result = try transaction.withValue(in: database, forKey: storageKey) { value in
             store.decode(S.self, value: value, key: storageKey)
@@ -101,6 +102,14 @@ public class CacheReader {
         return counts
     }
 
+    /// The key the record with storage key `key` (§4.3's key from its fields) is stored under, nil if absent: the key
+    /// itself, or for a bucket's lone access token the bucket prefix
+    /// (``RecordStore/accessTokenLocation(entryKey:damagedMayMatch:in:)``).
+    func location<S: StorableEntity>(_ type: S.Type, of key: [UInt8], damagedMayMatch: Bool) throws -> [UInt8]? {
+        if S.kind == .accessToken { return try store.accessTokenLocation(entryKey: key, damagedMayMatch: damagedMayMatch, in: transaction) }
+        return try transaction.withValue(in: store.database(DatabaseName.forKind(S.kind)), forKey: key) { _ in key }
+    }
+
     static func storableType<E: CacheEntity>(_ type: E.Type) throws(TokenCacheError) -> any StorableEntity.Type {
         guard let storable = type as? any StorableEntity.Type else {
             throw TokenCacheError(.invalidArgument, "\(type) is not an entity this cache stores")
@@ -142,11 +151,12 @@ public final class CacheWriter: CacheReader {
 
     private func putStorable<S: StorableEntity>(_ entity: S, expectedRevision: UInt64?) throws -> UInt64 {
         try entity.validate()
-        let key = S.storageKey(for: entity.key, index: store.keyring.index)
+        let key = try writeLocation(S.self, of: S.storageKey(for: entity.key, index: store.keyring.index), conditional: expectedRevision != nil)
         let current = try currentRevision(S.self, key: key, strict: expectedRevision != nil)
         try check(expectedRevision, against: current, kind: S.kind, key: key)
         let revision = (current ?? 0) &+ 1
         try store.seal(entity, key: key, revision: revision, now: now, into: writeTransaction)
+        try bucketsChanged(S.self, keys: [key])
         return revision
     }
 
@@ -156,7 +166,7 @@ public final class CacheWriter: CacheReader {
     @discardableResult
     func upsert<S: StorableEntity>(_ entity: S, merging merge: (_ previous: S, _ new: S) -> S) throws -> UInt64 {
         try store.checkWritable()
-        let key = S.storageKey(for: entity.key, index: store.keyring.index)
+        let key = try writeLocation(S.self, of: S.storageKey(for: entity.key, index: store.keyring.index), conditional: false)
         let previous = try writeTransaction.withValue(in: store.database(DatabaseName.forKind(S.kind)), forKey: key) { value in
             store.decode(S.self, value: value, key: key)
         }
@@ -176,7 +186,34 @@ public final class CacheWriter: CacheReader {
         try merged.validate()
         let revision = (previousRevision ?? 0) &+ 1
         try store.seal(merged, key: key, revision: revision, now: now, into: writeTransaction)
+        try bucketsChanged(S.self, keys: [key])
         return revision
+    }
+
+    /// Where a write of the record with storage key `key` goes: where it is stored, else where a new one belongs.
+    private func writeLocation<S: StorableEntity>(_ type: S.Type, of key: [UInt8], conditional: Bool) throws -> [UInt8] {
+        if let stored = try location(S.self, of: key, damagedMayMatch: conditional) { return stored }
+        return S.kind == .accessToken ? try store.newAccessTokenLocation(entryKey: key, in: transaction) : key
+    }
+
+    /// Deletes the records of one kind stored under `keys`; returns how many existed.
+    func deleteRecords<S: StorableEntity>(_ type: S.Type, keys: [[UInt8]]) throws -> Int {
+        let database = store.database(DatabaseName.forKind(S.kind))
+        var deleted: [[UInt8]] = []
+        for key in keys where try writeTransaction.delete(in: database, key: key) { deleted.append(key) }
+        try bucketsChanged(S.self, keys: deleted)
+        return deleted.count
+    }
+
+    /// After a write to access-token `keys`, puts the tokens of their buckets where FORMAT.md §4.3 says (a lone token
+    /// under its bucket prefix), before anything reads the buckets again.
+    private func bucketsChanged<S: StorableEntity>(_ type: S.Type, keys: [[UInt8]]) throws {
+        guard S.kind == .accessToken, store.placesLoneTokensAtBucketPrefix else { return }
+        var placed: Set<[UInt8]> = []
+        for key in keys {
+            let prefix = Array(key.prefix(RecordStore.bucketPrefixCount))
+            if placed.insert(prefix).inserted { try store.placeTokens(ofBucket: prefix, in: writeTransaction) }
+        }
     }
 
     /// Removes the entity stored under `key`.
@@ -190,12 +227,13 @@ public final class CacheWriter: CacheReader {
     }
 
     private func deleteStorable<S: StorableEntity, Key: CacheEntityKey>(_ type: S.Type, _ key: Key, expectedRevision: UInt64?) throws -> Bool {
-        let storageKey = S.storageKey(for: key as! S.Key, index: store.keyring.index)
+        let entryKey = S.storageKey(for: key as! S.Key, index: store.keyring.index)
+        let storageKey = try location(S.self, of: entryKey, damagedMayMatch: expectedRevision != nil) ?? entryKey
         if expectedRevision != nil {
             let current = try currentRevision(S.self, key: storageKey, strict: true)
             try check(expectedRevision, against: current, kind: S.kind, key: storageKey)
         }
-        return try writeTransaction.delete(in: store.database(DatabaseName.forKind(S.kind)), key: storageKey)
+        return try deleteRecords(S.self, keys: [storageKey]) == 1
     }
 
     /// The stored revision under `key`, nil if absent. A damaged record counts as absent for an

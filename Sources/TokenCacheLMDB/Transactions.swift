@@ -103,9 +103,32 @@ package class ReadTransaction {
         prefix: [UInt8],
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
+        try walk(database, from: prefix, prefix: prefix, body)
+    }
+
+    /// Calls `body` with every entry whose key is at least `start` (in LMDB's order), until `body` returns false:
+    /// for work done in several transactions, each resuming where the last stopped. Otherwise as
+    /// ``forEach(in:prefix:_:)``.
+    package final func forEach(
+        in database: Database,
+        from start: [UInt8],
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try walk(database, from: start, prefix: [], body)
+    }
+
+    /// The entries from the first key at least `start` on, while they begin with `prefix`. Inlined: the silent
+    /// lookup's range goes through here.
+    @inline(__always)
+    private func walk(
+        _ database: Database,
+        from start: [UInt8],
+        prefix: [UInt8],
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
         let txn = liveHandle
         let dbi = try dbi(database)
-        guard prefix.count <= maxKeySize else { throw LMDBError.badValSize }
+        guard start.count <= maxKeySize else { throw LMDBError.badValSize }
 
         var cursorPointer: OpaquePointer?
         try LMDBError.check(lmdb_cursor_open(txn, dbi, &cursorPointer))
@@ -116,13 +139,13 @@ package class ReadTransaction {
 
         var key = MDB_val()
         var value = MDB_val()
-        var rc = prefix.withUnsafeBytes { prefixBytes -> Int32 in
-            if prefixBytes.isEmpty {
+        var rc = start.withUnsafeBytes { startBytes -> Int32 in
+            if startBytes.isEmpty {
                 return lmdb_cursor_get(cursor, &key, &value, .first)
             }
             // SAFETY: MDB_SET_RANGE reads the search key during the call only, then points `key` at the
-            // stored key inside the map; `prefixBytes` is not referenced afterwards.
-            key = MDB_val(borrowing: prefixBytes)
+            // stored key inside the map; `startBytes` is not referenced afterwards.
+            key = MDB_val(borrowing: startBytes)
             return lmdb_cursor_get(cursor, &key, &value, .setRange)
         }
         while rc == MDB_SUCCESS {

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent reference implementation of token-cache store format v1 (FORMAT.md), used to generate the
+"""Independent reference implementation of token-cache store format v2 (FORMAT.md), used to generate the
 golden test vectors in Tests/TokenCacheTests/FormatVectors/.
 
 This script is derived from FORMAT.md only (not from the Swift sources), so that the vectors cross-check the
@@ -533,7 +533,9 @@ def read_record(value: bytes, store_id: bytes, db: str, lmdb_key: bytes, data_ke
     fn, size = STORAGE_KEY[db]
     computed = fn(ik, modelled_values(db, fields))
     assert len(computed) == size
-    if computed != lmdb_key:
+    # Invariant 3; an access token may also be its bucket's lone token, under the 32-byte bucket prefix (§4.3).
+    lone = db == "access_tokens" and lmdb_key == computed[:32]
+    if computed != lmdb_key and not lone:
         raise CorruptRecord("storage key does not match the record's own fields (invariant 3)")
     return revision, updated_at, fields, summary
 
@@ -546,13 +548,17 @@ MAGIC = b"TKCACHE\x00"
 ROOT_RAW, ROOT_PASSPHRASE = 0x01, 0x02
 
 
+FORMAT_READ_VERSION = 2  # §7: version 2 stores a bucket's lone access token under the bucket prefix (§4.3)
+FORMAT_WRITE_VERSION = 2
+
+
 def kek_of(root: bytes) -> bytes:
     return KDF(root, 1, "tcKEKv01")
 
 
 def header_prefix(store_id: bytes, root_kind: int, opslimit: int, memlimit: int, salt: bytes) -> bytes:
     """header[0 ..< 61]"""
-    p = MAGIC + u16be(1) + u16be(1) + store_id + u8(root_kind) + u64be(opslimit) + u64be(memlimit) + salt
+    p = MAGIC + u16be(FORMAT_READ_VERSION) + u16be(FORMAT_WRITE_VERSION) + store_id + u8(root_kind) + u64be(opslimit) + u64be(memlimit) + salt
     assert len(p) == 61
     return p
 
@@ -599,7 +605,7 @@ def parse_header(h: bytes, raw_root: bytes | None = None, passphrase: bytes | No
     if len(h) < 12 or h[:8] != MAGIC:
         raise CorruptHeader("magic")
     read_v, write_v = struct.unpack(">HH", h[8:12])
-    if read_v > 1:
+    if read_v > FORMAT_READ_VERSION:
         raise CorruptHeader("unsupported format version")  # §7: nothing after offset 12 is interpreted
     if len(h) < 62:
         raise CorruptHeader("short header")
@@ -756,6 +762,8 @@ NONCE_AT_BODY = bytes(range(0x30, 0x48))
 NONCE_ACCOUNT_BODY = bytes(range(0x50, 0x68))
 NONCE_WRAP_RAW = bytes(range(0x70, 0x88))
 NONCE_WRAP_PASSPHRASE = bytes(range(0x90, 0xA8))
+NONCE_LONE_SUMMARY = bytes(range(0xB0, 0xC8))
+NONCE_LONE_BODY = bytes(range(0xD0, 0xE8))
 
 HOME_ACCOUNT_ID = "uid1.utid1"
 ENVIRONMENT = "login.microsoftonline.com"
@@ -1073,6 +1081,31 @@ def v_records(blind_index_at_key: bytes) -> None:
         ("body_plaintext", body_plain),
         ("record_key", RECORD_KEY),
     ], envelope)
+
+    # ---- The same token as its bucket's lone token, under the bucket prefix (§4.3) -------------------------
+    lone_key = at_key[:32]
+    lone = seal_record(STORE_ID, "access_tokens", lone_key, KEY_ID, DATA_KEY,
+                       summary_plain, NONCE_LONE_SUMMARY, body_plain, NONCE_LONE_BODY)
+    assert open_record(lone, STORE_ID, "access_tokens", lone_key, keys) == (summary_plain, body_plain)
+    # Sealed for one key, opened under the other: authentication failure either way (the AD names the key).
+    expect_failure("authentication failure", lambda: open_record(lone, STORE_ID, "access_tokens", at_key, keys))
+    expect_failure("authentication failure", lambda: open_record(envelope, STORE_ID, "access_tokens", lone_key, keys))
+    write_vector("record-access-token-lone.txt", [
+        ("description_text", "the token of record-access-token.txt stored as the only token of its bucket "
+                             "(FORMAT.md §4.3): lmdb_key is the 32-byte bucket prefix P(hid) || D(\"at-bucket\", ...) "
+                             "of its storage key, and the associated data is built from it. Same plaintexts, "
+                             "other nonces."),
+        ("expect_text", "success"),
+        *record_inputs("access_tokens", lone_key),
+        ("summary_nonce", NONCE_LONE_SUMMARY),
+        ("body_nonce", NONCE_LONE_BODY),
+        ("revision_int", at_revision),
+        ("updated_at_int", at_updated_at),
+        *field_lines(at_fields),
+        ("summary_plaintext", summary_plain),
+        ("body_plaintext", body_plain),
+        ("record_key", RECORD_KEY),
+    ], lone)
 
     # ---- Account without summary, with an unknown JSON field -------------------------------------------
     acct_fields = [

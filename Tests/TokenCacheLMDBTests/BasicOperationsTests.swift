@@ -53,6 +53,28 @@ import TokenCacheLMDB
         }
     }
 
+    @Test func scanFromAKeyVisitsEveryLaterKeyInOrder() throws {
+        let directory = try TemporaryDirectory()
+        let (environment, db) = try makeStore(in: directory)
+        try environment.write { txn throws in
+            for key in ["b1", "ab", "a2", "a", "c", "a1", "b"] { try txn.put(in: db, key: key, value: "v") }
+        }
+        func keys(from start: String) throws -> [String] {
+            try environment.read { txn throws in
+                var visited: [String] = []
+                try txn.forEach(in: db, from: bytes(start)) { key, _ in
+                    visited.append(string(key))
+                    return true
+                }
+                return visited
+            }
+        }
+        #expect(try keys(from: "a2") == ["a2", "ab", "b", "b1", "c"])  // from an existing key, inclusive
+        #expect(try keys(from: "a3") == ["ab", "b", "b1", "c"])  // from between two keys
+        #expect(try keys(from: "") == ["a", "a1", "a2", "ab", "b", "b1", "c"])  // empty: from the first
+        #expect(try keys(from: "d").isEmpty)  // past the last
+    }
+
     @Test func emptyPrefixScansTheWholeDatabaseInKeyOrder() throws {
         let directory = try TemporaryDirectory()
         let (environment, db) = try makeStore(in: directory)

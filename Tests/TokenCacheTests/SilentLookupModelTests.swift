@@ -2,9 +2,10 @@ import Testing
 
 @testable import TokenCache
 
-/// The store's lookup against the rules written out directly, over generated buckets of one to four tokens: the
-/// lookup decides a one-token bucket by its body, a two-token bucket from the views of its one range pass, and
-/// larger ones by walking the bucket again; all three must give what the rules give.
+/// The store's lookup against the rules written out directly, over generated buckets of one to four tokens, read
+/// both ways a store can be: as written (a lone token found under its bucket prefix and decided by its body alone)
+/// and as a version-1 store (a one-token bucket walked to its end, a two-token bucket from the views of its one pass,
+/// larger ones by walking the bucket again). Every path must give what the rules give.
 @Suite struct SilentLookupModelTests {
     static let environments = ["login.microsoftonline.com", "LOGIN.windows.net", "login.microsoftonline.us"]
     static let scopes = ["Files.Read", "mail.read", "User.Read", "api://x/.default"]
@@ -22,10 +23,19 @@ import Testing
         }.max { $0.cachedAt < $1.cachedAt }  // cached_at values are distinct, so no tie-break is needed
     }
 
-    @Test func agreesWithTheRulesOnGeneratedBuckets() throws {
-        try TestStore.with { _, cache in
+    /// How the store under test is read.
+    enum Reading: CaseIterable {
+        /// As written: a bucket's lone token under the bucket prefix (FORMAT.md §4.3).
+        case asWritten
+        /// As a version-1 store opened read-only: every token under its entry key, every bucket walked to its end.
+        case version1ReadOnly
+    }
+
+    @Test(arguments: Reading.allCases)
+    func agreesWithTheRulesOnGeneratedBuckets(reading: Reading) throws {
+        try TestStore.with { store, cache in
             var generator = SplitMix64(seed: 0x10C0_0C0B)
-            var hits = 0
+            var cases: [(tokens: [AccessToken], queries: [SilentLookupQuery])] = []
             for round in 0..<120 {
                 let home = "uid-\(round).utid"
                 let count = 1 + round % 4
@@ -52,16 +62,33 @@ import Testing
                     for token in tokens { try writer.put(token) }
                     try writer.put(other)
                 }
+                var queries: [SilentLookupQuery] = []
                 for _ in 0..<4 {
                     let scopes = Self.scopes.filter { _ in Bool.random(using: &generator) }
                     guard !scopes.isEmpty else { continue }
-                    let query = SilentLookupQuery(
-                        clientID: Samples.client, homeAccountID: home, environment: "login.microsoftonline.com", realm: "utid1",
-                        scopes: scopes.map { $0.uppercased() }, now: Samples.now)
+                    queries.append(
+                        SilentLookupQuery(
+                            clientID: Samples.client, homeAccountID: home, environment: "login.microsoftonline.com", realm: "utid1",
+                            scopes: scopes.map { $0.uppercased() }, now: Samples.now))
+                }
+                cases.append((tokens, queries))
+            }
+            var reader = cache
+            if reading == .version1ReadOnly {
+                try AccessTokenPlacementTests.downgradeToVersion1(store, cache)
+                var configuration = store.configuration
+                configuration.readOnly = true
+                reader = try TokenCache.open(configuration)
+                #expect(try reader.info().readVersion == 1)
+            }
+            var hits = 0
+            for (round, (tokens, queries)) in cases.enumerated() {
+                for query in queries {
                     let want = try Self.expected(tokens, query: query)
-                    let result = try cache.silentLookup(query)
-                    #expect(result.accessToken?.entity.secret.reveal() == want?.secret.reveal(), "round \(round), scopes \(scopes)")
+                    let result = try reader.silentLookup(query)
+                    #expect(result.accessToken?.entity.secret.reveal() == want?.secret.reveal(), "round \(round), scopes \(query.scopes)")
                     #expect((result.outcome == .hit) == (want != nil))
+                    #expect(try result.corrupt.isEmpty)
                     if want != nil { hits += 1 }
                 }
             }

@@ -71,7 +71,7 @@ import Testing
             try cache.put(Samples.account())
             let original = try #require(store.rawEntries(DatabaseName.meta).first { $0.0 == FormatConstants.headerKey }?.1)
             var newer = try StoreHeader.decode(original)
-            newer.readVersion = 2
+            newer.readVersion = FormatConstants.readVersion + 1
             try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: newer.encoded())
             let refused = try #require(throws: TokenCacheError.self) { try TokenCache.open(store.configuration) }
             #expect(refused.code == .unsupportedFormatVersion)
@@ -79,9 +79,9 @@ import Testing
             try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: Array(newer.encoded().prefix(12)) + [9, 9, 9])
             #expect(errorCode { try TokenCache.open(store.configuration) } == .unsupportedFormatVersion)
 
-            // Write version 2 needs a consistently wrapped header: the wrap AD covers the versions.
+            // A newer write version needs a consistently wrapped header: the wrap AD covers the versions.
             var writeNewer = try StoreHeader.decode(original)
-            writeNewer.writeVersion = 2
+            writeNewer.writeVersion = FormatConstants.writeVersion + 1
             let root = try KeyFile.read(at: store.keyFile)
             let rewrapped = try cache.store.keyring.rewrapped(as: writeNewer, root: root)
             try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: rewrapped.encoded())

@@ -1,12 +1,15 @@
-/// Constants of FORMAT.md v1. Changing any of them changes the bytes on disk.
+/// Constants of FORMAT.md v2. Changing any of them changes the bytes on disk.
 enum FormatConstants {
     /// Readers refuse stores whose read version is above this.
-    static let readVersion: UInt16 = 1
+    static let readVersion: UInt16 = 2
     /// Readers that understand the read version but not the write version open read-only.
-    static let writeVersion: UInt16 = 1
+    static let writeVersion: UInt16 = 2
     /// The first 8 bytes of the header record.
     static let headerMagic: [UInt8] = [0x54, 0x4B, 0x43, 0x41, 0x43, 0x48, 0x45, 0x00]  // "TKCACHE\0"
     static let headerKey: [UInt8] = Array("header".utf8)
+    /// Meta record present while lone access tokens are still being moved under their bucket prefix after an
+    /// upgrade from version 1 (§7): its value is the key the placement resumes at.
+    static let placementCursorKey: [UInt8] = Array("lone-token-placement".utf8)
     static let envelopeVersion: UInt8 = 0x01
     static let bodySchema: UInt8 = 0x01
     static let maximumBodyPlaintext = 256 * 1024

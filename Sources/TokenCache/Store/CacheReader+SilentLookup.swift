@@ -76,30 +76,46 @@ extension CacheReader {
                 keyID: query.keyID, index: index
             )
             // Most buckets hold one token: its body alone then decides, and opening its summary first would only be
-            // a second decryption. With several, the summaries pick one, and only that body is opened. The first two
-            // entries are kept from this one pass; a bucket of more is walked again (rare: foreign caches).
+            // a second decryption. A token stored under the bucket prefix itself is the bucket's lone token (FORMAT.md
+            // §4.3), so the range stops there. Otherwise the bucket's end must be found: with several tokens, the
+            // summaries pick one, and only that body is opened. The first two entries are kept from this one pass; a
+            // bucket of more is walked again (rare: foreign caches).
             var first: Entry? = nil, second: Entry? = nil
             var entries = 0
+            var lone = false
             try transaction.forEach(in: database, prefix: prefix) { key, value in
                 entries += 1
                 switch entries {
                 case 1:
                     first = (key, value)
-                    // Most often the bucket's only token, decrypted next: its bytes load while LMDB finds the
-                    // bucket's end (often on another page).
+                    if key.count == prefix.count {
+                        lone = true
+                        return false
+                    }
+                    // Most often the bucket's only token (a version-1 store), decrypted next: its bytes load while
+                    // LMDB finds the bucket's end (often on another page).
                     ReadTransaction.prefetch(value)
                 case 2: second = (key, value)
                 default: break
                 }
                 return entries <= 2
             }
-            if entries == 1, let only = first {
+            if lone || entries == 1, let only = first {
                 switch decodeAccessToken(only.value, Array(only.key)) {
                 case .success(let stored) where usable(stored.entity):
                     accessToken = stored
                     realmUsed = realm
                 case .success: break
-                case .failure(let record): corrupt.append(record)
+                case .failure(let record):
+                    corrupt.append(record)
+                    guard lone else { break }
+                    // A damaged lone token is not moved when others arrive (§4.3): judge any that did.
+                    try pick { body in
+                        try transaction.forEach(in: database, prefix: prefix) { key, value in
+                            if key.count != prefix.count { try body((key, value)) }
+                            return true
+                        }
+                    }
                 }
                 continue
             }

@@ -107,11 +107,9 @@ extension CacheWriter {
         let prefix = store.keyring.index.accountPrefix(homeAccountID)
         try scan(S.self, prefix: prefix, corrupt: &ignored) { stored in
             if stored.entity.homeAccountIDForIndex?.asciiLowercased == homeAccountID.asciiLowercased, matches(stored.entity) {
-                doomed.append(S.storageKey(for: stored.entity.key, index: store.keyring.index))
+                doomed.append(stored.location.key)  // where it is stored (a lone access token: its bucket prefix)
             }
         }
-        let database = store.database(DatabaseName.forKind(S.kind))
-        for key in doomed { try writeTransaction.delete(in: database, key: key) }
-        return doomed.count
+        return try deleteRecords(S.self, keys: doomed)
     }
 }

@@ -81,9 +81,7 @@ extension CacheWriter {
             }
             return true
         }
-        let database = store.database(DatabaseName.accessTokens)
-        for key in doomed { try writeTransaction.delete(in: database, key: key) }
-        return doomed.count
+        return try deleteRecords(AccessToken.self, keys: doomed)
     }
 
     /// `new` with the unknown fields of the record it replaces (its own unknown fields win).

@@ -62,8 +62,14 @@ final class RecordStore: Sendable {
 
         let meta = environment.database(DatabaseName.meta)!
         let existing: [UInt8]?
+        let placementPending: Bool
         do {
-            existing = try environment.read { txn in try txn.withValue(in: meta, forKey: FormatConstants.headerKey) { Array($0) } }
+            (existing, placementPending) = try environment.read { txn in
+                (
+                    try txn.withValue(in: meta, forKey: FormatConstants.headerKey) { Array($0) },
+                    try txn.withValue(in: meta, forKey: FormatConstants.placementCursorKey) { _ in true } ?? false
+                )
+            }
         } catch { throw TokenCacheError.wrap(error, directory: directory) }
 
         let keyring: Keyring
@@ -107,12 +113,42 @@ final class RecordStore: Sendable {
             }
             if header.writeVersion > FormatConstants.writeVersion { readOnly = true }
             let root = try RootKey.derive(from: configuration.keySource, header: header)
-            keyring = try Keyring.unlock(header: header, root: root)
+            let unlocked = try Keyring.unlock(header: header, root: root)
+            if header.readVersion < FormatConstants.readVersion, !readOnly {
+                try upgrade(bytes, directory: directory, environment: environment, keyring: unlocked, root: root)
+                return try open(configuration, create: false, now: now)
+            }
+            keyring = unlocked
         }
-        return try RecordStore(
+        let store = try RecordStore(
             directory: directory, environment: environment, keyring: keyring, readOnly: readOnly,
             maximumMapSize: options.maximumMapSize
         )
+        if placementPending, !readOnly { try store.finishLoneTokenPlacement() }
+        return store
+    }
+
+    /// Upgrades a store of an older format version to this one (FORMAT.md §7): in one write transaction, the
+    /// header's versions (which every wrapped data key authenticates, so the keys are re-sealed) and, from version 1,
+    /// the placement cursor that has lone access tokens moved under their bucket prefix (§4.3) afterwards, in
+    /// transactions of bounded size (``finishLoneTokenPlacement()``). Does nothing if another process changed the
+    /// header meanwhile (it upgraded the store first); the caller opens the store again as it now is.
+    private static func upgrade(
+        _ storedHeader: [UInt8], directory: String, environment: Environment, keyring: Keyring, root: SecureKey
+    ) throws {
+        var target = keyring.header
+        target.readVersion = FormatConstants.readVersion
+        target.writeVersion = FormatConstants.writeVersion
+        let header = try keyring.rewrapped(as: target, root: root).encoded()
+        let meta = environment.database(DatabaseName.meta)!
+        do {
+            try environment.write { txn in
+                let current = try txn.withValue(in: meta, forKey: FormatConstants.headerKey) { Array($0) }
+                guard current == storedHeader else { return }
+                try header.withUnsafeBytes { try txn.put(in: meta, key: FormatConstants.headerKey, value: $0) }
+                try txn.put(in: meta, key: FormatConstants.placementCursorKey, value: UnsafeRawBufferPointer(start: nil, count: 0))
+            }
+        } catch { throw TokenCacheError.wrap(error, directory: directory) }
     }
 
     /// Runs `body` on one consistent snapshot, with errors mapped to ``TokenCacheError``.

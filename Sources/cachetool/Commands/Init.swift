@@ -40,8 +40,9 @@ struct Init: ParsableCommand {
             }
             let cache: TokenCache
             do {
-                cache = try TokenCache.create(configuration)
-                print("Created store \(configuration.directory) (format v1), protected by \(configuration.keySource).")
+                let created = try TokenCache.create(configuration)
+                print("Created store \(configuration.directory) (format v\(try created.info().readVersion)), protected by \(configuration.keySource).")
+                cache = created
             } catch let error as TokenCacheError where error.code == .storeAlreadyExists {
                 cache = try TokenCache.open(configuration)
                 print("Store \(configuration.directory) already exists and opens with \(configuration.keySource).")
