@@ -176,6 +176,55 @@ import TokenCacheSodium
         }
     }
 
+    /// Random puts, conditional puts and deletes over a few buckets, several transactions each: after every one,
+    /// each bucket's tokens are where §4.3 puts them, every live token reads back with its revision, and every
+    /// removed one is gone.
+    @Test func placementHoldsThroughRandomWrites() throws {
+        try TestStore.with { store, cache in
+            var generator = SplitMix64(seed: 0x9A11_0C47)
+            let targets = ["User.Read", "Files.Read", "Mail.Send", "Calendars.Read"]
+            let clients = [Samples.client, "second-client"]
+            var live: [AccessToken.Key: (secret: String, revision: UInt64)] = [:]
+            for step in 0..<150 {
+                try cache.write { writer in
+                    for _ in 0..<(1 + Int(generator.next() % 3)) {
+                        let token = Samples.accessToken(
+                            client: clients[Int(generator.next() % 2)], target: targets[Int(generator.next() % 4)],
+                            secret: "s-\(step)-\(generator.next() % 1000)"
+                        )
+                        switch generator.next() % 4 {
+                        case 0, 1:
+                            let revision = try writer.put(token)
+                            live[token.key] = (token.secret.reveal(), revision)
+                        case 2:
+                            guard let current = live[token.key] else { continue }
+                            let revision = try writer.put(token, expectedRevision: current.revision)
+                            #expect(revision == current.revision + 1)
+                            live[token.key] = (token.secret.reveal(), revision)
+                        default:
+                            #expect(try writer.delete(token.key) == (live[token.key] != nil))
+                            live[token.key] = nil
+                        }
+                    }
+                }
+                let report = try cache.verify()
+                #expect(report.isClean && report.loneTokensUnderEntryKey == 0, "step \(step)")
+                #expect(report.verified[.accessToken] ?? 0 == live.count)
+                for (key, expected) in live {
+                    let stored = try #require(try cache.get(key))
+                    #expect(stored.entity.secret.reveal() == expected.secret && stored.revision == expected.revision)
+                }
+                let keys = try Self.storedKeys(store)
+                let prefixes = Set(keys.map { Array($0.prefix(Self.prefixCount)) })
+                for prefix in prefixes {
+                    let inBucket = keys.filter { $0.starts(with: prefix) }
+                    #expect(inBucket.count == 1 ? inBucket[0].count == Self.prefixCount : inBucket.allSatisfy { $0.count > Self.prefixCount })
+                }
+            }
+            #expect(live.count > 0)
+        }
+    }
+
     /// A bucket of one token per account (`accounts` of them) and one bucket of two, written by this library.
     static func populate(_ cache: TokenCache, accounts: Int) throws {
         try cache.write { writer in
