@@ -17,12 +17,15 @@ struct BlindIndex: Sendable {
     }
 
     /// `D(label, ascii_lower(f1), …, ascii_lower(fn) [, exact])`: identifiers are lower-cased while they are
-    /// copied into the hash input (no intermediate strings); `exact` (a key id) is taken as it is.
+    /// copied into the hash input (no intermediate strings); `exact` (a key id) is taken as it is. Inlined, like the
+    /// function below, so that the variadic field array can live on the caller's stack.
+    @inline(__always)
     func digest(_ label: StaticString, _ fields: String..., exact: String? = nil) -> [UInt8] {
         digest(label, fields, exact: exact, after: [])
     }
 
     /// `prefix ‖ D(label, …)` in one allocation: how a storage key grows from its account prefix.
+    @inline(__always)
     func digest(_ label: StaticString, _ fields: String..., exact: String? = nil, after prefix: [UInt8]) -> [UInt8] {
         digest(label, fields, exact: exact, after: prefix)
     }
