@@ -77,7 +77,8 @@ public final class TokenCache: Sendable {
         let now = Self.currentTime()
         do {
             return try store.environment.write { transaction in
-                try body(CacheWriter(store: store, transaction: transaction, now: now))
+                try store.checkHeaderUnchanged(in: transaction)
+                return try body(CacheWriter(store: store, transaction: transaction, now: now))
             }
         } catch { throw TokenCacheError.wrap(error, directory: store.directory) }
     }

@@ -126,6 +126,7 @@ import TokenCacheLMDB
             let json = try #require(try JSONSerialization.jsonObject(with: Data(damaged.stdout.utf8)) as? [String: Any])
             let problems = try #require(json["problems"] as? [[String: Any]])
             #expect(problems.count == 1 && problems[0]["kind"] as? String == "Account" && (problems[0]["fingerprint"] as? String)?.count == 16)
+            #expect(json["lone_tokens_under_entry_key"] as? Int == 0)  // every lone access token under its bucket prefix
         }
     }
 }

@@ -91,4 +91,33 @@ import Testing
             #expect(errorCode { try readOnly.put(Samples.account()) } == .readOnly)
         }
     }
+
+    /// A process that has the store open must not go on writing by its own rules after a newer version upgraded
+    /// the store, nor with a header that changed under it: each write transaction checks the header (FORMAT.md §7).
+    @Test func aStoreOpenHereRefusesWritesOnceAnotherProcessChangedItsHeader() throws {
+        try TestStore.with { store, cache in
+            try cache.put(Samples.account())
+            let original = try #require(store.rawEntries(DatabaseName.meta).first { $0.0 == FormatConstants.headerKey }?.1)
+            let token = Samples.accessToken()
+
+            var newer = try StoreHeader.decode(original)
+            newer.readVersion = FormatConstants.readVersion + 1
+            try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: newer.encoded())
+            let upgraded = try #require(throws: TokenCacheError.self) { try cache.put(token) }
+            #expect(upgraded.code == .unsupportedFormatVersion && upgraded.message.contains("upgraded to format version"))
+            #expect(errorCode { try cache.delete(Samples.account().key) } == .unsupportedFormatVersion)
+
+            var rekeyed = try StoreHeader.decode(original)
+            rekeyed.writeVersion = FormatConstants.writeVersion + 1
+            let rewrapped = try cache.store.keyring.rewrapped(as: rekeyed, root: try KeyFile.read(at: store.keyFile))
+            try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: rewrapped.encoded())
+            #expect(errorCode { try cache.put(token) } == .conflict)
+            #expect(try store.rawEntries(DatabaseName.accessTokens).isEmpty)  // nothing was written
+            #expect(try cache.get(Samples.account().key) != nil)  // reads go on
+
+            try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: original)
+            try cache.put(token)
+            #expect(try cache.get(token.key) != nil)
+        }
+    }
 }

@@ -117,6 +117,7 @@ extension RecordStore {
         while !done {
             do {
                 done = try environment.write { txn in
+                    try checkHeaderUnchanged(in: txn)
                     guard let start = try txn.withValue(in: meta, forKey: FormatConstants.placementCursorKey, { Array($0) }) else {
                         return true  // another process finished it
                     }

@@ -10,6 +10,8 @@ final class RecordStore: Sendable {
     let readOnly: Bool
     let maximumMapSize: Int
     private let databases: [String: Database]
+    /// The header as this store was opened with it: every write transaction checks that it is still the stored one.
+    private let headerBytes: [UInt8]
 
     private init(directory: String, environment: Environment, keyring: Keyring, readOnly: Bool, maximumMapSize: Int) throws {
         self.directory = directory
@@ -17,6 +19,7 @@ final class RecordStore: Sendable {
         self.keyring = keyring
         self.readOnly = readOnly
         self.maximumMapSize = maximumMapSize
+        headerBytes = keyring.header.encoded()
         var databases: [String: Database] = [:]
         for name in DatabaseName.all {
             guard let database = environment.database(name) else {
@@ -149,6 +152,28 @@ final class RecordStore: Sendable {
                 try txn.put(in: meta, key: FormatConstants.placementCursorKey, value: UnsafeRawBufferPointer(start: nil, count: 0))
             }
         } catch { throw TokenCacheError.wrap(error, directory: directory) }
+    }
+
+    /// Refuses to write when the stored header is no longer the one this store was opened with: another process
+    /// upgraded the store to a newer format (whose rules this code does not know) or changed its keys (FORMAT.md §7).
+    /// One get from the tiny `meta` database per write transaction.
+    func checkHeaderUnchanged(in txn: ReadTransaction) throws {
+        let stored = try txn.withValue(in: database(DatabaseName.meta), forKey: FormatConstants.headerKey) { Array($0) }
+        guard stored != headerBytes else { return }
+        // The read version is at offset 8 (§6.1), readable whatever the rest of a newer header holds (§7).
+        if let stored, stored.count >= 12, stored.starts(with: FormatConstants.headerMagic),
+            case let readVersion = UInt16(stored[8]) << 8 | UInt16(stored[9]), readVersion > keyring.header.readVersion
+        {
+            throw TokenCacheError(
+                .unsupportedFormatVersion,
+                "the store at \(directory) was upgraded to format version \(readVersion) by another process while "
+                    + "open here; nothing was written (reopen it with a token-cache that reads that version)"
+            )
+        }
+        throw TokenCacheError(
+            .conflict, "the header of the store at \(directory) changed since it was opened here; nothing was written (reopen the store)",
+            currentRevision: nil
+        )
     }
 
     /// Runs `body` on one consistent snapshot, with errors mapped to ``TokenCacheError``.
