@@ -102,12 +102,13 @@ public class CacheReader {
         return counts
     }
 
-    /// The key the record with storage key `key` (§4.3's key from its fields) is stored under, nil if absent: the key
-    /// itself, or for a bucket's lone access token the bucket prefix
-    /// (``RecordStore/accessTokenLocation(entryKey:damagedMayMatch:in:)``).
+    /// The key the record with storage key `key` (§4.3's key from its fields) is stored under. Only an access token
+    /// can be elsewhere (a bucket's lone token, under the bucket prefix), so only for access tokens is the database
+    /// asked, and nil means absent (``RecordStore/accessTokenLocation(entryKey:damagedMayMatch:in:)``); any other
+    /// kind is under `key` itself, present or not, which the caller's own read or write finds out.
     func location<S: StorableEntity>(_ type: S.Type, of key: [UInt8], damagedMayMatch: Bool) throws -> [UInt8]? {
-        if S.kind == .accessToken { return try store.accessTokenLocation(entryKey: key, damagedMayMatch: damagedMayMatch, in: transaction) }
-        return try transaction.withValue(in: store.database(DatabaseName.forKind(S.kind)), forKey: key) { _ in key }
+        guard S.kind == .accessToken else { return key }
+        return try store.accessTokenLocation(entryKey: key, damagedMayMatch: damagedMayMatch, in: transaction)
     }
 
     static func storableType<E: CacheEntity>(_ type: E.Type) throws(TokenCacheError) -> any StorableEntity.Type {
@@ -193,7 +194,7 @@ public final class CacheWriter: CacheReader {
     /// Where a write of the record with storage key `key` goes: where it is stored, else where a new one belongs.
     private func writeLocation<S: StorableEntity>(_ type: S.Type, of key: [UInt8], conditional: Bool) throws -> [UInt8] {
         if let stored = try location(S.self, of: key, damagedMayMatch: conditional) { return stored }
-        return S.kind == .accessToken ? try store.newAccessTokenLocation(entryKey: key, in: transaction) : key
+        return try store.newAccessTokenLocation(entryKey: key, in: transaction)  // only an access token is ever absent here
     }
 
     /// Deletes the records of one kind stored under `keys`; returns how many existed.

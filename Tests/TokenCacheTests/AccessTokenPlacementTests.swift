@@ -245,9 +245,7 @@ import TokenCacheSodium
             #expect(try Self.storedKeys(store).allSatisfy { $0.count > Self.prefixCount })
 
             // Read-only: stays version 1, readable.
-            var readOnly = store.configuration
-            readOnly.readOnly = true
-            let old = try TokenCache.open(readOnly)
+            let old = try store.openReadOnly()
             #expect(try old.info().readVersion == 1)
             #expect(try old.silentLookup(Self.query(["Files.Read"])).accessToken?.entity.secret.reveal() == "pair-2")
             #expect(try Self.storedKeys(store).allSatisfy { $0.count > Self.prefixCount })
@@ -277,9 +275,7 @@ import TokenCacheSodium
             try Self.setHeaderVersion(FormatConstants.readVersion, store, cache)
             try store.rawPut(DatabaseName.meta, key: FormatConstants.placementCursorKey, value: [])
 
-            var readOnly = store.configuration
-            readOnly.readOnly = true
-            let reader = try TokenCache.open(readOnly)
+            let reader = try store.openReadOnly()
             let report = try reader.verify()
             #expect(report.isClean && report.loneTokensUnderEntryKey == 30)
             #expect(try reader.silentLookup(Self.query(["Files.Read"])).accessToken?.entity.secret.reveal() == "pair-2")

@@ -76,9 +76,7 @@ import Testing
             var reader = cache
             if reading == .version1ReadOnly {
                 try AccessTokenPlacementTests.downgradeToVersion1(store, cache)
-                var configuration = store.configuration
-                configuration.readOnly = true
-                reader = try TokenCache.open(configuration)
+                reader = try store.openReadOnly()
                 #expect(try reader.info().readVersion == 1)
             }
             var hits = 0

@@ -31,6 +31,13 @@ struct TestStore {
     var keyFile: String { root + "/keys/key" }
     var configuration: Configuration { Configuration(directory: directory, keySource: .keyFile(path: keyFile)) }
 
+    /// The store opened read-only: as it is on disk, with no upgrade and no placement run.
+    func openReadOnly() throws -> TokenCache {
+        var readOnly = configuration
+        readOnly.readOnly = true
+        return try TokenCache.open(readOnly)
+    }
+
     static func with<R>(_ body: (TestStore, TokenCache) throws -> R) throws -> R {
         try withTemporaryDirectory { root in
             let store = TestStore(root: root)

@@ -70,33 +70,20 @@ extension RecordStore {
         }
         guard case .success(let plaintexts)? = opened else { return false }
         try txn.delete(in: database, key: source)
-        let count = RecordEnvelope.sealedCount(summaryPlaintext: plaintexts.summary?.count, bodyPlaintext: plaintexts.body.count)
-        let destinationSlot = slot(databaseName, destination)
-        let recordKey = keyring.activeRecordKey, keyID = keyring.activeKeyID
-        try txn.put(in: database, key: destination, reservingCount: count) { output in
-            try plaintexts.body.withUnsafeBytes { body in
-                if let summary = plaintexts.summary {
-                    try summary.withUnsafeBytes { summary in
-                        try RecordEnvelope.seal(summary: summary, body: body, slot: destinationSlot, keyID: keyID, key: recordKey, into: output)
-                    }
-                } else {
-                    try RecordEnvelope.seal(summary: nil, body: body, slot: destinationSlot, keyID: keyID, key: recordKey, into: output)
-                }
-            }
-        }
+        try putSealed(summary: plaintexts.summary, body: plaintexts.body, database: databaseName, key: destination, into: txn)
         return true
     }
 
     /// Puts the tokens of the bucket `prefix` where §4.3 says, after a change to the bucket: a lone token under the
     /// prefix; with two or more, a token found under the prefix back under its entry key. A token that cannot be
-    /// read (damaged) stays where it is; readers cope (§5.5).
+    /// read (damaged) stays where it is; readers cope (FORMAT.md §4.3, §9). The first two keys decide.
     func placeTokens(ofBucket prefix: [UInt8], in txn: WriteTransaction) throws {
         guard placesLoneTokensAtBucketPrefix else { return }
         let database = database(DatabaseName.accessTokens)
         var keys: [[UInt8]] = []
         try txn.forEach(in: database, prefix: prefix) { key, _ in
             keys.append(Array(key))
-            return keys.count <= 2
+            return keys.count < 2
         }
         if keys.count == 1, keys[0].count != prefix.count {
             _ = try move(DatabaseName.accessTokens, from: keys[0], to: prefix, in: txn)

@@ -160,16 +160,16 @@ final class RecordStore: Sendable {
     func checkHeaderUnchanged(in txn: ReadTransaction) throws {
         let stored = try txn.withValue(in: database(DatabaseName.meta), forKey: FormatConstants.headerKey) { Array($0) }
         guard stored != headerBytes else { return }
-        // The read version is at offset 8 (§6.1), readable whatever the rest of a newer header holds (§7).
-        if let stored, stored.count >= 12, stored.starts(with: FormatConstants.headerMagic),
-            case let readVersion = UInt16(stored[8]) << 8 | UInt16(stored[9]), readVersion > keyring.header.readVersion
-        {
+        // A newer read version is what the header parser refuses, reading nothing after it (§7).
+        do {
+            if let stored { _ = try StoreHeader.decode(stored) }
+        } catch .unsupportedVersion(let readVersion, _) {
             throw TokenCacheError(
                 .unsupportedFormatVersion,
                 "the store at \(directory) was upgraded to format version \(readVersion) by another process while "
                     + "open here; nothing was written (reopen it with a token-cache that reads that version)"
             )
-        }
+        } catch {}  // malformed: reported as a changed header below
         throw TokenCacheError(
             .conflict, "the header of the store at \(directory) changed since it was opened here; nothing was written (reopen the store)",
             currentRevision: nil
@@ -269,16 +269,20 @@ final class RecordStore: Sendable {
         if let summary, summary.encodedCount > FormatConstants.maximumSummaryPlaintext {
             throw TokenCacheError(.recordTooLarge, "\(S.kind) scopes exceed the \(FormatConstants.maximumSummaryPlaintext)-byte summary limit")
         }
-        let bodyPlaintext = body.encode()
-        let summaryPlaintext = summary?.encodedSecureBuffer()
-        let count = RecordEnvelope.sealedCount(summaryPlaintext: summaryPlaintext?.count, bodyPlaintext: bodyPlaintext.count)
+        try putSealed(summary: summary?.encodedSecureBuffer(), body: body.encode(), database: database, key: key, into: txn)
+    }
+
+    /// Seals the plaintexts under the active data key, with fresh nonces, as the record under `key`, written in place
+    /// into LMDB's reserved value: how a new record is stored and how a moved one is re-sealed for its new key.
+    func putSealed(summary: SecureBuffer?, body: SecureBuffer, database: String, key: [UInt8], into txn: WriteTransaction) throws {
+        let count = RecordEnvelope.sealedCount(summaryPlaintext: summary?.count, bodyPlaintext: body.count)
         let slot = slot(database, key)
         let recordKey = keyring.activeRecordKey
         let keyID = keyring.activeKeyID
         try txn.put(in: self.database(database), key: key, reservingCount: count) { output in
-            try bodyPlaintext.withUnsafeBytes { body in
-                if let summaryPlaintext {
-                    try summaryPlaintext.withUnsafeBytes { summary in
+            try body.withUnsafeBytes { body in
+                if let summary {
+                    try summary.withUnsafeBytes { summary in
                         try RecordEnvelope.seal(summary: summary, body: body, slot: slot, keyID: keyID, key: recordKey, into: output)
                     }
                 } else {
