@@ -3,7 +3,7 @@ SHELL := /bin/bash
 DEBIAN_PACKAGES := liblmdb-dev libsodium-dev pkg-config
 DEMO_DIR := $(CURDIR)/.demo
 
-.PHONY: deps build release demo test clean
+.PHONY: deps build release demo test stress clean
 
 # Installs the Debian packages that are missing (as root directly, otherwise through sudo).
 deps:
@@ -39,6 +39,14 @@ demo: release
 test: deps
 	swift build --build-tests
 	swift test --skip-build
+
+# Kill storm: writers SIGKILLed at random while ingesting; every acknowledged write is then checked.
+# `make stress STRESS_SECONDS=1800` for a long run; CI runs a short one.
+STRESS_SECONDS ?= 60
+STRESS_WRITERS ?= 6
+stress: release
+	python3 Tests/Stress/kill_storm.py --cachetool "$$(swift build -c release --show-bin-path)/cachetool" \
+	  --seconds $(STRESS_SECONDS) --writers $(STRESS_WRITERS)
 
 clean:
 	rm -rf .build "$(DEMO_DIR)"

@@ -32,6 +32,11 @@ public struct TokenCacheError: Error, Sendable, CustomStringConvertible {
         public static let readOnly = Code("readOnly")
         /// The store reached its configured maximum size, or the disk is full. Earlier data is intact.
         public static let storageFull = Code("storageFull")
+        /// A write was refused because LMDB's shared lock table lags the store's newest commit (a process was killed
+        /// while opening the store, or a program opened it without this library's open lock); committing would have
+        /// overwritten that commit. Nothing was written and nothing was lost. It clears once every process using
+        /// the store has closed it; retry then.
+        public static let staleLockTable = Code("staleLockTable")
         /// Too many concurrent readers.
         public static let readersExhausted = Code("readersExhausted")
         /// An I/O error from the operating system. The transaction was not committed.

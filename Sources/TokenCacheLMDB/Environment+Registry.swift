@@ -37,6 +37,8 @@ extension Environment {
     ///   gives SIGBUS instead of `ENOSPC`), `MDB_NOSYNC`, `MDB_NOMETASYNC`, `MDB_MAPASYNC` (durability) or
     ///   `MDB_NOMEMINIT` ("Applications handling sensitive data which must not be written should not use
     ///   this flag").
+    /// * `mdb_env_open` runs under an exclusive `flock` on `open.lock` in `directory` (created mode 0600), so that
+    ///   no two processes of this library are inside it at once (`OpenLock` says why).
     /// * Every name in `databases` is opened once, here, in one transaction (created unless read-only).
     /// * An environment of the same store already open in this process is returned as is; it must have been
     ///   opened with the same database names (in any order), and a read-only instance does not satisfy a
@@ -121,7 +123,12 @@ extension Environment {
             try LMDBError.check(lmdb_env_set_mapsize(env, roundUpToOSPage(options.initialMapSize)))
             var flags = UInt32(MDB_NOTLS)
             if options.readOnly { flags |= UInt32(MDB_RDONLY) }
-            try LMDBError.check(lmdb_env_open(env, directory, flags, 0o600))
+            // Serialised with every other opener of this library (see `OpenLock`): an opener killed inside
+            // mdb_env_open must never leave LMDB's lock table half-initialised to processes waiting behind it.
+            let openLock = try OpenLock.acquire(directory: directory, readOnly: options.readOnly)
+            let openRC = lmdb_env_open(env, directory, flags, 0o600)
+            _ = consume openLock
+            try LMDBError.check(openRC)
 
             guard let fd = lmdb_env_get_fd(env) else { throw .invalidArgument }
             if !options.readOnly {
@@ -185,6 +192,11 @@ extension Environment {
         } catch {
             lmdb_txn_abort(txn)
             throw error
+        }
+        // A writable open commits (creating databases on a new store): it must build on the newest commit too.
+        if !readOnly, !buildsOnNewestCommit(txn, newest: lmdb_env_info(env)) {
+            lmdb_txn_abort(txn)
+            throw .staleLockTable
         }
         // lmdb.h, mdb_dbi_open: "After a successful commit the handle will reside in the shared environment"
         // (for a read-only transaction too; an abort would close the handles).

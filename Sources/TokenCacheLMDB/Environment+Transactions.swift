@@ -88,8 +88,15 @@ extension Environment {
                 }
                 throw error
             }
-            // Stable while we hold the gate shared: nobody in this process can resize now.
-            let mapSizeAtBegin = Int(lmdb_env_info(handle).me_mapsize)
+            // Read under the writer lock, so the newest meta page cannot change; the map size is stable while
+            // we hold the gate shared: nobody in this process can resize now.
+            let infoAtBegin = lmdb_env_info(handle)
+            let mapSizeAtBegin = Int(infoAtBegin.me_mapsize)
+            guard Self.buildsOnNewestCommit(txnHandle, newest: infoAtBegin) else {
+                lmdb_txn_abort(txnHandle)
+                leaveWrite(state)
+                throw LMDBError.staleLockTable
+            }
 
             let txn = WriteTransaction(handle: txnHandle, environment: self)
             let outcome: Result<R, any Error>
@@ -136,6 +143,22 @@ extension Environment {
             try LMDBError.check(commitRC)
             return value
         }
+    }
+}
+
+// MARK: - The newest commit
+
+extension Environment {
+    /// Whether the write transaction `txn` (just begun, so this process holds LMDB's writer lock) continues
+    /// from the newest commit, as every write must: its id is the newest meta page's id plus one.
+    ///
+    /// LMDB takes a write transaction's base from the lock table's "last committed id", not from the meta pages.
+    /// If the table lags (an opener killed half-way through initialising it, see `OpenLock`), the transaction
+    /// would build on an older snapshot and commit into the meta page that holds the newest commit, erasing it.
+    /// `mdb_env_info` picks the newest meta page from the map itself, so comparing the two catches that before
+    /// anything is written. Costs one `mdb_env_info` per write transaction.
+    static func buildsOnNewestCommit(_ txn: OpaquePointer, newest info: MDB_envinfo) -> Bool {
+        lmdb_txn_id(txn) == Int(info.me_last_txnid) + 1
     }
 }
 

@@ -67,6 +67,11 @@ package struct LMDBError: Error, Hashable, Sendable, CustomStringConvertible {
     package static let truncatedDataFile = LMDBError(code: 1_000_003)
     /// liblmdb 0.9.26 through 0.9.31 destroy shared robust mutexes on close (ITS#9278, reverted in 0.9.32).
     package static let unsupportedLibraryVersion = LMDBError(code: 1_000_004)
+    /// A write transaction would not build on the newest commit: LMDB's lock table records an older last
+    /// transaction than the newest meta page (an opener was killed while initialising the table, or a program
+    /// opened the store without this library's open lock). Committing would overwrite the newest meta page, so
+    /// the transaction was aborted. It clears when every process has closed the store.
+    package static let staleLockTable = LMDBError(code: 1_000_005)
 
     package var description: String {
         switch self {
@@ -76,6 +81,8 @@ package struct LMDBError: Error, Hashable, Sendable, CustomStringConvertible {
             return "write transaction begun inside another write transaction on the same thread (would deadlock)"
         case .truncatedDataFile:
             return "LMDB data file is shorter than its last page; the store is truncated"
+        case .staleLockTable:
+            return "LMDB's lock table lags the newest commit; the write was refused so as not to overwrite it"
         case .unsupportedLibraryVersion:
             return "liblmdb \(Environment.libraryVersion) is unsupported (0.9.26 through 0.9.31 destroy shared mutexes on close)"
         default:

@@ -33,7 +33,7 @@ enum Failure {
         switch error.code {
         case .corruptRecord, .corruptStore, .invalidArgument, .recordTooLarge: 65
         case .storeNotFound, .keyUnavailable: 66
-        case .conflict, .readersExhausted: 75
+        case .conflict, .readersExhausted, .staleLockTable: 75
         case .wrongKey, .insecurePermissions, .readOnly: 77
         case .unsupportedEnvironment, .unsupportedFormatVersion: 78
         default: 1

@@ -29,7 +29,9 @@ enum CacheTool {
 
     /// Runs `cachetool arguments…` with `environment` added to a minimal environment (no inherited secrets).
     @discardableResult
-    static func run(_ arguments: [String], environment: [String: String] = [:], shell: String? = nil) throws -> CacheToolRun {
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:], shell: String? = nil, stdin: String? = nil
+    ) throws -> CacheToolRun {
         let process = Process()
         if let shell {
             // For umask and the like: `sh -c '<shell> "$0" "$@"' cachetool args…`
@@ -45,7 +47,13 @@ enum CacheTool {
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
+        let input = stdin.map { _ in Pipe() }
+        if let input { process.standardInput = input }
         try process.run()
+        if let input, let stdin {
+            input.fileHandleForWriting.write(Data(stdin.utf8))
+            try input.fileHandleForWriting.close()
+        }
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

@@ -11,6 +11,13 @@ extension TokenCacheError {
                 .storageFull,
                 "the store at \(directory) is full (\(lmdb)); raise the maximum map size or free disk space. Nothing was written"
             )
+        case .staleLockTable:
+            return TokenCacheError(
+                .staleLockTable,
+                "nothing was written to \(directory): LMDB's lock table lags the newest commit (a process was killed "
+                    + "while opening the store, or a tool opened it without token-cache's open lock), and writing now "
+                    + "would overwrite that commit. Close every process using the store, then retry"
+            )
         case .readersFull:
             return TokenCacheError(.readersExhausted, "too many concurrent readers of \(directory) (\(lmdb))")
         case .invalid, .corrupted, .truncatedDataFile, .pageNotFound, .panic:

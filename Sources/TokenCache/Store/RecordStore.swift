@@ -46,7 +46,7 @@ final class RecordStore: Sendable {
         }
         if !configuration.allowNetworkFilesystem { try FileSystem.checkLocalFilesystem(directory) }
         try FileSystem.checkPrivate(directory, what: "store directory", fix: "chmod 700 \(directory)")
-        for file in [dataFile, directory + "/lock.mdb"] where FileSystem.exists(file) {
+        for file in [dataFile, directory + "/lock.mdb", directory + "/open.lock"] where FileSystem.exists(file) {
             try FileSystem.checkPrivate(file, what: "store file", fix: "chmod 600 \(file)")
         }
 
