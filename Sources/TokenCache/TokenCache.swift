@@ -121,6 +121,7 @@ public final class TokenCache: Sendable {
             dataKeyCount: header.wrappedKeys.count,
             activeDataKeyID: store.keyring.activeKeyID,
             readOnly: store.readOnly,
+            formatWritable: header.writeVersion <= FormatConstants.writeVersion,
             mapSize: environmentInfo.mapSize,
             maximumMapSize: store.maximumMapSize,
             usedBytes: (environmentInfo.lastPageNumber + 1) * environmentInfo.pageSize,
@@ -143,7 +144,10 @@ public struct StoreInfo: Sendable {
     public var keyProtection: String
     public var dataKeyCount: Int
     public var activeDataKeyID: UInt32
+    /// Whether this handle was opened read-only (asked for, or forced by a newer format write version).
     public var readOnly: Bool
+    /// Whether this library may write the store's format version at all (its write version is not newer).
+    public var formatWritable: Bool
     public var mapSize: Int
     public var maximumMapSize: Int
     public var usedBytes: Int

@@ -45,7 +45,9 @@ extension Environment {
     ///   read-write request. Otherwise `LMDBError.invalidArgument`.
     /// * Stale reader slots are cleared with `mdb_reader_check` (`staleReadersCleared`).
     /// * `data.mdb` shorter than `(last_pgno + 1) * pagesize` is refused before any page is touched
-    ///   (`LMDBError.truncatedDataFile`): accessing a mapped page past the end of the file raises SIGBUS.
+    ///   (`LMDBError.truncatedDataFile`): accessing a mapped page past the end of the file raises SIGBUS. A file
+    ///   short by at most `tolerableShortfallPages` whole pages is the trace of unwritten loose pages, not
+    ///   truncation: it is accepted, and padded to its full length when opened writable.
     ///
     /// - Throws: `LMDBError.unsupportedLibraryVersion` on liblmdb 0.9.26...0.9.31; `.invalid` for a file that
     ///   is not an LMDB store; `.truncatedDataFile`; `.notFound` for a missing database in read-only mode;
@@ -126,6 +128,10 @@ extension Environment {
             // Serialised with every other opener of this library (see `OpenLock`): an opener killed inside
             // mdb_env_open must never leave LMDB's lock table half-initialised to processes waiting behind it.
             let openLock = try OpenLock.acquire(directory: directory, readOnly: options.readOnly)
+            // LMDB takes an empty data file for a new environment and writes its meta pages, which a read-only
+            // open cannot do (it fails with EBADF). A store's data file is never empty once its creator's open
+            // returned, and creators finish under the open lock, so this one is truncated.
+            if options.readOnly, FileSystem.size(at: directory + "/data.mdb") == 0 { throw .truncatedDataFile }
             let openRC = lmdb_env_open(env, directory, flags, 0o600)
             _ = consume openLock
             try LMDBError.check(openRC)
@@ -138,10 +144,14 @@ extension Environment {
 
             // Preflight before any data page is read: mdb_env_open itself reads only the two meta pages
             // (with pread), but a B-tree page beyond the end of the file would be a SIGBUS, not an error.
-            let (identity, fileSize) = try FileSystem.status(of: fd)
+            // The last page first, then the size: another process may commit in between, which only moves both
+            // up, and the file never shrinks; the other order mistook a healthy store for a truncated one.
             let lastPage = Int(lmdb_env_info(env).me_last_pgno)
+            let (identity, fileSize) = try FileSystem.status(of: fd)
             let pageSize = lmdb_env_page_size(env)
-            guard pageSize > 0, fileSize >= (lastPage + 1) * pageSize else { throw .truncatedDataFile }
+            guard pageSize > 0,
+                  Self.isTolerablyShort(fileSize: fileSize, lastPage: lastPage, pageSize: pageSize)
+            else { throw .truncatedDataFile }
 
             var dead: Int32 = 0
             try LMDBError.check(lmdb_reader_check(env, &dead))
@@ -151,7 +161,7 @@ extension Environment {
             for (name, dbi) in zip(names, dbis) {
                 databases[name] = Database(name: name, dbi: dbi, owner: serial)
             }
-            return Environment(
+            let environment = Environment(
                 handle: env,
                 directory: directory,
                 identity: identity,
@@ -161,6 +171,8 @@ extension Environment {
                 serial: serial,
                 maxKeySize: lmdb_env_get_maxkeysize(env)
             )
+            if !options.readOnly { environment.withSharedGate { environment.padDataFileIfShort() } }
+            return environment
         } catch {
             // lmdb.h, mdb_env_open: "If this function fails, mdb_env_close() must be called to discard the
             // MDB_env handle." The same holds for every later step: nothing else will close it.
@@ -202,6 +214,19 @@ extension Environment {
         // (for a read-only transaction too; an abort would close the handles).
         try LMDBError.check(lmdb_txn_commit(txn))
         return dbis
+    }
+
+    /// How many pages `data.mdb` may lack at its end and still be a healthy store: LMDB 0.9 does not write pages
+    /// that a transaction allocated and freed again ("loose" pages), so a commit can leave the file short of
+    /// `(last_pgno + 1) * pagesize` by the few highest pages, which are free and never read. Writers here pad the
+    /// file after such a commit, but one killed in between leaves it short. A file short by more than this is
+    /// truncated.
+    static let tolerableShortfallPages = 8
+
+    static func isTolerablyShort(fileSize: Int, lastPage: Int, pageSize: Int) -> Bool {
+        let needed = (lastPage + 1) * pageSize
+        return fileSize >= needed
+            || (fileSize % pageSize == 0 && needed - fileSize <= tolerableShortfallPages * pageSize && fileSize >= 2 * pageSize)
     }
 
     private static func validate(_ options: EnvironmentOptions) throws(LMDBError) {

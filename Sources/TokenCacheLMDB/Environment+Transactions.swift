@@ -252,8 +252,12 @@ extension Environment {
     /// commit can leave `data.mdb` a page shorter than `(last_pgno + 1) * pagesize`. The open-time
     /// truncation check would then reject a healthy store. After a commit that left the file short, take the
     /// writer lock (so no other writer is extending the file) and grow the file with `ftruncate` on LMDB's
-    /// own descriptor. Best effort; the caller still holds the gate shared, as `mdb_env_info` reads the map.
-    private func padDataFileIfShort() {
+    /// own descriptor. Also run when a store is opened writable, for a file a writer killed between its commit and
+    /// this step left short. Best effort; the caller holds the gate shared, as `mdb_env_info` reads the map.
+    func padDataFileIfShort() {
+        #if DEBUG
+        if LMDBFaultInjection.consume(.padDataFile, env: handle) != nil { return }
+        #endif
         guard let fd = lmdb_env_get_fd(handle), let needed = shortfall(fd: fd) else { return }
         var txn: OpaquePointer?
         guard lmdb_txn_begin(handle, readOnly: false, &txn) == MDB_SUCCESS, let txn else { return }

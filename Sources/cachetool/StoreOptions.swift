@@ -16,9 +16,13 @@ struct StoreOptions: ParsableArguments {
 
     /// Resolves the configuration, and removes secret-bearing variables from this process's environment
     /// once read, so that child processes do not inherit them.
-    func configuration() -> Configuration {
+    ///
+    /// Commands that only look open the store `readOnly`: they never create a missing database, upgrade an older
+    /// format or finish an interrupted upgrade just to read.
+    func configuration(readOnly: Bool) -> Configuration {
         let environment = ProcessInfo.processInfo.environment
         var configuration = Configuration.fromEnvironment(environment)
+        configuration.readOnly = readOnly
         if let store { configuration.directory = store }
         if let keyFile { configuration.keySource = .keyFile(path: keyFile) }
         unsetenv(Configuration.Variable.base64Key)

@@ -98,6 +98,41 @@ import TokenCacheLMDB
             #expect(run.stdout.contains("KIND") && run.stdout.contains("1 corrupt"))
         }
     }
+
+    /// Read-only verbs open the store read-only: a missing database is reported, never re-created.
+    @Test func readCommandsReportAMissingDatabaseAndDoNotCreateIt() throws {
+        try CLIStore.with { store in
+            #expect(try store.run(["init"]).status == 0)
+            let names = ["meta", "accounts", "access_tokens", "refresh_tokens", "id_tokens", "app_metadata"]
+            let damaged = store.root + "/damaged"
+            #expect(mkdir(damaged, 0o700) == 0)
+            do {
+                // A store with the real header but no `id_tokens` database.
+                let source = try Environment.open(directory: store.directory, databases: names)
+                let header = try source.read { txn in
+                    try txn.withValue(in: source.database("meta")!, forKey: Array("header".utf8)) { Array($0) }
+                }
+                let target = try Environment.open(directory: damaged, databases: names.filter { $0 != "id_tokens" })
+                try target.write { txn in
+                    try #require(header).withUnsafeBytes { try txn.put(in: target.database("meta")!, key: Array("header".utf8), value: $0) }
+                }
+            }
+            let verbs: [[String]] = [
+                ["inspect"], ["info"], ["verify"], ["accounts"],
+                ["lookup", "--client-id", "c", "--account", "u.t", "--authority", "https://login.microsoftonline.com/t", "--scopes", "s"],
+            ]
+            for verb in verbs {
+                let run = try store.run(verb + ["--store", damaged])
+                expectCleanFailure(run, verb[0])
+                #expect(run.status == 65 && run.stderr.contains("corruptStore"), "\(verb[0]): \(run.output)")
+            }
+            var readOnly = EnvironmentOptions()
+            readOnly.readOnly = true
+            #expect(throws: LMDBError.notFound) {
+                _ = try Environment.open(directory: damaged, databases: names, options: readOnly)
+            }
+        }
+    }
 }
 
 @Suite struct VerifyCommandTests {

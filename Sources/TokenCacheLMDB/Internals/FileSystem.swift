@@ -24,6 +24,13 @@ enum FileSystem {
         return FileIdentity(status)
     }
 
+    /// `st_size` of the file at `path`, or nil if it cannot be `stat`ed.
+    static func size(at path: String) -> Int? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return Int(status.st_size)
+    }
+
     /// `fstat` of an open descriptor.
     static func status(of fd: Int32) throws(LMDBError) -> (identity: FileIdentity, size: Int) {
         var status = stat()

@@ -175,6 +175,8 @@ enum CursorStep {
 package enum LMDBFaultInjection {
     package enum Call: Hashable, Sendable {
         case txnBegin, txnRenew, put, commit
+        /// Skips padding `data.mdb` after a commit or at open, as a writer killed between the two would.
+        case padDataFile
     }
 
     private struct Key: Hashable {

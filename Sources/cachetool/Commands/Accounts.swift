@@ -28,7 +28,7 @@ struct Accounts: ParsableCommand {
 
     func run() throws {
         try Failure.reporting {
-            let listing = try TokenCache.open(options.configuration()).accounts(clientID: clientID, environment: environment, username: username)
+            let listing = try TokenCache.open(options.configuration(readOnly: true)).accounts(clientID: clientID, environment: environment, username: username)
             if json {
                 print(
                     JSONValue.object([
@@ -101,7 +101,7 @@ struct RemoveAccount: ParsableCommand {
 
     func run() throws {
         try Failure.reporting {
-            let removed = try TokenCache.open(options.configuration()).removeAccount(
+            let removed = try TokenCache.open(options.configuration(readOnly: false)).removeAccount(
                 homeAccountID: homeAccountID, clientID: clientID, environment: environment
             )
             if json {

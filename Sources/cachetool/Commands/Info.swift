@@ -12,7 +12,7 @@ struct Info: ParsableCommand {
 
     func run() throws {
         try Failure.reporting {
-            let info = try TokenCache.open(options.configuration()).info()
+            let info = try TokenCache.open(options.configuration(readOnly: true)).info()
             var counts: [String: JSONValue] = [:]
             for kind in EntityKind.allCases { counts[kind.rawValue] = .integer(Int64(info.recordCounts[kind] ?? 0)) }
             let fields: [(String, JSONValue)] = [
@@ -23,7 +23,8 @@ struct Info: ParsableCommand {
                 ("key_protection", .string(info.keyProtection)),
                 ("data_keys", .integer(Int64(info.dataKeyCount))),
                 ("active_data_key", .integer(Int64(info.activeDataKeyID))),
-                ("read_only", .bool(info.readOnly)),
+                // Whether this build can write the store at all; `info` itself always opens it read-only.
+                ("read_only", .bool(!info.formatWritable)),
                 ("map_size", .integer(Int64(info.mapSize))),
                 ("maximum_map_size", .integer(Int64(info.maximumMapSize))),
                 ("used_bytes", .integer(Int64(info.usedBytes))),

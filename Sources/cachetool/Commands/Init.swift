@@ -32,7 +32,7 @@ struct Init: ParsableCommand {
 
     func run() throws {
         try Failure.reporting {
-            var configuration = options.configuration()
+            var configuration = options.configuration(readOnly: false)
             configuration.passphraseCost = passphraseCost.cost
             if case .keyFile(let path) = configuration.keySource, !FileManager.default.fileExists(atPath: path) {
                 try KeyFile.create(at: path)

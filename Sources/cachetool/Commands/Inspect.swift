@@ -32,7 +32,7 @@ struct Inspect: ParsableCommand {
     func run() throws {
         var corruptCount = 0
         try Failure.reporting {
-            let cache = try TokenCache.open(options.configuration())
+            let cache = try TokenCache.open(options.configuration(readOnly: true))
             let snapshot = try cache.snapshot(filter: RecordFilter(homeAccountID: homeAccountID, clientID: clientID))
             let info = try cache.info()
             let now = self.now ?? Int64(Date().timeIntervalSince1970)

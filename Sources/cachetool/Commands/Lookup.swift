@@ -76,7 +76,7 @@ struct Lookup: ParsableCommand {
                 )
             }
             // The command prints everything, so it reads everything from the lookup's own snapshot.
-            let result = try TokenCache.open(options.configuration()).silentLookup(query)
+            let result = try TokenCache.open(options.configuration(readOnly: true)).silentLookup(query)
             if json {
                 print(try LookupJSON.render(result, revealSecrets: revealSecrets).prettyPrinted())
             } else {

@@ -15,7 +15,7 @@ struct Verify: ParsableCommand {
     func run() throws {
         var clean = true
         try Failure.reporting {
-            let report = try TokenCache.open(options.configuration()).verify()
+            let report = try TokenCache.open(options.configuration(readOnly: true)).verify()
             clean = report.isClean
             let problems = report.corrupt.map { ($0, "corrupt") } + report.misplaced.map { ($0, "misplaced") }
             if json {
