@@ -22,9 +22,11 @@ let package = Package(
             pkgConfig: "libsodium",
             providers: [.apt(["libsodium-dev"]), .brew(["libsodium"]), .yum(["libsodium-devel"])]
         ),
+        // Fatal-signal handlers that replace the Swift runtime's backtracer (signal handlers belong in C).
+        .target(name: "CCrashGuard"),
         .target(name: "TokenCacheLMDB", dependencies: ["CLMDB"]),
         .target(name: "TokenCacheSodium", dependencies: ["CSodium"]),
-        .target(name: "TokenCache", dependencies: ["TokenCacheLMDB", "TokenCacheSodium"]),
+        .target(name: "TokenCache", dependencies: ["TokenCacheLMDB", "TokenCacheSodium", "CCrashGuard"]),
         .executableTarget(
             name: "cachetool",
             dependencies: [
@@ -46,7 +48,7 @@ let package = Package(
 
 // The same upcoming features everywhere. InternalImportsByDefault makes the compiler, not review,
 // keep C types out of every public and package API.
-for target in package.targets where target.type != .system {
+for target in package.targets where target.type != .system && target.name != "CCrashGuard" {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("InternalImportsByDefault"))

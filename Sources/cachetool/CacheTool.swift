@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import TokenCache
 
 #if canImport(Glibc)
 import Glibc
@@ -26,21 +27,17 @@ struct CacheTool: ParsableCommand {
     )
 
     static func main() {
-        Hardening.disableCoreDumps()
+        do {
+            try ProcessHardening.apply(processName: "cachetool")
+        } catch {
+            Output.error("\(error)")
+            Glibc.exit(78)
+        }
         do {
             var command = try parseAsRoot()
             try command.run()
         } catch {
             exit(withError: error)
         }
-    }
-}
-
-/// Process-wide protections the CLI (not the library) applies to itself.
-enum Hardening {
-    /// A core dump of a process holding unwrapped keys would put them on disk.
-    static func disableCoreDumps() {
-        var limit = rlimit(rlim_cur: 0, rlim_max: 0)
-        _ = setrlimit(Int32(RLIMIT_CORE.rawValue), &limit)
     }
 }
