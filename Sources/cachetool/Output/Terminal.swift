@@ -19,13 +19,15 @@ enum Terminal {
 
 /// "in 53 min", "expired 2 h ago": how far `time` is from `now`.
 enum RelativeTime {
+    /// Total over all `Int64` pairs: stored times come from records and `now` from the command line, and neither
+    /// may crash the tool. The distance is taken as `UInt64`, where the wrapping difference of two `Int64`s in the
+    /// right order is exact.
     static func describe(_ time: Int64, now: Int64) -> String {
-        let delta = time - now
-        if delta >= 0 { return "in " + span(delta) }
-        return "expired " + span(-delta) + " ago"
+        if time >= now { return "in " + span(UInt64(bitPattern: time &- now)) }
+        return "expired " + span(UInt64(bitPattern: now &- time)) + " ago"
     }
 
-    static func span(_ seconds: Int64) -> String {
+    static func span(_ seconds: UInt64) -> String {
         switch seconds {
         case ..<60: "\(seconds) s"
         case ..<3600: "\(seconds / 60) min"
