@@ -47,6 +47,32 @@ import TokenCacheLMDB
         }
     }
 
+    /// A sign-out removes the account's damaged records too, so reversing the damage afterwards brings nothing back.
+    @Test(arguments: [nil, Samples.client] as [String?])
+    func signOutRemovesDamagedRecordsSoAReversedTamperRevivesNothing(clientID: String?) throws {
+        try TestStore.with { store, cache in
+            try populated(cache)
+            _ = try cache.write { try $0.put(Samples.idToken()) }
+            let rtKey = RefreshToken.storageKey(for: Samples.refreshToken().key, index: cache.store.keyring.index)
+            let original = try #require(store.rawEntries(DatabaseName.refreshTokens).first { $0.0 == rtKey }?.1)
+            var damaged = original
+            damaged[damaged.count - 1] ^= 0x01
+            try store.rawPut(DatabaseName.refreshTokens, key: rtKey, value: damaged)
+
+            let removed = try cache.removeAccount(homeAccountID: Samples.home, clientID: clientID)
+            #expect(removed.refreshTokens == 0)
+            #expect(removed.accessTokens == 2 && removed.idTokens == 1 && removed.accounts == 1)
+            #expect(removed.damagedRecords.map(\.kind) == [.refreshToken])
+            #expect(removed.damagedRecords.first?.fingerprint == cache.store.keyring.fingerprint(database: DatabaseName.refreshTokens, key: rtKey))
+            #expect(try store.rawEntries(DatabaseName.refreshTokens).isEmpty)
+
+            // The attacker flips the byte back: there is nothing left to flip.
+            #expect(try store.rawEntries(DatabaseName.refreshTokens).first { $0.0 == rtKey } == nil)
+            #expect(try cache.get(Samples.refreshToken().key) == nil)
+            #expect(try cache.list(AppMetadata.self).records.count == 1)  // app metadata stays
+        }
+    }
+
     @Test func truncatedAndExtendedValuesAreDetected() throws {
         try TestStore.with { store, cache in
             try populated(cache)

@@ -340,14 +340,19 @@ extension CacheReader {
     }
 
     /// Decodes every record of `prefix`, passing the good ones to `body` and collecting the damaged ones.
+    /// `damagedKeys`, if given, receives the storage key of every record that could not be opened.
     func scan<S: StorableEntity>(
-        _ type: S.Type, prefix: [UInt8], corrupt: inout [CorruptRecord], _ body: (StoredEntity<S>) throws -> Void
+        _ type: S.Type, prefix: [UInt8], corrupt: inout [CorruptRecord], damagedKeys: ((_ key: [UInt8]) -> Void)? = nil,
+        _ body: (StoredEntity<S>) throws -> Void
     ) throws {
         var damaged: [CorruptRecord] = []
         try transaction.forEach(in: store.database(DatabaseName.forKind(S.kind)), prefix: prefix) { key, value in
-            switch store.decode(S.self, value: value, key: Array(key)) {
+            let keyBytes = Array(key)
+            switch store.decode(S.self, value: value, key: keyBytes) {
             case .success(let stored): try body(stored)
-            case .failure(let record): damaged.append(record)
+            case .failure(let record):
+                damaged.append(record)
+                damagedKeys?(keyBytes)
             }
             return true
         }

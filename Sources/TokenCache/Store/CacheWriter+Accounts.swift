@@ -15,6 +15,9 @@ public struct RemovalSummary: Sendable, Hashable {
     public var refreshTokens = 0
     public var idTokens = 0
     public var accounts = 0
+    /// Records under the account's key prefix that could not be opened (damaged or tampered with), removed too.
+    public var damagedRecords: [CorruptRecord] = []
+    /// The records removed that could be read; ``damagedRecords`` come on top.
     public var total: Int { accessTokens + refreshTokens + idTokens + accounts }
 }
 
@@ -66,6 +69,11 @@ extension CacheWriter {
     /// the client's app metadata says it is a family member, and the account's Account records. Without
     /// (`clientID == nil`, "remove everywhere"): every credential and Account record of the home account.
     /// App metadata always stays. `environment` limits the removal to one alias group (nil: every cloud).
+    ///
+    /// Records under the account's key prefix that cannot be opened are removed as well, whatever the client and
+    /// cloud: the prefix is a keyed hash of the home account id, so they belong to this account; they can never be
+    /// read again; and left in place, a damaged refresh token whose tamper is later reversed would bring a
+    /// signed-out session back. They are listed in ``RemovalSummary/damagedRecords``.
     @discardableResult
     public func removeAccount(
         homeAccountID: String, clientID: String?, environment: String? = nil, aliases: EnvironmentAliases = .builtIn
@@ -86,30 +94,35 @@ extension CacheWriter {
         func sameClient(_ other: String) -> Bool { clientID.map { $0.asciiLowercased == other.asciiLowercased } ?? true }
 
         var summary = RemovalSummary()
-        summary.accessTokens = try remove(AccessToken.self, homeAccountID) { inScope($0.environment) && sameClient($0.clientID) }
-        summary.idTokens = try remove(IDToken.self, homeAccountID) { inScope($0.environment) && sameClient($0.clientID) }
-        summary.refreshTokens = try remove(RefreshToken.self, homeAccountID) { token in
+        summary.accessTokens = try remove(AccessToken.self, homeAccountID, &summary) { inScope($0.environment) && sameClient($0.clientID) }
+        summary.idTokens = try remove(IDToken.self, homeAccountID, &summary) { inScope($0.environment) && sameClient($0.clientID) }
+        summary.refreshTokens = try remove(RefreshToken.self, homeAccountID, &summary) { token in
             guard inScope(token.environment) else { return false }
             switch token.owner {
             case .client(let owner): return sameClient(owner)
             case .family(let family): return clientID == nil || family == familyID
             }
         }
-        summary.accounts = try remove(Account.self, homeAccountID) { inScope($0.environment) }
+        summary.accounts = try remove(Account.self, homeAccountID, &summary) { inScope($0.environment) }
         return summary
     }
 
-    /// Deletes the records of `homeAccountID` of one kind that `matches` selects. Damaged records cannot be
-    /// attributed to a client or cloud, so they stay (and keep being reported by `inspect`).
-    private func remove<S: StorableEntity>(_ type: S.Type, _ homeAccountID: String, matches: (S) -> Bool) throws -> Int {
+    /// Deletes the records of `homeAccountID` of one kind that `matches` selects, and every damaged record under the
+    /// account's prefix (added to `summary.damagedRecords`). Returns how many readable records it deleted.
+    private func remove<S: StorableEntity>(
+        _ type: S.Type, _ homeAccountID: String, _ summary: inout RemovalSummary, matches: (S) -> Bool
+    ) throws -> Int {
         var doomed: [[UInt8]] = []
-        var ignored: [CorruptRecord] = []
+        var damagedKeys: [[UInt8]] = []
+        var damaged: [CorruptRecord] = []
         let prefix = store.keyring.index.accountPrefix(homeAccountID)
-        try scan(S.self, prefix: prefix, corrupt: &ignored) { stored in
+        try scan(S.self, prefix: prefix, corrupt: &damaged, damagedKeys: { damagedKeys.append($0) }) { stored in
             if stored.entity.homeAccountIDForIndex?.asciiLowercased == homeAccountID.asciiLowercased, matches(stored.entity) {
                 doomed.append(stored.location.key)  // where it is stored (a lone access token: its bucket prefix)
             }
         }
-        return try deleteRecords(S.self, keys: doomed)
+        let removed = try deleteRecords(S.self, keys: doomed + damagedKeys)
+        summary.damagedRecords += damaged
+        return removed - damagedKeys.count
     }
 }

@@ -109,6 +109,9 @@ struct RemoveAccount: ParsableCommand {
                     JSONValue.object([
                         "access_tokens": .integer(Int64(removed.accessTokens)), "refresh_tokens": .integer(Int64(removed.refreshTokens)),
                         "id_tokens": .integer(Int64(removed.idTokens)), "accounts": .integer(Int64(removed.accounts)),
+                        "damaged_records": .array(removed.damagedRecords.map {
+                            .object(["kind": .string($0.kind.rawValue), "fingerprint": .string($0.fingerprint)])
+                        }),
                     ]).prettyPrinted()
                 )
             } else {
@@ -116,6 +119,9 @@ struct RemoveAccount: ParsableCommand {
                     "Removed \(removed.accessTokens) access token(s), \(removed.refreshTokens) refresh token(s), "
                         + "\(removed.idTokens) ID token(s) and \(removed.accounts) account record(s)."
                 )
+            }
+            for record in removed.damagedRecords {
+                Output.warning("also removed a damaged \(record.kind.rawValue) record of this account (\(record.fingerprint)): it could not be opened")
             }
         }
     }
