@@ -30,5 +30,6 @@ extension CacheEntity {
 
 extension JSONValue {
     /// Pretty-printed JSON text with sorted keys: stable output for scripts and tests.
-    public func prettyPrinted() -> String { JSONText.encode(self, pretty: true) }
+    /// For display: pretty, with sorted keys, and every character ``DisplaySafety`` names escaped.
+    public func prettyPrinted() -> String { DisplaySafety.escapingJSON(JSONText.encode(self, pretty: true)) }
 }

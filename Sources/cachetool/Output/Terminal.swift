@@ -1,15 +1,16 @@
 import Foundation
+import TokenCache
 
 /// Text that reaches a terminal. Stored values come from token responses and foreign caches, so a
-/// username or realm could carry escape sequences or newlines: they are shown escaped, never interpreted.
+/// username or realm could carry escape sequences, newlines or bidi overrides: they are shown escaped (the
+/// characters `DisplaySafety` names), never interpreted.
 enum Terminal {
     static func sanitize(_ text: String) -> String {
         var result = ""
         for scalar in text.unicodeScalars {
-            switch scalar.value {
-            case 0x00..<0x20, 0x7F, 0x80..<0xA0, 0x2028, 0x2029:
+            if DisplaySafety.mustEscape(scalar) {
                 result += "\\u{\(String(scalar.value, radix: 16))}"
-            default:
+            } else {
                 result.unicodeScalars.append(scalar)
             }
         }
