@@ -99,6 +99,46 @@ import TokenCacheLMDB
         }
     }
 
+    /// A read verb that had to skip a damaged record still prints its answer, names the record on stderr and in
+    /// JSON, and exits 65 (it used to exit 0).
+    @Test(arguments: [false, true])
+    func readVerbsThatSkipADamagedRecordExit65(json: Bool) throws {
+        try CLIStore.with { store in
+            #expect(try store.run(["init"]).status == 0)
+            let cache = try TokenCache.open(store.configuration)
+            let home = "u.t", host = "login.microsoftonline.com"
+            try cache.write { writer in
+                try writer.put(Account(homeAccountID: home, environment: host, realm: "t", localAccountID: "u", username: "a@b.c", authorityType: "MSSTS"))
+                try writer.put(AccessToken(homeAccountID: home, environment: host, clientID: "c", realm: "t", target: "s",
+                                           secret: Secret("AT-1"), cachedAt: 0, expiresOn: Int64.max, extendedExpiresOn: Int64.max))
+                try writer.put(RefreshToken(homeAccountID: home, environment: host, clientID: "c", secret: Secret("RT-1")))
+            }
+            let environment = try Environment.open(directory: store.directory, databases: ["meta", "accounts", "access_tokens", "refresh_tokens", "id_tokens", "app_metadata"])
+            let accounts = try #require(environment.database("accounts"))
+            try environment.write { txn in
+                var entries: [([UInt8], [UInt8])] = []
+                try txn.forEach(in: accounts, prefix: []) { key, value in entries.append((Array(key), Array(value))); return true }
+                var (key, value) = try #require(entries.first)
+                value[value.count - 1] ^= 0x40
+                try value.withUnsafeBytes { try txn.put(in: accounts, key: key, value: $0) }
+            }
+            let lookup = ["lookup", "--client-id", "c", "--account", home, "--authority", "https://login.microsoftonline.com/t", "--scopes", "s"]
+            for verb in [["accounts"], lookup] {
+                let run = try store.run(verb + (json ? ["--json"] : []))
+                #expect(run.exitedNormally && run.status == 65, "\(verb[0]): \(run.output)")
+                #expect(run.stderr.contains("skipped corrupt Account record "), "\(verb[0]): \(run.stderr)")
+                if json {
+                    let document = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
+                    let listed = try #require(document["corrupt_records"] as? [[String: Any]])
+                    #expect(listed.count == 1 && listed.first?["kind"] as? String == "Account" && (listed.first?["fingerprint"] as? String)?.count == 16, "\(verb[0]): \(listed)")
+                }
+            }
+            // What is not damaged is still answered.
+            let answer = try store.run(lookup + ["--json"])
+            #expect(answer.stdout.contains("\"outcome\" : \"hit\""), "\(answer.stdout)")
+        }
+    }
+
     /// Read-only verbs open the store read-only: a missing database is reported, never re-created.
     @Test func readCommandsReportAMissingDatabaseAndDoNotCreateIt() throws {
         try CLIStore.with { store in

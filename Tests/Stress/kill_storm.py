@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """Kill storm: does the store lose an acknowledged write when writers are SIGKILLed at random?
 
-W writer threads each run `cachetool ingest` in a loop over a few accounts of their own, so that every account is
-written many times and its refresh token rotates (each response carries a new access and refresh token). A killer
+W writer threads each run `cachetool ingest` in a loop. Every other write signs in a new account that is never written
+again, so that losing it cannot be hidden by a later write; the others go to a few accounts of the writer's own, so
+that those are written many times and their refresh tokens rotate (each response carries new tokens). A killer
 SIGKILLs a random running `cachetool` every 0-120 ms, through a pidfd (never a reused pid). A write counts as
 acknowledged only when its process exited 0.
 
 Checked afterwards, for every account: the stored refresh and access tokens are those of the last acknowledged write
 of that account or of a later attempt (a killed process may have committed before it died, but the state may never
-fall behind what was acknowledged). Also: `verify` is clean, `lookup` answers every account with the stored token, the
+fall behind what was acknowledged). Also: `verify` is clean, `lookup` answers with the stored token (every rotated
+account and 200 of the others), the
 newest LMDB meta-page transaction id never stepped back while the storm ran (sampled every 2 ms), and no `cachetool`
 failed in any way other than being killed.
 
@@ -93,7 +95,10 @@ class Storm:
         generation = 0
         while time.monotonic() < self.deadline:
             generation += 1
-            uid = rng.choice(uids)
+            if generation % 2:
+                uid = f"{index:04x}{0xffff:04x}-{generation >> 16:04x}-4{generation & 0xfff:03x}-8000-{rng.getrandbits(48):012x}"
+            else:
+                uid = rng.choice(uids)
             home = f"{uid}.{TENANT}"
             body = token_response(uid, generation, rng)
             with self.lock:
@@ -138,12 +143,14 @@ class Storm:
                     pass
 
     def monitor(self):
-        data_file, newest = os.path.join(self.store, "data.mdb"), 0
+        """Records each time the newest meta transaction id falls below the highest seen (once per event)."""
+        data_file, newest, behind = os.path.join(self.store, "data.mdb"), 0, False
         while time.monotonic() < self.deadline:
             txnid = newest_meta_txnid(data_file)
             if txnid is not None:
-                if txnid < newest:
+                if txnid < newest and not behind:
                     self.meta_step_backs.append((newest, txnid))
+                behind = txnid < newest
                 newest = max(newest, txnid)
             time.sleep(0.002)
 
@@ -174,6 +181,9 @@ class Storm:
         stored_rt = {t["home_account_id"]: t["secret"] for t in stored.get("refresh_tokens", [])}
         stored_at = {t["home_account_id"]: t["secret"] for t in stored.get("access_tokens", [])}
         checked = 0
+        rotated = [home for home, attempts in self.attempts.items() if len(attempts) > 1]
+        single = [home for home, attempts in self.attempts.items() if len(attempts) == 1]
+        looked_up = set(rotated) | set(random.Random(self.args.seed).sample(single, min(len(single), 200)))
         for home, attempts in self.attempts.items():
             acknowledged = [a for a in attempts if a[3]]
             if not acknowledged:
@@ -186,6 +196,8 @@ class Storm:
                 problems.append(f"{home}: access token of acknowledged attempt {last} lost")
             if stored_rt.get(home) not in allowed_rt:
                 problems.append(f"{home}: refresh token of acknowledged attempt {last} lost")
+            if home not in looked_up:
+                continue
             lookup = self.cachetool("lookup", "--json", "--reveal-secrets", "--client-id", CLIENT, "--account", home,
                                     "--authority", AUTHORITY, "--scopes", SCOPES)
             try:
@@ -196,7 +208,7 @@ class Storm:
                 problems.append(f"{home}: lookup exited {lookup.returncode}: {lookup.stderr.strip()[:200]}")
         summary = {
             "writers": self.args.writers, "seconds": round(elapsed, 1), "seed": self.args.seed, **self.counts,
-            "accounts": len(self.attempts), "acknowledged_writes_checked": checked,
+            "accounts": len(self.attempts), "acknowledged_writes_checked": checked, "lookups": len(looked_up),
             "meta_step_backs": len(self.meta_step_backs), "problems": problems[:20], "problem_count": len(problems),
         }
         print(json.dumps(summary, indent=1))

@@ -51,6 +51,15 @@ public struct CorruptRecord: Error, Sendable, Hashable, CustomStringConvertible 
     public var description: String { "\(kind) record \(fingerprint): \(reason)" }
 }
 
+extension [CorruptRecord] {
+    /// Each record once, in first-met order: a flow that probes a record by key and then scans its range meets a
+    /// damaged one twice.
+    func removingDuplicates() -> [CorruptRecord] {
+        var seen: Set<CorruptRecord> = []
+        return filter { seen.insert($0).inserted }
+    }
+}
+
 /// The records of one kind that a listing found, and those it had to skip.
 public struct RecordList<Entity: CacheEntity>: Sendable {
     public var records: [StoredEntity<Entity>]

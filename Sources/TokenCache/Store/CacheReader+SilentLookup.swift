@@ -213,8 +213,8 @@ extension CacheReader {
             ) { account in rank(account.realm, in: request.profileRealms) }
         }
         return SilentLookupCompanions(
-            familyMembership: familyMembership, refreshToken: refreshToken, idToken: idToken, account: account, corrupt: corrupt,
-            fromLookupSnapshot: lookupSnapshot.map { $0 == transaction.snapshotID } ?? true
+            familyMembership: familyMembership, refreshToken: refreshToken, idToken: idToken, account: account,
+            corrupt: corrupt.removingDuplicates(), fromLookupSnapshot: lookupSnapshot.map { $0 == transaction.snapshotID } ?? true
         )
     }
 

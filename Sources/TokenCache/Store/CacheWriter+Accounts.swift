@@ -58,7 +58,7 @@ extension CacheReader {
             }
             result.append(AccountSummary(homeAccountID: first.homeAccountID, username: names.first, profiles: ordered))
         }
-        return (result, corrupt)
+        return (result, corrupt.removingDuplicates())
     }
 }
 

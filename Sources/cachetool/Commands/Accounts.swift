@@ -27,6 +27,7 @@ struct Accounts: ParsableCommand {
     var json = false
 
     func run() throws {
+        var corrupt: [CorruptRecord] = []
         try Failure.reporting {
             let listing = try TokenCache.open(options.configuration(readOnly: true)).accounts(clientID: clientID, environment: environment, username: username)
             if json {
@@ -50,7 +51,8 @@ struct Accounts: ParsableCommand {
                                     ),
                                 ])
                             }
-                        )
+                        ),
+                        "corrupt_records": DamagedRecords.json(listing.corrupt),
                     ]).prettyPrinted()
                 )
             } else if listing.accounts.isEmpty {
@@ -66,8 +68,9 @@ struct Accounts: ParsableCommand {
                 }
                 print(table.render())
             }
-            for record in listing.corrupt { Output.warning("skipped corrupt \(record.kind) record \(record.fingerprint): \(record.reason)") }
+            corrupt = listing.corrupt
         }
+        try DamagedRecords.report(corrupt)
     }
 }
 

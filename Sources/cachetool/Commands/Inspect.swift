@@ -30,7 +30,7 @@ struct Inspect: ParsableCommand {
     var now: Int64?
 
     func run() throws {
-        var corruptCount = 0
+        var corrupt: [CorruptRecord] = []
         try Failure.reporting {
             let cache = try TokenCache.open(options.configuration(readOnly: true))
             let snapshot = try cache.snapshot(filter: RecordFilter(homeAccountID: homeAccountID, clientID: clientID))
@@ -41,12 +41,9 @@ struct Inspect: ParsableCommand {
             } else {
                 print(InspectTable.render(snapshot, info: info, revealSecrets: revealSecrets, now: now))
             }
-            for record in snapshot.corrupt {
-                Output.warning("corrupt \(record.kind) record \(record.fingerprint): \(record.reason); it is not shown")
-            }
-            corruptCount = snapshot.corrupt.count
+            corrupt = snapshot.corrupt
         }
-        if corruptCount > 0 { throw ExitCode(65) }
+        try DamagedRecords.report(corrupt)
     }
 }
 
@@ -148,11 +145,7 @@ enum InspectJSON {
             "refresh_tokens": records(snapshot.refreshTokens),
             "id_tokens": records(snapshot.idTokens),
             "app_metadata": records(snapshot.appMetadata),
-            "corrupt_records": .array(
-                snapshot.corrupt.map {
-                    .object(["kind": .string($0.kind.rawValue), "fingerprint": .string($0.fingerprint), "reason": .string($0.reason)])
-                }
-            ),
+            "corrupt_records": DamagedRecords.json(snapshot.corrupt),
         ])
     }
 }

@@ -11,7 +11,9 @@ struct Lookup: ParsableCommand {
             realm, client_id, target, token_type, key_id, cached_at, expires_on, extended_expires_on, refresh_on}, \
             refresh_token {secret, home_account_id, environment, client_id, family_id}, id_token {secret, realm, \
             claims}, account {home_account_id, environment, realm, username, local_account_id, authority_type}; \
-            absent objects and fields are null, times are integers (Unix seconds). Exit code 0 for every outcome.
+            absent objects and fields are null, times are integers (Unix seconds); corrupt_records [{kind, fingerprint, reason}] \
+            lists damaged records the lookup had to skip. Exit code 0 for every outcome; 65 when a damaged record was \
+            skipped (the answer printed is still the right one for the rest of the cache).
             """
     )
 
@@ -60,6 +62,7 @@ struct Lookup: ParsableCommand {
     }
 
     func run() throws {
+        var corrupt: [CorruptRecord] = []
         try Failure.reporting {
             let now = self.now ?? Int64(Date().timeIntervalSince1970)
             let scopes = self.scopes.split(whereSeparator: \.isWhitespace).map(String.init)
@@ -82,10 +85,9 @@ struct Lookup: ParsableCommand {
             } else {
                 print(try LookupJSON.describe(result, revealSecrets: revealSecrets, now: now))
             }
-            for record in try result.corrupt {
-                Output.warning("skipped corrupt \(record.kind) record \(record.fingerprint): \(record.reason)")
-            }
+            corrupt = try result.corrupt
         }
+        try DamagedRecords.report(corrupt)
     }
 }
 
@@ -128,6 +130,7 @@ enum LookupJSON {
             "outcome": .string(result.outcome.rawValue), "refresh_recommended": .bool(result.refreshRecommended),
             "family_membership": .string(companions.familyMembership.rawValue),
             "access_token": accessToken, "refresh_token": refreshToken, "id_token": idToken, "account": account,
+            "corrupt_records": DamagedRecords.json(try result.corrupt),
         ])
     }
 
