@@ -132,6 +132,19 @@ extension Environment {
             // open cannot do (it fails with EBADF). A store's data file is never empty once its creator's open
             // returned, and creators finish under the open lock, so this one is truncated.
             if options.readOnly, FileSystem.size(at: directory + "/data.mdb") == 0 { throw .truncatedDataFile }
+            // A missing or short lock.mdb is sized by LMDB with ftruncate (a sparse file) and initialised through its
+            // mapping: on a full filesystem that first write is a SIGBUS. Allocated beforehand, a full disk is ENOSPC
+            // instead. (An existing lock file is left alone: a full disk must not stop a store from being read, or
+            // written in its free pages.) Safe to open here: this store is not open in this process (the registry),
+            // so no fcntl lock of ours is on the file.
+            let lockPath = directory + "/lock.mdb", lockLength = Self.lockFileLength(maxReaders: options.maxReaders)
+            if FileSystem.size(at: lockPath) ?? 0 < lockLength {
+                do {
+                    try FileSystem.preallocate(path: lockPath, length: lockLength)
+                } catch where options.readOnly && error != .noSpace {
+                    // A read-only opener may lack write access to the lock file; LMDB reports that itself.
+                }
+            }
             let openRC = lmdb_env_open(env, directory, flags, 0o600)
             _ = consume openLock
             try LMDBError.check(openRC)
@@ -214,6 +227,13 @@ extension Environment {
         // (for a read-only transaction too; an abort would close the handles).
         try LMDBError.check(lmdb_txn_commit(txn))
         return dbis
+    }
+
+    /// The length LMDB 0.9 gives `lock.mdb` on 64-bit systems: the lock-table header (three 64-byte cache lines, one of
+    /// them the first reader slot) and one 64-byte slot per further reader, rounded up to the OS page. A longer file
+    /// is harmless (LMDB then offers more reader slots).
+    static func lockFileLength(maxReaders: Int) -> Int {
+        roundUpToOSPage((maxReaders + 2) * 64)
     }
 
     /// How many pages `data.mdb` may lack at its end and still be a healthy store: LMDB 0.9 does not write pages

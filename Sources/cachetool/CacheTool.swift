@@ -20,7 +20,7 @@ struct CacheTool: ParsableCommand {
             (~/.config/token-cache/key).
 
             Exit codes: 0 success, 1 other failure, 64 usage, 65 corrupt data, 66 store or key not found, \
-            75 conflict (retry), 77 wrong key or insecure permissions, 78 unsupported environment or format.
+            74 storage full or I/O error, 75 conflict (retry), 77 wrong key or insecure permissions, 78 unsupported environment or format.
             """,
         version: "0.1.0",
         subcommands: [Init.self, Inspect.self, Info.self, Verify.self, Ingest.self, Lookup.self, Accounts.self, RemoveAccount.self, SampleData.self]

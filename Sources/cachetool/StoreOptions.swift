@@ -40,6 +40,7 @@ enum Failure {
         case .conflict, .readersExhausted, .staleLockTable: 75
         case .wrongKey, .insecurePermissions, .readOnly: 77
         case .unsupportedEnvironment, .unsupportedFormatVersion: 78
+        case .storageFull, .ioFailure: 74
         default: 1
         }
     }

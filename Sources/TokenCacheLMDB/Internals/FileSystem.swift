@@ -66,6 +66,26 @@ enum FileSystem {
         }
     }
 
+    /// Allocates the blocks of the first `length` bytes of the file at `path` (creating it, mode 0600), so that
+    /// writing them through a memory map cannot fail for lack of space. Throws `ENOSPC` when the filesystem is full;
+    /// a filesystem without `fallocate` support is left to the kernel's usual behaviour.
+    ///
+    /// Opens and closes the file: callers must not have an LMDB environment on this file open in this process
+    /// (closing any descriptor of it would drop that environment's `fcntl` locks).
+    static func preallocate(path: String, length: Int) throws(LMDBError) {
+        var fd: Int32
+        repeat {
+            fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        } while fd < 0 && errno == EINTR
+        guard fd >= 0 else { throw LMDBError(code: errno) }
+        defer { close(fd) }
+        var rc: Int32
+        repeat {
+            rc = posix_fallocate(fd, 0, off_t(length))  // returns the error number; leaves errno alone
+        } while rc == EINTR
+        guard rc == 0 || rc == EOPNOTSUPP || rc == EINVAL else { throw LMDBError(code: rc) }
+    }
+
     static var osPageSize: Int {
         max(4096, sysconf(Int32(_SC_PAGESIZE)))
     }

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A full filesystem gives `storageFull` (exit 74) and keeps what is stored, never a SIGBUS. The filesystem is a small
+/// tmpfs mounted in a private mount namespace, which needs root (CI runs as root).
+@Suite(.enabled(if: getuid() == 0, "mounting a private tmpfs needs root")) struct FullDiskTests {
+    @Test func initAndWritesOnAFullFilesystemReportStorageFull() throws {
+        try CLIStore.with { store in
+            let mountPoint = store.root + "/small"
+            #expect(mkdir(mountPoint, 0o700) == 0)
+            let response = store.root + "/response.json"
+            try #"{"access_token":"AT-FULL-1","token_type":"Bearer","expires_in":3600,"refresh_token":"RT-FULL-1","client_info":"eyJ1aWQiOiJ1IiwidXRpZCI6InQifQ"}"#
+                .write(toFile: response, atomically: true, encoding: .utf8)
+            // Each step prints "name exit-status"; stderr is kept for the messages.
+            let script = #"""
+                set -u
+                mount -t tmpfs -o size=512k,mode=0700 tmpfs "$M" || exit 90
+                run() { name=$1; shift; "$T" "$@" --key-file "$K" 2>>"$M.err"; echo "$name $?"; }
+                run init-with-space init --store "$M/a"
+                run ingest-with-space ingest --store "$M/a" --client-id c --authority https://login.microsoftonline.com/t --scopes s "$R"
+                dd if=/dev/zero of="$M/fill" bs=4096 2>/dev/null
+                run init-when-full init --store "$M/b"
+                run ingest-when-full ingest --store "$M/a" --client-id c --authority https://login.microsoftonline.com/t --scopes s2 "$R"
+                run verify-when-full verify --store "$M/a"
+                "$T" inspect --store "$M/a" --key-file "$K" --json --reveal-secrets | grep -c '"AT-FULL-1"' | sed 's/^/stored-token-count /'
+                """#
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+            process.arguments = ["--mount", "--propagation", "private", "/bin/sh", "-c", script]
+            process.environment = ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": store.root, "M": mountPoint,
+                                   "T": CacheTool.binary.path, "K": store.keyFile, "R": response]
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            try #require(process.terminationStatus == 0, "the script failed: \(text)")
+            var results: [String: String] = [:]
+            for line in text.split(separator: "\n") {
+                let parts = line.split(separator: " ")
+                if parts.count == 2 { results[String(parts[0])] = String(parts[1]) }
+            }
+            let messages = (try? String(contentsOfFile: mountPoint + ".err", encoding: .utf8)) ?? ""
+            #expect(results["init-with-space"] == "0" && results["ingest-with-space"] == "0", "\(text)")
+            #expect(results["init-when-full"] == "74", "init on a full filesystem: \(text) \(messages)")
+            #expect(results["ingest-when-full"] == "74", "\(text) \(messages)")
+            #expect(results["verify-when-full"] == "0", "\(text) \(messages)")
+            #expect(results["stored-token-count"] == "1", "\(text)")
+            #expect(messages.components(separatedBy: "storageFull").count == 3, "\(messages)")
+            #expect(!messages.contains("crashed"), "\(messages)")
+        }
+    }
+}
