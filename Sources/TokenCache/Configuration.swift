@@ -7,6 +7,12 @@ public struct Configuration: Sendable {
     public var keySource: KeySource
     /// Argon2id cost for a store created from a passphrase.
     public var passphraseCost: PassphraseCost = .interactive
+    /// The costliest Argon2id parameters an open accepts from a store header (and a create from ``passphraseCost``).
+    /// The header is not authenticated before the key is derived, so whoever can write the store could otherwise make
+    /// every open spend up to 1 GiB and seconds of CPU. Default ``PassphraseCost/moderate`` (256 MiB, about 0.7 s);
+    /// stores created as ``PassphraseCost/sensitive`` need it raised (`TOKEN_CACHE_MAX_PASSPHRASE_COST=sensitive`).
+    /// Never above ``PassphraseCost/sensitive``.
+    public var maximumPassphraseCost: PassphraseCost = .moderate
     /// The LMDB map size a new environment starts with.
     public var initialMapSize: Int = 32 << 20
     /// The map grows by doubling up to this size; beyond it writes fail with `.storageFull`.
@@ -30,6 +36,8 @@ public struct Configuration: Sendable {
         public static let keyFile = "TOKEN_CACHE_KEY_FILE"
         public static let passphrase = "TOKEN_CACHE_PASSPHRASE"
         public static let base64Key = "TOKEN_CACHE_KEY"
+        /// `interactive`, `moderate` or `sensitive`: sets ``Configuration/maximumPassphraseCost``.
+        public static let maximumPassphraseCost = "TOKEN_CACHE_MAX_PASSPHRASE_COST"
     }
 
     /// `TOKEN_CACHE_DIR`, else `$XDG_DATA_HOME/token-cache`, else `~/.local/share/token-cache`.
@@ -56,8 +64,15 @@ public struct Configuration: Sendable {
     }
 
     /// The configuration the defaults above describe.
+    /// An unknown `TOKEN_CACHE_MAX_PASSPHRASE_COST` value leaves the default in place.
     public static func fromEnvironment(_ environment: [String: String]) -> Configuration {
-        Configuration(directory: defaultDirectory(environment: environment), keySource: defaultKeySource(environment: environment))
+        var configuration = Configuration(
+            directory: defaultDirectory(environment: environment), keySource: defaultKeySource(environment: environment)
+        )
+        if let level = environment[Variable.maximumPassphraseCost].flatMap(PassphraseCost.named) {
+            configuration.maximumPassphraseCost = level
+        }
+        return configuration
     }
 
     /// The defaults for this process's environment.

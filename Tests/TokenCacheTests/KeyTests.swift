@@ -140,4 +140,35 @@ import TokenCacheSodium
             Issue.record("base64 key expected"); return
         }
     }
+    /// The Argon2id parameters in a header are capped by configuration (default: moderate), checked before Argon2 runs.
+    @Test func passphraseCostsAboveTheConfiguredCeilingAreRefusedBeforeDerivation() throws {
+        try withTemporaryDirectory { directory in
+            var configuration = Configuration(directory: directory, keySource: .passphrase(Secret("correct horse"), origin: "test"))
+            configuration.passphraseCost = .moderate
+            _ = try TokenCache.create(configuration)
+
+            var capped = configuration
+            capped.maximumPassphraseCost = .interactive
+            let started = Date()
+            let refused = try #require(throws: TokenCacheError.self) { try TokenCache.open(capped) }
+            #expect(refused.code == .keyUnavailable && refused.message.contains("TOKEN_CACHE_MAX_PASSPHRASE_COST"), "\(refused)")
+            #expect(Date().timeIntervalSince(started) < 0.2, "the refusal ran Argon2id first")
+            #expect(try TokenCache.open(configuration).info().keyProtection.contains("passphrase"))  // the default ceiling
+        }
+        try withTemporaryDirectory { directory in
+            var configuration = Configuration(directory: directory, keySource: .passphrase(Secret("pw"), origin: "test"))
+            configuration.passphraseCost = .sensitive
+            let refused = try #require(throws: TokenCacheError.self) { try TokenCache.create(configuration) }
+            #expect(refused.code == .keyUnavailable)
+            configuration.passphraseCost = PassphraseCost(opsLimit: 5, memLimit: 1 << 30)
+            configuration.maximumPassphraseCost = PassphraseCost(opsLimit: 100, memLimit: 1 << 40)  // never above sensitive
+            #expect(errorCode { try TokenCache.create(configuration) } == .keyUnavailable)
+        }
+    }
+
+    @Test(arguments: [("sensitive", PassphraseCost.sensitive), ("Interactive", .interactive), ("moderate", .moderate), ("huge", .moderate)])
+    func theCeilingComesFromTheEnvironment(value: String, expected: PassphraseCost) {
+        let configuration = Configuration.fromEnvironment(["TOKEN_CACHE_MAX_PASSPHRASE_COST": value, "HOME": "/h"])
+        #expect(configuration.maximumPassphraseCost == expected)
+    }
 }

@@ -20,9 +20,10 @@ public enum KeySource: Sendable, CustomStringConvertible {
     }
 }
 
-/// Argon2id work factors for passphrase-protected stores. Stored in the header; a reader refuses values below
-/// ``minimum`` (a tampered header must not weaken the KDF) and above ``maximum`` (nor exhaust memory),
-/// before running Argon2id.
+/// Argon2id work factors for passphrase-protected stores. Stored in the header, where anyone who can write the store
+/// can change them: a reader refuses values below ``interactive`` (a tampered header must not weaken the KDF) and
+/// above the configured ceiling (``Configuration/maximumPassphraseCost``, default ``moderate``: at most 256 MiB and
+/// about 0.7 s per open; never above ``sensitive``), before running Argon2id.
 public struct PassphraseCost: Sendable, Hashable {
     public var opsLimit: UInt64
     public var memLimit: UInt64
@@ -40,10 +41,26 @@ public struct PassphraseCost: Sendable, Hashable {
     public static let sensitive = PassphraseCost(opsLimit: 4, memLimit: 1 << 30)
 
     static let minimum = interactive
-    static let maximumMemory: UInt64 = 1 << 30
-    static let maximumWork: UInt64 = 4 * (1 << 30)  // opsLimit × memLimit of SENSITIVE
+    /// The ceiling no configuration can raise.
+    static let hardMaximum = sensitive
 
-    func check() throws(TokenCacheError) {
+    /// The level named `interactive`, `moderate` or `sensitive` (ASCII case-insensitive), or nil.
+    public static func named(_ name: String) -> PassphraseCost? {
+        switch name.lowercased() {
+        case "interactive": .interactive
+        case "moderate": .moderate
+        case "sensitive": .sensitive
+        default: nil
+        }
+    }
+
+    /// Whether deriving with `self` may take more memory or work (passes × memory) than with `other`.
+    func exceeds(_ other: PassphraseCost) -> Bool {
+        let (work, overflow) = opsLimit.multipliedReportingOverflow(by: memLimit)
+        return memLimit > other.memLimit || overflow || work > other.opsLimit * other.memLimit
+    }
+
+    func check(maximum configured: PassphraseCost) throws(TokenCacheError) {
         if opsLimit < Self.minimum.opsLimit || memLimit < Self.minimum.memLimit {
             throw TokenCacheError(
                 .keyUnavailable,
@@ -51,12 +68,14 @@ public struct PassphraseCost: Sendable, Hashable {
                     + "(opslimit \(Self.minimum.opsLimit), memlimit \(Self.minimum.memLimit)); refusing a weakened key derivation"
             )
         }
-        let (work, overflow) = opsLimit.multipliedReportingOverflow(by: memLimit)
-        if memLimit > Self.maximumMemory || overflow || work > Self.maximumWork {
+        let maximum = configured.exceeds(Self.hardMaximum) ? Self.hardMaximum : configured
+        if exceeds(maximum) {
             throw TokenCacheError(
                 .keyUnavailable,
-                "passphrase parameters (opslimit \(opsLimit), memlimit \(memLimit)) exceed the maximum "
-                    + "(memlimit \(Self.maximumMemory), opslimit × memlimit \(Self.maximumWork))"
+                "passphrase parameters (opslimit \(opsLimit), memlimit \(memLimit)) exceed the configured maximum "
+                    + "(opslimit \(maximum.opsLimit), memlimit \(maximum.memLimit)); if this store was created with a costlier "
+                    + "passphrase setting, allow it with \(Configuration.Variable.maximumPassphraseCost)=moderate or sensitive "
+                    + "(Configuration.maximumPassphraseCost)"
             )
         }
     }

@@ -11,11 +11,11 @@ enum RootKey {
     }
 
     /// Derives the root key for an existing store, whose header says how.
-    static func derive(from source: KeySource, header: StoreHeader) throws(TokenCacheError) -> SecureKey {
+    static func derive(from source: KeySource, header: StoreHeader, maximumCost: PassphraseCost) throws(TokenCacheError) -> SecureKey {
         switch (source, header.rootKind) {
         case (.passphrase(let passphrase, let origin), .passphrase):
             let cost = PassphraseCost(opsLimit: header.opsLimit, memLimit: header.memLimit)
-            try cost.check()
+            try cost.check(maximum: maximumCost)
             return try stretch(passphrase, origin: origin, salt: header.salt, cost: cost)
         case (.passphrase(_, let origin), .rawKey):
             throw TokenCacheError(
@@ -31,11 +31,13 @@ enum RootKey {
     }
 
     /// The root key and header parameters for a new store.
-    static func generate(from source: KeySource, cost: PassphraseCost) throws(TokenCacheError)
+    /// A cost above `maximumCost` is refused here too, so a store is never created that the same configuration
+    /// could not open.
+    static func generate(from source: KeySource, cost: PassphraseCost, maximumCost: PassphraseCost) throws(TokenCacheError)
         -> (root: SecureKey, salt: [UInt8], cost: PassphraseCost?)
     {
         if case .passphrase(let passphrase, let origin) = source {
-            try cost.check()
+            try cost.check(maximum: maximumCost)
             let salt = Random.bytes(PasswordHash.saltByteCount)
             return (try stretch(passphrase, origin: origin, salt: salt, cost: cost), salt, cost)
         }

@@ -87,7 +87,9 @@ final class RecordStore: Sendable {
         case (.some, true):
             throw TokenCacheError(.storeAlreadyExists, "a token cache already exists at \(directory)")
         case (nil, true):
-            let generated = try RootKey.generate(from: configuration.keySource, cost: configuration.passphraseCost)
+            let generated = try RootKey.generate(
+                from: configuration.keySource, cost: configuration.passphraseCost, maximumCost: configuration.maximumPassphraseCost
+            )
             keyring = try Keyring.create(
                 rootKind: RootKey.kind(of: configuration.keySource), root: generated.root, salt: generated.salt,
                 cost: generated.cost, now: now
@@ -115,7 +117,7 @@ final class RecordStore: Sendable {
                 throw TokenCacheError(.corruptStore, "the store header at \(directory) is invalid: \(reason)")
             }
             if header.writeVersion > FormatConstants.writeVersion { readOnly = true }
-            let root = try RootKey.derive(from: configuration.keySource, header: header)
+            let root = try RootKey.derive(from: configuration.keySource, header: header, maximumCost: configuration.maximumPassphraseCost)
             let unlocked = try Keyring.unlock(header: header, root: root)
             if header.readVersion < FormatConstants.readVersion, !readOnly {
                 try upgrade(bytes, directory: directory, environment: environment, keyring: unlocked, root: root)

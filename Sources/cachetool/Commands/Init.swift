@@ -34,6 +34,8 @@ struct Init: ParsableCommand {
         try Failure.reporting {
             var configuration = options.configuration(readOnly: false)
             configuration.passphraseCost = passphraseCost.cost
+            let raisesCeiling = passphraseCost == .sensitive && configuration.maximumPassphraseCost != .sensitive
+            if raisesCeiling { configuration.maximumPassphraseCost = .sensitive }  // asked for explicitly, here
             if case .keyFile(let path) = configuration.keySource, !FileManager.default.fileExists(atPath: path) {
                 try KeyFile.create(at: path)
                 print("Created key file \(path) (mode 0600). Keep a backup: without it the store cannot be read.")
@@ -42,6 +44,9 @@ struct Init: ParsableCommand {
             do {
                 let created = try TokenCache.create(configuration)
                 print("Created store \(configuration.directory) (format v\(try created.info().readVersion)), protected by \(configuration.keySource).")
+                if raisesCeiling, case .passphrase = configuration.keySource {
+                    print("Opening it needs \(Configuration.Variable.maximumPassphraseCost)=sensitive: by default an open spends at most the moderate cost.")
+                }
                 cache = created
             } catch let error as TokenCacheError where error.code == .storeAlreadyExists {
                 cache = try TokenCache.open(configuration)
