@@ -139,6 +139,40 @@ import TokenCacheLMDB
         }
     }
 
+    /// LMDB picks the meta page with the larger transaction id and keeps no checksum: damage that lowers the newer
+    /// page's id silently rolls the last commit back. `verify` notices that the two ids no longer alternate.
+    @Test func verifyReportsADamagedMetaPageThatRolledBackTheLastCommit() throws {
+        try CLIStore.with { store in
+            #expect(try store.run(["init"]).status == 0)
+            #expect(try store.run(["sample-data"]).status == 0)
+            for index in 0..<4 {
+                let response = #"{"access_token":"AT-\#(index)","token_type":"Bearer","expires_in":3600,"client_info":"eyJ1aWQiOiJ1IiwidXRpZCI6InQifQ"}"#
+                let ingest = try CacheTool.run(["ingest", "--client-id", "c", "--authority", "https://login.microsoftonline.com/t",
+                                                "--scopes", "s\(index)", "-"], environment: store.environment, stdin: response)
+                #expect(ingest.status == 0, "\(ingest.output)")
+            }
+            #expect(try store.run(["verify"]).status == 0)
+            let path = store.directory + "/data.mdb"
+            var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            func id(_ page: Int) -> UInt64 { bytes[page * 4096 + 144..<page * 4096 + 152].reversed().reduce(0) { $0 << 8 | UInt64($1) } }
+            let newer = id(0) > id(1) ? 0 : 1
+            let newest = id(newer)
+            try #require(newest >= 4 && abs(Int(id(0)) - Int(id(1))) == 1)
+            // Clear the highest set bit of the newer id: LMDB now opens the older page.
+            let highest = UInt64(1) << (63 - newest.leadingZeroBitCount)
+            let damaged = newest & ~highest
+            for index in 0..<8 { bytes[newer * 4096 + 144 + index] = UInt8(truncatingIfNeeded: damaged >> (8 * index)) }
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+
+            let run = try store.run(["verify"])
+            #expect(run.exitedNormally && run.status == 65, "\(run.output)")
+            #expect(run.stdout.contains("meta pages hold transaction ids"), "\(run.output)")
+            let json = try store.run(["verify", "--json"])
+            let document = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+            #expect((document["meta_page_problem"] as? String)?.contains("rolled back") == true)
+        }
+    }
+
     /// Read-only verbs open the store read-only: a missing database is reported, never re-created.
     @Test func readCommandsReportAMissingDatabaseAndDoNotCreateIt() throws {
         try CLIStore.with { store in

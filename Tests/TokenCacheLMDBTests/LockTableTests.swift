@@ -108,3 +108,27 @@ import Glibc
         _ = environment
     }
 }
+
+@Suite struct MetaPagesTests {
+    @Test(arguments: [
+        (0, 0, true), (0, 1, true), (2, 1, true), (2, 3, true), (4, 3, true), (1_000_000, 999_999, true),
+        (0, 3, false), (4, 1, false), (3, 2, false), (2, 2, false), (6, 3, false), (0, 5, false), (2, 0, false),
+    ] as [(UInt64, UInt64, Bool)])
+    func metaPageIDsAlternate(page0: UInt64, page1: UInt64, consistent: Bool) {
+        #expect(MetaPages(page0: page0, page1: page1).areConsistent == consistent)
+    }
+
+    @Test func aFreshAndAWrittenStoreHaveConsistentMetaPages() throws {
+        let directory = try TemporaryDirectory()
+        let (environment, db) = try makeStore(in: directory)
+        var pages = try environment.metaPages()
+        #expect(pages.areConsistent)
+        for index in 0..<5 {
+            let newestBefore = max(pages.transactionIDs.page0, pages.transactionIDs.page1)
+            try environment.write { try $0.put(in: db, key: "k\(index)", value: "v") }
+            pages = try environment.metaPages()
+            #expect(pages.areConsistent, "\(pages.transactionIDs)")
+            #expect(max(pages.transactionIDs.page0, pages.transactionIDs.page1) == newestBefore + 1)
+        }
+    }
+}

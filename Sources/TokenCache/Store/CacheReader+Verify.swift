@@ -13,8 +13,11 @@ public struct VerificationReport: Sendable {
     /// §4.3): valid, only slower to look up. Left by a placement still under way after an upgrade (the next writable
     /// open resumes it); not a problem.
     public var loneTokensUnderEntryKey = 0
+    /// Set when LMDB's two meta pages do not hold the transaction ids its alternation leaves (see FORMAT.md §9): one
+    /// of them is damaged, and if it was the newer one, the last committed transaction was silently rolled back.
+    public var metaPageProblem: String?
 
-    public var isClean: Bool { corrupt.isEmpty && misplaced.isEmpty }
+    public var isClean: Bool { corrupt.isEmpty && misplaced.isEmpty && metaPageProblem == nil }
 }
 
 extension CacheReader {
@@ -22,6 +25,14 @@ extension CacheReader {
     /// Reads everything: a maintenance operation, not for hot paths.
     public func verify() throws -> VerificationReport {
         var report = VerificationReport()
+        let metaPages: MetaPages
+        do { metaPages = try store.environment.metaPages() } catch { throw TokenCacheError.wrap(error, directory: store.directory) }
+        if !metaPages.areConsistent {
+            let (page0, page1) = metaPages.transactionIDs
+            report.metaPageProblem = "LMDB's meta pages hold transaction ids \(page0) and \(page1), which no sequence of commits "
+                + "leaves: one is damaged, and the last committed transaction may have been rolled back. Copy the store "
+                + "aside before writing to it (a write overwrites the damaged page)"
+        }
         // Access tokens per bucket prefix: a lone token belongs under the prefix, others under their entry keys (§4.3).
         var bucketSizes: [[UInt8]: Int] = [:]
         if store.placesLoneTokensAtBucketPrefix {

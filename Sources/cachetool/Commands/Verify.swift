@@ -25,6 +25,7 @@ struct Verify: ParsableCommand {
                     JSONValue.object([
                         "verified": .object(verified),
                         "lone_tokens_under_entry_key": .integer(Int64(report.loneTokensUnderEntryKey)),
+                        "meta_page_problem": report.metaPageProblem.map { .string($0) } ?? .null,
                         "problems": .array(problems.map { record, problem in
                             .object(["kind": .string(record.kind.rawValue), "fingerprint": .string(record.fingerprint),
                                      "problem": .string(problem), "reason": .string(record.reason)])
@@ -33,7 +34,9 @@ struct Verify: ParsableCommand {
                 )
             } else {
                 let total = report.verified.values.reduce(0, +)
-                print("\(total) record\(total == 1 ? "" : "s") verified, \(problems.count) problem\(problems.count == 1 ? "" : "s").")
+                let problemCount = problems.count + (report.metaPageProblem == nil ? 0 : 1)
+                print("\(total) record\(total == 1 ? "" : "s") verified, \(problemCount) problem\(problemCount == 1 ? "" : "s").")
+                if let problem = report.metaPageProblem { print(problem) }
                 if report.loneTokensUnderEntryKey > 0 {
                     print("\(report.loneTokensUnderEntryKey) lone access token(s) under their entry key, not their bucket prefix: valid, slower to look up (an upgrade still placing tokens; a writable open resumes it).")
                 }
