@@ -173,6 +173,43 @@ import TokenCacheLMDB
         }
     }
 
+    /// LMDB trusts its page headers: damaging one crashes it (SIGSEGV, SIGBUS, an assertion). Every branch and leaf
+    /// page's header is damaged in turn, on copies: `verify` and `inspect` must always end with a verdict (0 when the
+    /// page is not in use, else 65), never die of a signal.
+    @Test func damagedBTreePagesGiveAVerdictNotACrash() throws {
+        try CLIStore.with { store in
+            #expect(try store.run(["init"]).status == 0)
+            #expect(try store.run(["sample-data"]).status == 0)  // about a dozen B-tree pages
+            let original = try Data(contentsOf: URL(fileURLWithPath: store.directory + "/data.mdb"))
+            let pageSize = 4096
+            func field(_ bytes: Data, _ offset: Int) -> Int { Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 }
+            let pages = (2..<original.count / pageSize).filter { [1, 2].contains(field(original, $0 * pageSize + 10)) }
+            try #require(pages.count >= 4)
+            // (offset in the page header, new 16-bit value): lower bound, flags, first node offset.
+            let mutations: [(Int, Int)] = [(12, 0), (12, 4000), (10, 0), (16, 65000)]
+            var contained = 0
+            for page in pages {
+                for (index, (offset, value)) in mutations.enumerated() {
+                    var damaged = original
+                    damaged[page * pageSize + offset] = UInt8(value & 0xFF)
+                    damaged[page * pageSize + offset + 1] = UInt8(value >> 8)
+                    try damaged.write(to: URL(fileURLWithPath: store.directory + "/data.mdb"))
+                    for verb in index == 0 ? [["verify"], ["inspect"]] : [["verify"]] {
+                        let run = try store.run(verb)
+                        #expect(run.exitedNormally && [0, 65].contains(run.status), "page \(page), mutation \(index), \(verb[0]): \(run.output)")
+                        if run.stderr.contains("crashed LMDB") {
+                            contained += 1
+                            #expect(run.stderr.contains("corruptStore") && run.status == 65)
+                        }
+                    }
+                }
+            }
+            #expect(contained > 0, "no damaged page made LMDB crash: the sweep no longer exercises the containment")
+            try original.write(to: URL(fileURLWithPath: store.directory + "/data.mdb"))
+            #expect(try store.run(["verify"]).status == 0)
+        }
+    }
+
     /// Read-only verbs open the store read-only: a missing database is reported, never re-created.
     @Test func readCommandsReportAMissingDatabaseAndDoNotCreateIt() throws {
         try CLIStore.with { store in

@@ -1,0 +1,46 @@
+import ArgumentParser
+import Foundation
+import TokenCache
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Runs a reading command in a child process of this executable, so that damage LMDB cannot survive becomes a verdict
+/// instead of a crash.
+///
+/// LMDB 0.9 trusts its B-tree pages: one damaged page header can make it read outside a page (SIGSEGV), past the end
+/// of the file (SIGBUS) or fail an assertion (SIGABRT), and no error code is ever returned. `verify` and `inspect`,
+/// the commands people run on a store they suspect, therefore do their work in a child (the same command line, with
+/// stdin, stdout and stderr inherited). If the child dies of a signal, the parent reports the store as damaged with
+/// exit code 65; what the child printed before the crash stays on the screen.
+enum CrashContainment {
+    /// Set in the child's environment: the child does the work itself.
+    static let childVariable = "TOKEN_CACHE_CONTAINED_CHILD"
+
+    /// In the parent: runs this command in a child and exits with its status (or 65 if a signal ended it); never
+    /// returns. In the child: returns at once, and the caller does the work.
+    static func delegate(storeDirectory: String?) throws {
+        let environment = ProcessInfo.processInfo.environment
+        guard environment[childVariable] == nil else { return }
+        let child = Process()
+        child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        child.arguments = Array(CommandLine.arguments.dropFirst())
+        child.environment = environment.merging([childVariable: "1"]) { $1 }
+        do {
+            try child.run()
+        } catch {
+            Output.error("unsupportedEnvironment: cannot start a child process to read the store safely (\(error))")
+            throw ExitCode(78)
+        }
+        child.waitUntilExit()
+        if child.terminationReason == .exit { throw ExitCode(child.terminationStatus) }
+        let directory = storeDirectory ?? Configuration.defaultDirectory(environment: environment)
+        Output.error(
+            "corruptStore: reading the store at \(directory) crashed LMDB (signal \(child.terminationStatus)): a page of its "
+                + "B-tree is damaged, and LMDB has no checksums to report it otherwise. Anything listed above was read before "
+                + "the crash. Copy the store aside, then restore it from a backup or re-create it with `cachetool init`"
+        )
+        throw ExitCode(65)
+    }
+}
