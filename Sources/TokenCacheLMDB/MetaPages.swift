@@ -16,21 +16,17 @@ import Darwin
 /// unless it makes the newer id exactly two smaller (the older page's id minus one, same parity), which a single
 /// flipped bit does only by clearing bit 1.
 package struct MetaPages: Sendable, Hashable {
-    package let transactionIDs: (page0: UInt64, page1: UInt64)
-
-    package static func == (lhs: MetaPages, rhs: MetaPages) -> Bool { lhs.transactionIDs == rhs.transactionIDs }
-    package func hash(into hasher: inout Hasher) {
-        hasher.combine(transactionIDs.page0)
-        hasher.combine(transactionIDs.page1)
-    }
+    package let page0: UInt64
+    package let page1: UInt64
 
     package init(page0: UInt64, page1: UInt64) {
-        transactionIDs = (page0, page1)
+        self.page0 = page0
+        self.page1 = page1
     }
 
     /// Whether the two ids are what LMDB's alternation leaves.
     package var areConsistent: Bool {
-        let (even, odd) = transactionIDs
+        let (even, odd) = (page0, page1)
         if even == 0 && odd == 0 { return true }
         let distance = even > odd ? even - odd : odd - even
         return even % 2 == 0 && odd % 2 == 1 && distance == 1
@@ -43,7 +39,8 @@ package struct MetaPages: Sendable, Hashable {
 
 extension Environment {
     /// Reads both meta pages' transaction ids from `data.mdb` with `pread` on LMDB's own descriptor (no second
-    /// descriptor of the file is opened, so LMDB's locks are untouched).
+    /// descriptor of the file is opened, so LMDB's locks are untouched). Another process may commit between the two
+    /// reads, so they are repeated until two rounds agree.
     package func metaPages() throws(LMDBError) -> MetaPages {
         guard let fd = lmdb_env_get_fd(handle) else { throw .invalidArgument }
         let pageSize = withSharedGate { lmdb_env_page_size(handle) }
@@ -53,6 +50,12 @@ extension Environment {
             guard count == 8 else { throw count < 0 ? LMDBError(code: errno) : .truncatedDataFile }
             return UInt64(littleEndian: value)
         }
-        return MetaPages(page0: try id(ofPage: 0), page1: try id(ofPage: 1))
+        var previous = MetaPages(page0: try id(ofPage: 0), page1: try id(ofPage: 1))
+        for _ in 0..<100 {
+            let current = MetaPages(page0: try id(ofPage: 0), page1: try id(ofPage: 1))
+            if current == previous { return current }
+            previous = current
+        }
+        return previous
     }
 }

@@ -124,11 +124,11 @@ import Glibc
         var pages = try environment.metaPages()
         #expect(pages.areConsistent)
         for index in 0..<5 {
-            let newestBefore = max(pages.transactionIDs.page0, pages.transactionIDs.page1)
+            let newestBefore = max(pages.page0, pages.page1)
             try environment.write { try $0.put(in: db, key: "k\(index)", value: "v") }
             pages = try environment.metaPages()
-            #expect(pages.areConsistent, "\(pages.transactionIDs)")
-            #expect(max(pages.transactionIDs.page0, pages.transactionIDs.page1) == newestBefore + 1)
+            #expect(pages.areConsistent, "\(pages)")
+            #expect(max(pages.page0, pages.page1) == newestBefore + 1)
         }
     }
 }

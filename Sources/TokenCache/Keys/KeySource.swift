@@ -57,7 +57,10 @@ public struct PassphraseCost: Sendable, Hashable {
     /// Whether deriving with `self` may take more memory or work (passes × memory) than with `other`.
     func exceeds(_ other: PassphraseCost) -> Bool {
         let (work, overflow) = opsLimit.multipliedReportingOverflow(by: memLimit)
-        return memLimit > other.memLimit || overflow || work > other.opsLimit * other.memLimit
+        let (otherWork, otherOverflow) = other.opsLimit.multipliedReportingOverflow(by: other.memLimit)
+        if memLimit > other.memLimit { return true }
+        if otherOverflow { return false }  // the other's work is beyond any UInt64
+        return overflow || work > otherWork
     }
 
     func check(maximum configured: PassphraseCost) throws(TokenCacheError) {

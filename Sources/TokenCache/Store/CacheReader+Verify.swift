@@ -28,7 +28,7 @@ extension CacheReader {
         let metaPages: MetaPages
         do { metaPages = try store.environment.metaPages() } catch { throw TokenCacheError.wrap(error, directory: store.directory) }
         if !metaPages.areConsistent {
-            let (page0, page1) = metaPages.transactionIDs
+            let (page0, page1) = (metaPages.page0, metaPages.page1)
             report.metaPageProblem = "LMDB's meta pages hold transaction ids \(page0) and \(page1), which no sequence of commits "
                 + "leaves: one is damaged, and the last committed transaction may have been rolled back. Copy the store "
                 + "aside before writing to it (a write overwrites the damaged page)"
