@@ -230,10 +230,10 @@ extension Environment {
     }
 
     /// The length LMDB 0.9 gives `lock.mdb` on 64-bit systems: the lock-table header (three 64-byte cache lines, one of
-    /// them the first reader slot) and one 64-byte slot per further reader, rounded up to the OS page. A longer file
-    /// is harmless (LMDB then offers more reader slots).
+    /// them the first reader slot) and one 64-byte slot per further reader. Exactly that, not rounded: LMDB derives
+    /// the number of reader slots from a longer file.
     static func lockFileLength(maxReaders: Int) -> Int {
-        roundUpToOSPage((maxReaders + 2) * 64)
+        (maxReaders + 2) * 64
     }
 
     /// How many pages `data.mdb` may lack at its end and still be a healthy store: LMDB 0.9 does not write pages

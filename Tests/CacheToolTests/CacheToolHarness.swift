@@ -27,6 +27,11 @@ enum CacheTool {
         return candidates[0].appendingPathComponent("cachetool")
     }()
 
+    /// The sanitizer settings of this test run (`make sanitize`), passed on to every `cachetool` child.
+    static let sanitizerOptions = ProcessInfo.processInfo.environment.filter {
+        ["ASAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"].contains($0.key)
+    }
+
     /// Runs `cachetool arguments…` with `environment` added to a minimal environment (no inherited secrets).
     @discardableResult
     static func run(
@@ -42,6 +47,7 @@ enum CacheTool {
             process.arguments = arguments
         }
         var base = ["PATH": "/usr/bin:/bin", "HOME": FileManager.default.temporaryDirectory.path]
+        base.merge(sanitizerOptions) { $1 }
         base.merge(environment) { $1 }
         process.environment = base
         let out = Pipe(), err = Pipe()

@@ -32,7 +32,7 @@ import Glibc
             process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
             process.arguments = ["--mount", "--propagation", "private", "/bin/sh", "-c", script]
             process.environment = ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": store.root, "M": mountPoint,
-                                   "T": CacheTool.binary.path, "K": store.keyFile, "R": response]
+                                   "T": CacheTool.binary.path, "K": store.keyFile, "R": response].merging(CacheTool.sanitizerOptions) { $1 }
             let output = Pipe()
             process.standardOutput = output
             try process.run()
