@@ -77,6 +77,10 @@ struct CLIStore {
     var keyFile: String { root + "/config/key" }
     var environment: [String: String] { ["TOKEN_CACHE_DIR": directory, "TOKEN_CACHE_KEY_FILE": keyFile] }
     var configuration: Configuration { Configuration(directory: directory, keySource: .keyFile(path: keyFile)) }
+    /// The whole environment of a `cachetool` child started by hand: minimal, this run's sanitizer settings, the store.
+    var processEnvironment: [String: String] {
+        ["PATH": "/usr/bin:/bin", "HOME": root].merging(CacheTool.sanitizerOptions) { $1 }.merging(environment) { $1 }
+    }
 
     static func with(_ body: (CLIStore) throws -> Void) throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("tc-cli-\(UUID().uuidString)").path

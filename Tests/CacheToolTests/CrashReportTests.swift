@@ -14,8 +14,7 @@ import Glibc
             let process = Process()
             process.executableURL = CacheTool.binary
             process.arguments = ["ingest", "--client-id", "c", "--authority", "https://login.microsoftonline.com/t", "--scopes", "s", "-"]
-            process.environment = ["PATH": "/usr/bin:/bin", "HOME": store.root].merging(CacheTool.sanitizerOptions) { $1 }
-            .merging(store.environment) { $1 }
+            process.environment = store.processEnvironment
             let input = Pipe(), errors = Pipe()
             process.standardInput = input
             process.standardOutput = FileHandle.nullDevice

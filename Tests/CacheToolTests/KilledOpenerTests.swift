@@ -87,9 +87,7 @@ import Glibc
         let process = Process()
         process.executableURL = CacheTool.binary
         process.arguments = arguments
-        process.environment = ["PATH": "/usr/bin:/bin", "HOME": store.root].merging(CacheTool.sanitizerOptions) { $1 }
-            .merging(store.environment) { $1 }
-            .merging(extra) { $1 }
+        process.environment = store.processEnvironment.merging(extra) { $1 }
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         let input = Pipe()
