@@ -210,6 +210,28 @@ import TokenCacheLMDB
         }
     }
 
+    /// A damaged database record in LMDB's main database (here the high byte of the first one's root page number)
+    /// makes LMDB fail a read silently and answer MDB_BAD_TXN to the next call: every verb reports damage (65).
+    @Test func aDamagedDatabaseRecordIsReportedAsDamage() throws {
+        try CLIStore.with { store in
+            #expect(try store.run(["init"]).status == 0)
+            #expect(try store.run(["sample-data"]).status == 0)
+            let path = store.directory + "/data.mdb"
+            var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+            func u64(_ offset: Int) -> Int { bytes[offset..<offset + 8].reversed().reduce(0) { $0 << 8 | Int($1) } }
+            let newest = u64(144) > u64(4096 + 144) ? 0 : 4096
+            let mainRoot = u64(newest + 128)  // MDB_meta's main database record: md_root
+            try #require(mainRoot > 1 && (mainRoot + 1) * 4096 <= bytes.count)
+            bytes[mainRoot * 4096 + 4095] ^= 0x80
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            for verb in [["verify"], ["inspect"], ["info"], ["accounts"]] {
+                let run = try store.run(verb)
+                expectCleanFailure(run, verb[0])
+                #expect(run.status == 65 && run.stderr.contains("corruptStore"), "\(verb[0]): \(run.output)")
+            }
+        }
+    }
+
     /// Read-only verbs open the store read-only: a missing database is reported, never re-created.
     @Test func readCommandsReportAMissingDatabaseAndDoNotCreateIt() throws {
         try CLIStore.with { store in

@@ -20,7 +20,10 @@ extension TokenCacheError {
             )
         case .readersFull:
             return TokenCacheError(.readersExhausted, "too many concurrent readers of \(directory) (\(lmdb))")
-        case .invalid, .corrupted, .truncatedDataFile, .pageNotFound, .panic:
+        // MDB_BAD_TXN: the wrapper never reuses a failed transaction, so it means LMDB failed an internal read
+        // earlier in this one without reporting it (refreshing a database's record whose root page number is
+        // damaged does that) and refuses to go on: damage, not an I/O error.
+        case .invalid, .corrupted, .truncatedDataFile, .pageNotFound, .panic, .badTxn:
             return TokenCacheError(
                 .corruptStore,
                 "the LMDB environment at \(directory) is damaged or not an LMDB file (\(lmdb)); "
