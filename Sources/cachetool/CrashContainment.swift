@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import TokenCache
 
 #if canImport(Glibc)
 import Glibc
@@ -20,7 +19,8 @@ enum CrashContainment {
 
     /// In the parent: runs this command in a child and exits with its status (or 65 if a signal ended it); never
     /// returns. In the child: returns at once, and the caller does the work.
-    static func delegate(storeDirectory: String?) throws {
+    /// `storeDirectory` is evaluated only to report a crash, after the child is done.
+    static func delegate(storeDirectory: @autoclosure () -> String) throws {
         let environment = ProcessInfo.processInfo.environment
         guard environment[childVariable] == nil else { return }
         let child = Process()
@@ -35,9 +35,8 @@ enum CrashContainment {
         }
         child.waitUntilExit()
         if child.terminationReason == .exit { throw ExitCode(child.terminationStatus) }
-        let directory = storeDirectory ?? Configuration.defaultDirectory(environment: environment)
         Output.error(
-            "corruptStore: reading the store at \(directory) crashed LMDB (signal \(child.terminationStatus)): a page of its "
+            "corruptStore: reading the store at \(storeDirectory()) crashed LMDB (signal \(child.terminationStatus)): a page of its "
                 + "B-tree is damaged, and LMDB has no checksums to report it otherwise. Anything listed above was read before "
                 + "the crash. Copy the store aside, then restore it from a backup or re-create it with `cachetool init`"
         )

@@ -97,3 +97,39 @@ struct CLIStore {
         try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
     }
 }
+
+/// A store's `data.mdb` as bytes, for tests that read LMDB's own fields or damage them. LMDB 0.9 on 64-bit Linux:
+/// 4096-byte pages, meta pages 0 and 1, each a 16-byte page header then `MDB_meta`, whose main database's root page
+/// number is at page offset 128 and transaction id at 144; fields are little-endian.
+struct LMDBDataFile {
+    static let pageSize = 4096
+    let path: String
+    var bytes: [UInt8]
+
+    init(store: CLIStore) throws {
+        path = store.directory + "/data.mdb"
+        bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+    }
+
+    func u64(at offset: Int) -> UInt64 {
+        bytes[offset..<offset + 8].reversed().reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    mutating func setU64(_ value: UInt64, at offset: Int) {
+        for index in 0..<8 { bytes[offset + index] = UInt8(truncatingIfNeeded: value >> (8 * index)) }
+    }
+
+    /// Byte offset of meta page `page`'s transaction id.
+    static func transactionIDOffset(ofMetaPage page: Int) -> Int { page * pageSize + 144 }
+
+    var metaTransactionIDs: (page0: UInt64, page1: UInt64) {
+        (u64(at: Self.transactionIDOffset(ofMetaPage: 0)), u64(at: Self.transactionIDOffset(ofMetaPage: 1)))
+    }
+
+    /// The meta page LMDB opens: the one with the larger transaction id.
+    var newestMetaPage: Int { metaTransactionIDs.page0 > metaTransactionIDs.page1 ? 0 : 1 }
+
+    func write() throws {
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+}

@@ -152,17 +152,15 @@ import TokenCacheLMDB
                 #expect(ingest.status == 0, "\(ingest.output)")
             }
             #expect(try store.run(["verify"]).status == 0)
-            let path = store.directory + "/data.mdb"
-            var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-            func id(_ page: Int) -> UInt64 { bytes[page * 4096 + 144..<page * 4096 + 152].reversed().reduce(0) { $0 << 8 | UInt64($1) } }
-            let newer = id(0) > id(1) ? 0 : 1
-            let newest = id(newer)
-            try #require(newest >= 4 && abs(Int(id(0)) - Int(id(1))) == 1)
+            var file = try LMDBDataFile(store: store)
+            let ids = file.metaTransactionIDs
+            let newer = LMDBDataFile.transactionIDOffset(ofMetaPage: file.newestMetaPage)
+            let newest = file.u64(at: newer)
+            try #require(newest >= 4 && abs(Int(ids.page0) - Int(ids.page1)) == 1)
             // Clear the highest set bit of the newer id: LMDB now opens the older page.
             let highest = UInt64(1) << (63 - newest.leadingZeroBitCount)
-            let damaged = newest & ~highest
-            for index in 0..<8 { bytes[newer * 4096 + 144 + index] = UInt8(truncatingIfNeeded: damaged >> (8 * index)) }
-            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            file.setU64(newest & ~highest, at: newer)
+            try file.write()
 
             let run = try store.run(["verify"])
             #expect(run.exitedNormally && run.status == 65, "\(run.output)")
@@ -216,14 +214,11 @@ import TokenCacheLMDB
         try CLIStore.with { store in
             #expect(try store.run(["init"]).status == 0)
             #expect(try store.run(["sample-data"]).status == 0)
-            let path = store.directory + "/data.mdb"
-            var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
-            func u64(_ offset: Int) -> Int { bytes[offset..<offset + 8].reversed().reduce(0) { $0 << 8 | Int($1) } }
-            let newest = u64(144) > u64(4096 + 144) ? 0 : 4096
-            let mainRoot = u64(newest + 128)  // MDB_meta's main database record: md_root
-            try #require(mainRoot > 1 && (mainRoot + 1) * 4096 <= bytes.count)
-            bytes[mainRoot * 4096 + 4095] ^= 0x80
-            try Data(bytes).write(to: URL(fileURLWithPath: path))
+            var file = try LMDBDataFile(store: store)
+            let mainRoot = Int(file.u64(at: file.newestMetaPage * LMDBDataFile.pageSize + 128))  // the main database's md_root
+            try #require(mainRoot > 1 && (mainRoot + 1) * LMDBDataFile.pageSize <= file.bytes.count)
+            file.bytes[mainRoot * LMDBDataFile.pageSize + LMDBDataFile.pageSize - 1] ^= 0x80
+            try file.write()
             for verb in [["verify"], ["inspect"], ["info"], ["accounts"]] {
                 let run = try store.run(verb)
                 expectCleanFailure(run, verb[0])

@@ -64,13 +64,6 @@ import Glibc
         return library
     }
 
-    /// Transaction ids of meta pages 0 and 1 (16-byte page header, then `MDB_meta` with the id at offset 128).
-    private static func metaTransactionIDs(_ directory: String) throws -> (UInt64, UInt64) {
-        let pages = try Data(contentsOf: URL(fileURLWithPath: directory + "/data.mdb")).prefix(8192)
-        func id(at offset: Int) -> UInt64 { pages[offset..<offset + 8].reversed().reduce(0) { $0 << 8 | UInt64($1) } }
-        return (id(at: 16 + 128), id(at: 4096 + 16 + 128))
-    }
-
     private static func response(_ index: Int) -> String {
         let clientInfo = Data(#"{"uid":"u\#(index)","utid":"t"}"#.utf8).base64EncodedString()
             .replacingOccurrences(of: "=", with: "")
@@ -111,14 +104,14 @@ import Glibc
             // Acknowledged writes until the newest commit sits in meta page 1, the page a write from a reset table
             // would overwrite.
             var index = 0
-            var ids: (UInt64, UInt64)
+            var ids: (page0: UInt64, page1: UInt64)
             repeat {
                 index += 1
                 let run = try CacheTool.run(Self.ingestArguments(index), environment: store.environment, stdin: Self.response(index))
                 try #require(run.status == 0, "\(run.output)")
-                ids = try Self.metaTransactionIDs(store.directory)
-            } while ids.1 <= ids.0
-            let newestBefore = ids.1
+                ids = try LMDBDataFile(store: store).metaTransactionIDs
+            } while ids.page1 <= ids.page0
+            let newestBefore = ids.page1
             let lastAcknowledged = index
 
             let marker = store.root + "/stalled"
@@ -138,8 +131,8 @@ import Glibc
             try #require(Self.waitForExit(writer, seconds: 30), "the writer hung")
             #expect(writer.terminationReason == .exit && writer.terminationStatus == 0)
 
-            let after = try Self.metaTransactionIDs(store.directory)
-            #expect(max(after.0, after.1) > newestBefore, "the newest transaction id stepped back: \(after)")
+            let after = try LMDBDataFile(store: store).metaTransactionIDs
+            #expect(max(after.page0, after.page1) > newestBefore, "the newest transaction id stepped back: \(after)")
             let dump = try store.run(["inspect", "--json", "--reveal-secrets"])
             #expect(dump.status == 0, "\(dump.output)")
             #expect(dump.stdout.contains("\"AT-\(lastAcknowledged)\""), "the last acknowledged write before the kill was lost")

@@ -28,13 +28,10 @@ import Glibc
         return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    private func newestMetaTransactionID(_ directory: String) throws -> UInt64 {
-        let handle = try #require(FileHandle(forReadingAtPath: directory + "/data.mdb"))
-        defer { try? handle.close() }
-        let pages = try #require(try handle.read(upToCount: 8192))
-        // Meta pages 0 and 1: 16-byte page header, then MDB_meta, whose transaction id is at offset 128.
-        func id(at offset: Int) -> UInt64 { pages[offset..<offset + 8].reversed().reduce(0) { $0 << 8 | UInt64($1) } }
-        return max(id(at: 16 + 128), id(at: 4096 + 16 + 128))
+    /// The larger of the two meta pages' transaction ids, as stored in the file.
+    private func newestMetaTransactionID(_ environment: Environment) throws -> UInt64 {
+        let pages = try environment.metaPages()
+        return max(pages.page0, pages.page1)
     }
 
     @Test func aWriteOverAStaleLockTableIsRefusedAndTheNewestCommitSurvives() throws {
@@ -47,7 +44,7 @@ import Glibc
             repeat {
                 index += 1
                 try environment.write { try $0.put(in: db, key: "k\(index)", value: "v\(index)") }
-                newestBefore = try newestMetaTransactionID(directory.path)
+                newestBefore = try newestMetaTransactionID(environment)
             } while newestBefore % 2 == 0
             let lockFile = directory.path + "/lock.mdb"
             let offset = Self.lastTransactionIDOffset
@@ -59,16 +56,16 @@ import Glibc
             #expect(throws: LMDBError.staleLockTable) {
                 try environment.write { try $0.put(in: db, key: "late", value: "x") }
             }
-            #expect(try newestMetaTransactionID(directory.path) == newestBefore)
+            #expect(try newestMetaTransactionID(environment) == newestBefore)
         }
         // Once every user has closed it, the next opener re-initialises the table from the meta pages.
         let (environment, db) = try makeStore(in: directory)
         #expect(try environment.read { try $0.string(in: db, forKey: "k1") } == "v1")
         let last = try environment.read { try $0.keys(in: db, prefix: "k") }.count
         #expect(try environment.read { try $0.string(in: db, forKey: "k\(last)") } == "v\(last)")
-        #expect(try newestMetaTransactionID(directory.path) == newestBefore)
+        #expect(try newestMetaTransactionID(environment) == newestBefore)
         try environment.write { try $0.put(in: db, key: "late", value: "x") }
-        #expect(try newestMetaTransactionID(directory.path) == newestBefore + 1)
+        #expect(try newestMetaTransactionID(environment) == newestBefore + 1)
     }
 
     @Test func anOpenWaitsForTheOpenLock() throws {

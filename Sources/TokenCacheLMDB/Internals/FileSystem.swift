@@ -66,6 +66,16 @@ enum FileSystem {
         }
     }
 
+    /// `open(2)` read-write, creating the file with mode 0600 if missing, never through a symlink, close-on-exec.
+    static func openCreatingOwnerOnly(_ path: String) throws(LMDBError) -> Int32 {
+        var fd: Int32
+        repeat {
+            fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        } while fd < 0 && errno == EINTR
+        guard fd >= 0 else { throw LMDBError(code: errno) }
+        return fd
+    }
+
     /// Allocates the blocks of the first `length` bytes of the file at `path` (creating it, mode 0600), so that
     /// writing them through a memory map cannot fail for lack of space. Throws `ENOSPC` when the filesystem is full;
     /// a filesystem without `fallocate` support is left to the kernel's usual behaviour.
@@ -73,11 +83,7 @@ enum FileSystem {
     /// Opens and closes the file: callers must not have an LMDB environment on this file open in this process
     /// (closing any descriptor of it would drop that environment's `fcntl` locks).
     static func preallocate(path: String, length: Int) throws(LMDBError) {
-        var fd: Int32
-        repeat {
-            fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        } while fd < 0 && errno == EINTR
-        guard fd >= 0 else { throw LMDBError(code: errno) }
+        let fd = try openCreatingOwnerOnly(path)
         defer { close(fd) }
         var rc: Int32
         repeat {

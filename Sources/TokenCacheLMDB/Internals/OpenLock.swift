@@ -42,15 +42,11 @@ struct OpenLock: ~Copyable {
     /// Returns nil, without locking, only for a read-only open on a read-only filesystem, where no process can
     /// write and LMDB itself runs without a lock table.
     static func acquire(directory: String, readOnly: Bool) throws(LMDBError) -> OpenLock? {
-        let path = directory + "/" + fileName
-        var fd: Int32
-        repeat {
-            fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        } while fd < 0 && errno == EINTR
-        if fd < 0 {
-            let code = errno
-            if code == EROFS, readOnly { return nil }
-            throw LMDBError(code: code)
+        let fd: Int32
+        do {
+            fd = try FileSystem.openCreatingOwnerOnly(directory + "/" + fileName)
+        } catch .readOnlyFilesystem where readOnly {
+            return nil
         }
         let lock = OpenLock(descriptor: fd)
         // The directory is private; the lock file gets the same exact mode as LMDB's files, whatever the umask.

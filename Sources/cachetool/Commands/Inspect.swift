@@ -30,7 +30,7 @@ struct Inspect: ParsableCommand {
     var now: Int64?
 
     func run() throws {
-        try CrashContainment.delegate(storeDirectory: options.store)
+        try CrashContainment.delegate(storeDirectory: options.configuration(readOnly: true).directory)
         var corrupt: [CorruptRecord] = []
         try Failure.reporting {
             let cache = try TokenCache.open(options.configuration(readOnly: true))

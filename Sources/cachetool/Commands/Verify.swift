@@ -13,7 +13,7 @@ struct Verify: ParsableCommand {
     var json = false
 
     func run() throws {
-        try CrashContainment.delegate(storeDirectory: options.store)
+        try CrashContainment.delegate(storeDirectory: options.configuration(readOnly: true).directory)
         var clean = true
         try Failure.reporting {
             let report = try TokenCache.open(options.configuration(readOnly: true)).verify()
