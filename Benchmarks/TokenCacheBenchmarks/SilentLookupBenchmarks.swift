@@ -123,7 +123,7 @@ final class LookupFixture: @unchecked Sendable {
 
     var directory: String?
     var persistent = false
-    var cache: TokenCache?
+    var cache: TokenStore?
     var accounts = 0
     var queries: [SilentLookupQuery] = []
     var responses: [(json: [UInt8], context: TokenRequestContext)] = []
@@ -143,7 +143,7 @@ final class LookupFixture: @unchecked Sendable {
             let base = place.root + "/token-cache-bench-\(UUID().uuidString)"
             directory = base
             try KeyFile.create(at: base + "/key")
-            let cache = try TokenCache.create(LookupCorpus.configuration(base: base))
+            let cache = try TokenStore.create(LookupCorpus.configuration(base: base))
             try LookupCorpus.populate(cache, accounts: accounts)
             self.cache = cache
         }
@@ -356,7 +356,7 @@ enum LookupCorpus {
     }
 
     /// Fills an empty store with `accounts` accounts, ~20,000 records per durable write transaction.
-    static func populate(_ cache: TokenCache, accounts: Int) throws {
+    static func populate(_ cache: TokenStore, accounts: Int) throws {
         let batch = 900  // × 23 records
         var first = 0
         while first < accounts {
@@ -377,10 +377,10 @@ enum LookupCorpus {
 
     /// The persistent store under `root` (`root/key`, `root/store`), populated first if it is missing, incomplete,
     /// of another corpus version or of other counts.
-    static func openPersistent(root: String, accounts: Int) throws -> TokenCache {
+    static func openPersistent(root: String, accounts: Int) throws -> TokenStore {
         let marker = root + "/complete-" + version
         let configuration = configuration(base: root)
-        if FileManager.default.fileExists(atPath: marker), let cache = try? TokenCache.open(configuration),
+        if FileManager.default.fileExists(atPath: marker), let cache = try? TokenStore.open(configuration),
             (try? cache.info().recordCounts) == expectedCounts(accounts: accounts)
         {
             return cache
@@ -389,7 +389,7 @@ enum LookupCorpus {
         FileHandle.standardError.write(Data("populating the persistent store \(root) (\(accounts) accounts)…\n".utf8))
         let started = Date()
         try KeyFile.create(at: root + "/key")
-        let cache = try TokenCache.create(configuration)
+        let cache = try TokenStore.create(configuration)
         try populate(cache, accounts: accounts)
         let seconds = Date().timeIntervalSince(started)
         let info = try cache.info()

@@ -5,7 +5,7 @@ import TokenCache
 // Every benchmark runs in its own process (package-benchmark's model), so each one builds the stores it needs in
 // its `setup` hook, outside the measured region, in a fresh temporary directory that `teardown` removes.
 // Inputs (keys, entities) are generated up front from a seeded generator, so runs are repeatable and the measured
-// closures only index into prepared arrays. Only the public API of `TokenCache` is used.
+// closures only index into prepared arrays. Only the public API of `TokenStore` is used.
 
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
@@ -191,7 +191,7 @@ let benchmarks: @Sendable () -> Void = {
 
     // MARK: 6. open
 
-    // TokenCache.open of an existing store with a key file, in two situations:
+    // TokenStore.open of an existing store with a key file, in two situations:
     // - no instance of it is open in this process: the process-wide registry holds environments weakly, so dropping
     //   the previous instance closes its MDB_env (outside the measured region) and every iteration opens a new one:
     //   filesystem and permission checks, mdb_env_open + mmap, opening the databases, reading and checking the key
@@ -209,7 +209,7 @@ let benchmarks: @Sendable () -> Void = {
             ),
             closure: { benchmark in
                 for _ in benchmark.scaledIterations {
-                    let cache = try TokenCache.open(fixture.configuration!)
+                    let cache = try TokenStore.open(fixture.configuration!)
                     benchmark.stopMeasurement()
                     blackHole(cache)
                 }
@@ -238,7 +238,7 @@ final class Fixture: @unchecked Sendable {
 
     var directory: String?
     var configuration: Configuration?
-    var cache: TokenCache?
+    var cache: TokenStore?
     var probeKeys: [AccessToken.Key] = []
     var missKeys: [AccessToken.Key] = []
     var replacementTokens: [AccessToken] = []
@@ -259,7 +259,7 @@ final class Fixture: @unchecked Sendable {
         configuration.initialMapSize = 1 << 30  // no map growth while populating
         configuration.maximumMapSize = 8 << 30
         self.configuration = configuration
-        let cache = try TokenCache.create(configuration)
+        let cache = try TokenStore.create(configuration)
         self.cache = cache
 
         let batchAccounts = 10_000 / Corpus.accessTokensPerAccount

@@ -1,7 +1,7 @@
 import Foundation
 internal import TokenCacheLMDB
 
-/// Read access to the store inside ``TokenCache/read(_:)``: one consistent snapshot.
+/// Read access to the store inside ``TokenStore/read(_:)``: one consistent snapshot.
 ///
 /// Valid only inside the closure that received it; it must not escape. Not `Sendable`: LMDB binds a
 /// transaction to the thread that runs it.
@@ -122,7 +122,7 @@ public class CacheReader {
 @available(*, unavailable)
 extension CacheReader: Sendable {}
 
-/// Read-write access inside ``TokenCache/write(_:)``. Everything written in one closure commits
+/// Read-write access inside ``TokenStore/write(_:)``. Everything written in one closure commits
 /// together, durably, or not at all.
 public final class CacheWriter: CacheReader {
     let writeTransaction: WriteTransaction

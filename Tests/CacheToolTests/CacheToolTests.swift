@@ -70,7 +70,7 @@ import TokenCache
         try CLIStore.with { store in
             #expect(try store.run(["init"]).status == 0)
             let secret = "CANARY-CLI-SECRET-4b1d9e"
-            let cache = try TokenCache.open(store.configuration)
+            let cache = try TokenStore.open(store.configuration)
             try cache.write { writer in
                 try writer.put(AccessToken(homeAccountID: "h.t", environment: "login.microsoftonline.com", clientID: "c", realm: "t", target: "s", secret: Secret(secret), cachedAt: 1, expiresOn: 2))
                 try writer.put(RefreshToken(homeAccountID: "h.t", environment: "login.microsoftonline.com", clientID: "c", secret: Secret(secret)))
@@ -92,7 +92,7 @@ import TokenCache
             #expect(missing.status == 66 && missing.stderr.contains("storeNotFound") && missing.stderr.contains("cachetool init"))
             #expect(try store.run(["init"]).status == 0)
             let otherKey = store.root + "/other-key"
-            try TokenCache.KeyFileFixture.make(otherKey)
+            try TokenStore.KeyFileFixture.make(otherKey)
             let wrong = try store.run(["inspect", "--key-file", otherKey])
             #expect(wrong.status == 77 && wrong.stderr.contains("wrongKey"), "\(wrong.output)")
             chmod(store.keyFile, 0o644)
@@ -119,7 +119,7 @@ import TokenCache
     }
 }
 
-extension TokenCache {
+extension TokenStore {
     /// Test helper: a valid key file at `path` for another key.
     enum KeyFileFixture {
         static func make(_ path: String) throws { try KeyFile.create(at: path) }

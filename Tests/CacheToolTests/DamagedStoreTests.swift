@@ -9,7 +9,7 @@ import TokenCacheLMDB
         #expect(try store.run(["init"]).status == 0)
         #expect(try store.run(["sample-data"]).status == 0)
         // Enough data that the file spans many pages.
-        let cache = try TokenCache.open(store.configuration)
+        let cache = try TokenStore.open(store.configuration)
         try cache.write { writer in
             for index in 0..<300 {
                 try writer.put(IDToken(homeAccountID: "h\(index).t", environment: "e", clientID: "c", realm: "r", secret: Secret(String(repeating: "x", count: 1500))))
@@ -105,7 +105,7 @@ import TokenCacheLMDB
     func readVerbsThatSkipADamagedRecordExit65(json: Bool) throws {
         try CLIStore.with { store in
             #expect(try store.run(["init"]).status == 0)
-            let cache = try TokenCache.open(store.configuration)
+            let cache = try TokenStore.open(store.configuration)
             let home = "u.t", host = "login.microsoftonline.com"
             try cache.write { writer in
                 try writer.put(Account(homeAccountID: home, environment: host, realm: "t", localAccountID: "u", username: "a@b.c", authorityType: "MSSTS"))

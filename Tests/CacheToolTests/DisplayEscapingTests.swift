@@ -12,7 +12,7 @@ import TokenCache
     func hostileCharactersAreEscaped(arguments: [String]) throws {
         try CLIStore.with { store in
             #expect(try store.run(["init"]).status == 0)
-            let cache = try TokenCache.open(store.configuration)
+            let cache = try TokenStore.open(store.configuration)
             try cache.put(Account(
                 homeAccountID: "u.t", environment: "login.microsoftonline.com", realm: "t", localAccountID: "u",
                 username: Self.hostile, authorityType: "MSSTS"

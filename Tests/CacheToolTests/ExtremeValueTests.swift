@@ -8,7 +8,7 @@ import TokenCache
     func extremeTimesAreDisplayedWithoutCrashing(now: Int64) throws {
         try CLIStore.with { store in
             #expect(try store.run(["init"]).status == 0)
-            let cache = try TokenCache.open(store.configuration)
+            let cache = try TokenStore.open(store.configuration)
             try cache.write { writer in
                 for (index, time) in [Int64.min, -1, 0, Int64.max].enumerated() {
                     try writer.put(AccessToken(

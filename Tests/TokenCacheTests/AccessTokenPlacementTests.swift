@@ -15,16 +15,16 @@ import TokenCacheSodium
         try store.rawEntries(DatabaseName.accessTokens).map(\.0).sorted { $0.lexicographicallyPrecedes($1) }
     }
 
-    static func entryKey(_ cache: TokenCache, _ token: AccessToken) -> [UInt8] {
+    static func entryKey(_ cache: TokenStore, _ token: AccessToken) -> [UInt8] {
         AccessToken.storageKey(for: token.key, index: cache.store.keyring.index)
     }
 
-    static func prefix(_ cache: TokenCache, _ token: AccessToken) -> [UInt8] {
+    static func prefix(_ cache: TokenStore, _ token: AccessToken) -> [UInt8] {
         Array(entryKey(cache, token).prefix(prefixCount))
     }
 
     /// Turns the store into what a version-1 writer leaves: every token under its entry key, header versions 1.
-    static func downgradeToVersion1(_ store: TestStore, _ cache: TokenCache) throws {
+    static func downgradeToVersion1(_ store: TestStore, _ cache: TokenStore) throws {
         for (key, value) in try store.rawEntries(DatabaseName.accessTokens) where key.count == RecordStore.bucketPrefixCount {
             let entryKey = try #require(value.withUnsafeBytes { cache.store.entryKey(ofTokenAt: key, value: $0) })
             // Straight through LMDB: the header may already differ from the one `cache` opened with.
@@ -34,7 +34,7 @@ import TokenCacheSodium
     }
 
     /// Rewrites the header with versions `version` (re-wrapping the data keys, whose AD covers the versions).
-    static func setHeaderVersion(_ version: UInt16, _ store: TestStore, _ cache: TokenCache) throws {
+    static func setHeaderVersion(_ version: UInt16, _ store: TestStore, _ cache: TokenStore) throws {
         var header = cache.store.keyring.header
         header.readVersion = version
         header.writeVersion = version
@@ -228,7 +228,7 @@ import TokenCacheSodium
     }
 
     /// A bucket of one token per account (`accounts` of them) and one bucket of two, written by this library.
-    static func populate(_ cache: TokenCache, accounts: Int) throws {
+    static func populate(_ cache: TokenStore, accounts: Int) throws {
         try cache.write { writer in
             for account in 0..<accounts {
                 try writer.put(Samples.accessToken(home: "uid-\(account).utid", secret: "lone-\(account)"))
@@ -251,7 +251,7 @@ import TokenCacheSodium
             #expect(try Self.storedKeys(store).allSatisfy { $0.count > Self.prefixCount })
 
             // Writable: upgraded, lone tokens placed, the placement cursor gone, nothing lost.
-            let upgraded = try TokenCache.open(store.configuration)
+            let upgraded = try TokenStore.open(store.configuration)
             #expect(try upgraded.info().readVersion == FormatConstants.readVersion)
             #expect(try upgraded.info().writeVersion == FormatConstants.writeVersion)
             let keys = try Self.storedKeys(store)
@@ -295,7 +295,7 @@ import TokenCacheSodium
             try Self.downgradeToVersion1(store, cache)
             try Self.setHeaderVersion(FormatConstants.readVersion, store, cache)
             try store.rawPut(DatabaseName.meta, key: FormatConstants.placementCursorKey, value: [])
-            let writer = try TokenCache.open(store.configuration)
+            let writer = try TokenStore.open(store.configuration)
             #expect(try writer.verify().loneTokensUnderEntryKey == 0)
             #expect(try !store.rawEntries(DatabaseName.meta).contains { $0.0 == FormatConstants.placementCursorKey })
         }

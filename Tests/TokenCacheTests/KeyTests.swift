@@ -13,7 +13,7 @@ import TokenCacheSodium
             let otherKey = store.root + "/other/key"
             try KeyFile.create(at: otherKey)
             let error = try #require(throws: TokenCacheError.self) {
-                try TokenCache.open(Configuration(directory: store.directory, keySource: .keyFile(path: otherKey)))
+                try TokenStore.open(Configuration(directory: store.directory, keySource: .keyFile(path: otherKey)))
             }
             #expect(error.code == .wrongKey)
             let after = try Data(contentsOf: URL(fileURLWithPath: store.directory + "/data.mdb"))
@@ -67,17 +67,17 @@ import TokenCacheSodium
         try withTemporaryDirectory { root in
             let directory = root + "/store"
             let right = Configuration(directory: directory, keySource: .passphrase(Secret("correct horse"), origin: "test"))
-            let cache = try TokenCache.create(right)
+            let cache = try TokenStore.create(right)
             try cache.put(Samples.account())
             #expect(try cache.info().keyProtection.contains("passphrase"))
-            let reopened = try TokenCache.open(right)
+            let reopened = try TokenStore.open(right)
             #expect(try reopened.get(Samples.account().key) != nil)
             let wrong = Configuration(directory: directory, keySource: .passphrase(Secret("wrong horse"), origin: "test"))
-            #expect(errorCode { try TokenCache.open(wrong) } == .wrongKey)
+            #expect(errorCode { try TokenStore.open(wrong) } == .wrongKey)
             let keyFile = root + "/key"
             try KeyFile.create(at: keyFile)
             let mismatch = try #require(throws: TokenCacheError.self) {
-                try TokenCache.open(Configuration(directory: directory, keySource: .keyFile(path: keyFile)))
+                try TokenStore.open(Configuration(directory: directory, keySource: .keyFile(path: keyFile)))
             }
             #expect(mismatch.code == .wrongKey && mismatch.message.contains("passphrase"))
         }
@@ -87,7 +87,7 @@ import TokenCacheSodium
         try withTemporaryDirectory { root in
             let store = TestStore(root: root)
             let configuration = Configuration(directory: store.directory, keySource: .passphrase(Secret("pw"), origin: "test"))
-            _ = try TokenCache.create(configuration)
+            _ = try TokenStore.create(configuration)
             let original = try #require(store.rawEntries(DatabaseName.meta).first { $0.0 == FormatConstants.headerKey }?.1)
             func withMemLimit(_ memLimit: UInt64) -> [UInt8] {
                 var header = try! StoreHeader.decode(original)
@@ -96,12 +96,12 @@ import TokenCacheSodium
             }
             for memLimit: UInt64 in [8 << 20, 64 << 30] {
                 try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: withMemLimit(memLimit))
-                let error = try #require(throws: TokenCacheError.self) { try TokenCache.open(configuration) }
+                let error = try #require(throws: TokenCacheError.self) { try TokenStore.open(configuration) }
                 #expect(error.code == .keyUnavailable, "memlimit \(memLimit)")
             }
             // Within bounds but different from what the keys were wrapped with: the wrap AD catches it.
             try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: withMemLimit(128 << 20))
-            #expect(errorCode { try TokenCache.open(configuration) } == .wrongKey)
+            #expect(errorCode { try TokenStore.open(configuration) } == .wrongKey)
         }
     }
 
@@ -109,11 +109,11 @@ import TokenCacheSodium
         try withTemporaryDirectory { root in
             let key = Data((0..<32).map { UInt8($0) }).base64EncodedString()
             let configuration = Configuration(directory: root + "/store", keySource: .base64Key(Secret(key + "\n"), origin: "TOKEN_CACHE_KEY"))
-            try TokenCache.create(configuration).put(Samples.account())
-            #expect(try TokenCache.open(configuration).get(Samples.account().key) != nil)
+            try TokenStore.create(configuration).put(Samples.account())
+            #expect(try TokenStore.open(configuration).get(Samples.account().key) != nil)
             for bad in ["", "not base64!", Data(count: 31).base64EncodedString(), Data(count: 33).base64EncodedString(), String(key.dropLast())] {
                 let error = try #require(throws: TokenCacheError.self) {
-                    try TokenCache.open(Configuration(directory: root + "/store", keySource: .base64Key(Secret(bad), origin: "TOKEN_CACHE_KEY")))
+                    try TokenStore.open(Configuration(directory: root + "/store", keySource: .base64Key(Secret(bad), origin: "TOKEN_CACHE_KEY")))
                 }
                 #expect(error.code == .keyUnavailable)
                 #expect(error.message.contains("TOKEN_CACHE_KEY"))
@@ -145,24 +145,24 @@ import TokenCacheSodium
         try withTemporaryDirectory { directory in
             var configuration = Configuration(directory: directory, keySource: .passphrase(Secret("correct horse"), origin: "test"))
             configuration.passphraseCost = .moderate
-            _ = try TokenCache.create(configuration)
+            _ = try TokenStore.create(configuration)
 
             var capped = configuration
             capped.maximumPassphraseCost = .interactive
             let started = Date()
-            let refused = try #require(throws: TokenCacheError.self) { try TokenCache.open(capped) }
+            let refused = try #require(throws: TokenCacheError.self) { try TokenStore.open(capped) }
             #expect(refused.code == .keyUnavailable && refused.message.contains("TOKEN_CACHE_MAX_PASSPHRASE_COST"), "\(refused)")
             #expect(Date().timeIntervalSince(started) < 0.2, "the refusal ran Argon2id first")
-            #expect(try TokenCache.open(configuration).info().keyProtection.contains("passphrase"))  // the default ceiling
+            #expect(try TokenStore.open(configuration).info().keyProtection.contains("passphrase"))  // the default ceiling
         }
         try withTemporaryDirectory { directory in
             var configuration = Configuration(directory: directory, keySource: .passphrase(Secret("pw"), origin: "test"))
             configuration.passphraseCost = .sensitive
-            let refused = try #require(throws: TokenCacheError.self) { try TokenCache.create(configuration) }
+            let refused = try #require(throws: TokenCacheError.self) { try TokenStore.create(configuration) }
             #expect(refused.code == .keyUnavailable)
             configuration.passphraseCost = PassphraseCost(opsLimit: 5, memLimit: 1 << 30)
             configuration.maximumPassphraseCost = PassphraseCost(opsLimit: .max, memLimit: .max)  // never above sensitive
-            #expect(errorCode { try TokenCache.create(configuration) } == .keyUnavailable)
+            #expect(errorCode { try TokenStore.create(configuration) } == .keyUnavailable)
         }
     }
 

@@ -41,7 +41,7 @@ import Testing
             try KeyFile.create(at: store.keyFile)
             var configuration = store.configuration
             configuration.environmentAliases = EnvironmentAliases.builtIn.adding(["login.contoso-sovereign.example", "sts.contoso-sovereign.example"])
-            let cache = try TokenCache.create(configuration)
+            let cache = try TokenStore.create(configuration)
             try cache.ingest(try TokenResponse(json: Responses.json()), context: try Responses.context(authority: "https://login.windows.net/common"))
             #expect(try cache.silentLookup(Responses.query(environment: "login.microsoftonline.com")).outcome == .hit)
             #expect(try cache.silentLookup(Responses.query(environment: "STS.WINDOWS.NET")).outcome == .hit)

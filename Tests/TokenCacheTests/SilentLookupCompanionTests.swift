@@ -13,12 +13,12 @@ import Testing
         return query
     }
 
-    private func ingest(_ cache: TokenCache, refreshToken: String = "rt-1") throws {
+    private func ingest(_ cache: TokenStore, refreshToken: String = "rt-1") throws {
         try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: refreshToken, foci: "1")), context: try Responses.context())
     }
 
     /// Replaces the stored refresh token `rt-1` with `rt-2`, as a redemption that rotates it would.
-    private func rotate(_ current: StoredEntity<RefreshToken>?, in cache: TokenCache) throws {
+    private func rotate(_ current: StoredEntity<RefreshToken>?, in cache: TokenStore) throws {
         var rotated = try #require(current).entity
         rotated.secret = Secret("rt-2")
         try cache.replaceRefreshToken(rotated, expectedSecret: Secret("rt-1"))

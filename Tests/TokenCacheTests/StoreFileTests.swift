@@ -22,22 +22,22 @@ import Testing
         try withTemporaryDirectory { root in
             let store = TestStore(root: root)
             try KeyFile.create(at: store.keyFile)
-            _ = try TokenCache.create(store.configuration)
+            _ = try TokenStore.create(store.configuration)
             chmod(store.directory + "/data.mdb", 0o644)
-            let error = try #require(throws: TokenCacheError.self) { try TokenCache.open(store.configuration) }
+            let error = try #require(throws: TokenCacheError.self) { try TokenStore.open(store.configuration) }
             #expect(error.code == .insecurePermissions && error.message.contains("chmod 600"))
             chmod(store.directory + "/data.mdb", 0o600)
             chmod(store.directory, 0o755)
-            #expect(errorCode { try TokenCache.open(store.configuration) } == .insecurePermissions)
+            #expect(errorCode { try TokenStore.open(store.configuration) } == .insecurePermissions)
         }
     }
 
     @Test func aMissingStoreIsStoreNotFoundAndCreateTwiceIsRefused() throws {
         try TestStore.with { store, _ in
             var configuration = store.configuration
-            #expect(errorCode { try TokenCache.create(configuration) } == .storeAlreadyExists)
+            #expect(errorCode { try TokenStore.create(configuration) } == .storeAlreadyExists)
             configuration.directory = store.root + "/nowhere"
-            #expect(errorCode { try TokenCache.open(configuration) } == .storeNotFound)
+            #expect(errorCode { try TokenStore.open(configuration) } == .storeNotFound)
             #expect(!FileManager.default.fileExists(atPath: configuration.directory))
         }
     }
@@ -45,7 +45,7 @@ import Testing
     @Test func aStoreWithoutHeaderIsCorruptNotEmpty() throws {
         try TestStore.with { store, cache in
             try store.rawDelete(DatabaseName.meta, key: FormatConstants.headerKey)
-            let error = try #require(throws: TokenCacheError.self) { try TokenCache.open(store.configuration) }
+            let error = try #require(throws: TokenCacheError.self) { try TokenStore.open(store.configuration) }
             #expect(error.code == .corruptStore && error.message.contains("no header"))
             _ = cache
         }
@@ -58,11 +58,11 @@ import Testing
                 var damaged = header
                 damaged[position] ^= 0x40
                 try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: damaged)
-                let error = try #require(throws: TokenCacheError.self) { try TokenCache.open(store.configuration) }
+                let error = try #require(throws: TokenCacheError.self) { try TokenStore.open(store.configuration) }
                 #expect(error.code == .corruptStore, "byte \(position)")
             }
             try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: Array(header.prefix(40)))
-            #expect(errorCode { try TokenCache.open(store.configuration) } == .corruptStore)
+            #expect(errorCode { try TokenStore.open(store.configuration) } == .corruptStore)
         }
     }
 
@@ -73,11 +73,11 @@ import Testing
             var newer = try StoreHeader.decode(original)
             newer.readVersion = FormatConstants.readVersion + 1
             try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: newer.encoded())
-            let refused = try #require(throws: TokenCacheError.self) { try TokenCache.open(store.configuration) }
+            let refused = try #require(throws: TokenCacheError.self) { try TokenStore.open(store.configuration) }
             #expect(refused.code == .unsupportedFormatVersion)
             // The version check comes before any interpretation of the rest: garbage after byte 12 is irrelevant.
             try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: Array(newer.encoded().prefix(12)) + [9, 9, 9])
-            #expect(errorCode { try TokenCache.open(store.configuration) } == .unsupportedFormatVersion)
+            #expect(errorCode { try TokenStore.open(store.configuration) } == .unsupportedFormatVersion)
 
             // A newer write version needs a consistently wrapped header: the wrap AD covers the versions.
             var writeNewer = try StoreHeader.decode(original)
@@ -85,7 +85,7 @@ import Testing
             let root = try KeyFile.read(at: store.keyFile)
             let rewrapped = try cache.store.keyring.rewrapped(as: writeNewer, root: root)
             try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: rewrapped.encoded())
-            let readOnly = try TokenCache.open(store.configuration)
+            let readOnly = try TokenStore.open(store.configuration)
             #expect(try readOnly.info().readOnly)
             #expect(try readOnly.get(Samples.account().key) != nil)
             #expect(errorCode { try readOnly.put(Samples.account()) } == .readOnly)

@@ -152,10 +152,10 @@ import Testing
             let store = TestStore(root: root)
             try KeyFile.create(at: store.keyFile)
             do {
-                let cache = try TokenCache.create(store.configuration)
+                let cache = try TokenStore.create(store.configuration)
                 try cache.put(Samples.account())
             }
-            let reopened = try TokenCache.open(store.configuration)
+            let reopened = try TokenStore.open(store.configuration)
             #expect(try reopened.get(Samples.account().key)?.entity == Samples.account())
             #expect(try reopened.info().recordCounts[.account] == 1)
         }

@@ -8,7 +8,7 @@ import TokenCacheLMDB
 /// does not take the rest of the store down.
 @Suite struct TamperTests {
     /// Stores one record of each kind plus a bystander access token; returns the raw AT entry under test.
-    private func populated(_ cache: TokenCache) throws {
+    private func populated(_ cache: TokenStore) throws {
         try cache.write { writer in
             try writer.put(Samples.accessToken(target: "victim.scope"))
             try writer.put(Samples.accessToken(target: "bystander.scope"))
@@ -18,7 +18,7 @@ import TokenCacheLMDB
         }
     }
 
-    private func victimKey(_ cache: TokenCache) -> [UInt8] {
+    private func victimKey(_ cache: TokenStore) -> [UInt8] {
         AccessToken.storageKey(for: Samples.accessToken(target: "victim.scope").key, index: cache.store.keyring.index)
     }
 
@@ -130,8 +130,8 @@ import TokenCacheLMDB
             try KeyFile.create(at: first.keyFile)
             try FileManager.default.createDirectory(atPath: root + "/b/keys", withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: first.keyFile, toPath: second.keyFile)
-            let cacheA = try TokenCache.create(first.configuration)
-            let cacheB = try TokenCache.create(second.configuration)
+            let cacheA = try TokenStore.create(first.configuration)
+            let cacheB = try TokenStore.create(second.configuration)
             try cacheA.put(Samples.account(username: "from-a"))
             try cacheB.put(Samples.account(username: "from-b"))
             let valueA = try #require(first.rawEntries(DatabaseName.accounts).first?.1)

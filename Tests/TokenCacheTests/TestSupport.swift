@@ -32,17 +32,17 @@ struct TestStore {
     var configuration: Configuration { Configuration(directory: directory, keySource: .keyFile(path: keyFile)) }
 
     /// The store opened read-only: as it is on disk, with no upgrade and no placement run.
-    func openReadOnly() throws -> TokenCache {
+    func openReadOnly() throws -> TokenStore {
         var readOnly = configuration
         readOnly.readOnly = true
-        return try TokenCache.open(readOnly)
+        return try TokenStore.open(readOnly)
     }
 
-    static func with<R>(_ body: (TestStore, TokenCache) throws -> R) throws -> R {
+    static func with<R>(_ body: (TestStore, TokenStore) throws -> R) throws -> R {
         try withTemporaryDirectory { root in
             let store = TestStore(root: root)
             try KeyFile.create(at: store.keyFile)
-            let cache = try TokenCache.create(store.configuration)
+            let cache = try TokenStore.create(store.configuration)
             return try body(store, cache)
         }
     }

@@ -79,7 +79,7 @@ import Testing
 
     @Test func twoCachesOnOneStoreShareOneEnvironment() throws {
         try TestStore.with { store, cache in
-            let second = try TokenCache.open(store.configuration)
+            let second = try TokenStore.open(store.configuration)
             #expect(second.store.environment === cache.store.environment)
             try cache.put(Samples.account())
             #expect(try second.get(Samples.account().key) != nil)
@@ -90,7 +90,7 @@ import Testing
         try await withTemporaryDirectoryAsync { root in
             let store = TestStore(root: root)
             try KeyFile.create(at: store.keyFile)
-            let cache = try TokenCache.create(store.configuration)
+            let cache = try TokenStore.create(store.configuration)
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for writer in 0..<4 {
                     group.addTask {
@@ -131,7 +131,7 @@ func withTemporaryDirectoryAsync(_ body: (String) async throws -> Void) async th
             configuration.maximumMapSize = 4 << 20
             var written = 0
             do {
-                let cache = try TokenCache.create(configuration)
+                let cache = try TokenStore.create(configuration)
                 var failure: TokenCacheError? = nil
                 while failure == nil && written < 10_000 {
                     do {
@@ -157,7 +157,7 @@ func withTemporaryDirectoryAsync(_ body: (String) async throws -> Void) async th
             }
             // The way out is a larger cap (at the cap even deletes can need pages LMDB no longer has).
             configuration.maximumMapSize = 64 << 20
-            let reopened = try TokenCache.open(configuration)
+            let reopened = try TokenStore.open(configuration)
             try reopened.put(Samples.account(realm: "after"))
             #expect(try reopened.list(IDToken.self).records.count == written)
         }

@@ -3,13 +3,13 @@
 /// MSAL derives the home account id from it: `uid.utid`. Padding is optional; the object may carry other members
 /// (they are ignored). Anything else (not base64url, not a JSON object, `uid` or `utid` missing, empty or not a
 /// string) is rejected with ``TokenCacheError`` `.invalidArgument`, without quoting the input.
-public struct ClientInfo: Sendable, Hashable {
+struct ClientInfo: Sendable, Hashable {
     /// The user's object id in the home tenant (for MSA, the account's id in the consumer tenant).
-    public let uid: String
+    let uid: String
     /// The home tenant id.
-    public let utid: String
+    let utid: String
 
-    public init(base64URL: String) throws {
+    init(base64URL: String) throws {
         let invalid = TokenCacheError(.invalidArgument, "client_info is not base64url JSON with uid and utid")
         guard let decoded = Base64URLText.decode(base64URL.utf8),
               let members = (try? ResponseJSON.parse(decoded))?.objectValue,
@@ -21,5 +21,5 @@ public struct ClientInfo: Sendable, Hashable {
     }
 
     /// `uid.utid`: MSAL's `home_account_id`.
-    public var homeAccountID: String { "\(uid).\(utid)" }
+    var homeAccountID: String { "\(uid).\(utid)" }
 }

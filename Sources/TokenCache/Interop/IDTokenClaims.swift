@@ -10,19 +10,19 @@
 /// may be empty for unsigned tokens); the header and payload must be base64url (padding optional); the payload
 /// must be a JSON object. A claim of the wrong JSON type, or an empty string, counts as absent. Errors are
 /// ``TokenCacheError`` `.invalidArgument` starting with "id_token" and never quote the token.
-public struct IDTokenClaims: Sendable, Hashable {
-    public var sub: String?
-    public var oid: String?
-    public var tid: String?
-    public var preferredUsername: String?
-    public var upn: String?
-    public var email: String?
-    public var name: String?
-    public var givenName: String?
-    public var familyName: String?
-    public var middleName: String?
+struct IDTokenClaims: Sendable, Hashable {
+    var sub: String?
+    var oid: String?
+    var tid: String?
+    var preferredUsername: String?
+    var upn: String?
+    var email: String?
+    var name: String?
+    var givenName: String?
+    var familyName: String?
+    var middleName: String?
 
-    public init(jwt: Secret) throws {
+    init(jwt: Secret) throws {
         let segments = jwt.withUnsafeBytes { raw in
             raw.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map(Array.init)
         }
@@ -58,8 +58,8 @@ public struct IDTokenClaims: Sendable, Hashable {
     }
 
     /// `preferred_username`, else `upn`, else `email` (MSAL's account username).
-    public var username: String? { preferredUsername ?? upn ?? email }
+    var username: String? { preferredUsername ?? upn ?? email }
 
     /// `oid`, else `sub` (MSAL's `local_account_id`).
-    public var localAccountID: String? { oid ?? sub }
+    var localAccountID: String? { oid ?? sub }
 }

@@ -21,19 +21,19 @@
 ///   A response without an id_token yields no account, so it cannot clobber a stored one.
 /// - **app metadata**: always; `family_id` = `foci` when non-empty, else nil (a later response without `foci`
 ///   clears the family).
-public struct DerivedEntities: Sendable {
-    public var accessToken: AccessToken
-    public var refreshToken: RefreshToken?
-    public var idToken: IDToken?
+struct DerivedEntities: Sendable {
+    var accessToken: AccessToken
+    var refreshToken: RefreshToken?
+    var idToken: IDToken?
     /// nil when there is no id_token (an id_token-less response must not clobber an account).
-    public var account: Account?
-    public var appMetadata: AppMetadata
+    var account: Account?
+    var appMetadata: AppMetadata
 
     /// The latest `now` accepted: 9999-12-31T23:59:59Z.
     static let latestNow: Int64 = 253_402_300_799
 
     /// - Throws: ``TokenCacheError`` `.invalidArgument` naming the offending field; nothing is derived.
-    public init(response: TokenResponse, context: TokenRequestContext) throws {
+    init(response: TokenResponse, context: TokenRequestContext) throws {
         try response.validate()
         guard !context.clientID.isEmpty else { throw TokenCacheError(.invalidArgument, "request clientID is empty") }
         guard (0...Self.latestNow).contains(context.now) else {

@@ -1,5 +1,5 @@
 /// Whether a cached access token may be returned at a given moment.
-public enum AccessTokenUsability: Sendable, Hashable {
+enum AccessTokenUsability: Sendable, Hashable {
     /// The token may be returned. With `refreshRecommended`, its `refresh_on` has passed: return it, and let the
     /// caller refresh (and fall back to this token if the refresh fails).
     case usable(refreshRecommended: Bool)
@@ -9,7 +9,7 @@ public enum AccessTokenUsability: Sendable, Hashable {
     case cachedInFuture
 
     /// Whether the token may be returned (``usable(refreshRecommended:)``).
-    public var isUsable: Bool {
+    var isUsable: Bool {
         if case .usable = self { return true }
         return false
     }
@@ -19,11 +19,11 @@ public enum AccessTokenUsability: Sendable, Hashable {
 ///
 /// All times are Unix seconds. The function is total: any `Int64` values, however absurd (a corrupt or hostile
 /// record), give an answer without trapping on overflow.
-public enum AccessTokenExpiry {
+enum AccessTokenExpiry {
     /// 300 s: expires_on − now ≥ 300 is usable (MSAL Python/JS/Go/ObjC boundary; .NET alone rejects exactly 300).
     ///
     /// The buffer keeps a token from expiring between the cache returning it and the resource server checking it.
-    public static let minimumRemainingLifetime: Int64 = 300
+    static let minimumRemainingLifetime: Int64 = 300
 
     /// Classifies a cached access token at `now`.
     ///
@@ -41,7 +41,7 @@ public enum AccessTokenExpiry {
     /// AccessTokenExpiry.usability(expiresOn: 1_300, cachedAt: 0, refreshOn: 900, now: 1_000)
     /// // .usable(refreshRecommended: true)
     /// ```
-    public static func usability(expiresOn: Int64, cachedAt: Int64, refreshOn: Int64?, now: Int64) -> AccessTokenUsability {
+    static func usability(expiresOn: Int64, cachedAt: Int64, refreshOn: Int64?, now: Int64) -> AccessTokenUsability {
         if cachedAt > now { return .cachedInFuture }
         guard hasMinimumLifetime(expiresOn: expiresOn, now: now) else { return .expiringOrExpired }
         let refreshRecommended = refreshOn.map { $0 <= now } ?? false

@@ -1,13 +1,13 @@
 /// One access token that matches a lookup, reduced to what ``CandidateOrder`` compares.
-public struct AccessTokenCandidate: Sendable, Hashable {
+struct AccessTokenCandidate: Sendable, Hashable {
     /// `cached_at`, Unix seconds.
-    public var cachedAt: Int64
+    var cachedAt: Int64
     /// `expires_on`, Unix seconds.
-    public var expiresOn: Int64
+    var expiresOn: Int64
     /// Bytes unique per record (e.g. its storage key), compared last so that no two records tie.
-    public var tiebreak: [UInt8]
+    var tiebreak: [UInt8]
 
-    public init(cachedAt: Int64, expiresOn: Int64, tiebreak: [UInt8]) {
+    init(cachedAt: Int64, expiresOn: Int64, tiebreak: [UInt8]) {
         self.cachedAt = cachedAt
         self.expiresOn = expiresOn
         self.tiebreak = tiebreak
@@ -22,7 +22,7 @@ public struct AccessTokenCandidate: Sendable, Hashable {
 /// imported Python or Go cache can. The SDKs disagree on what to do then (first in map order, throw, delete all;
 /// msal-cache-semantics.md §6.1); issue 3 asks for the newest, deterministically. The order is a strict total
 /// order on distinct candidates, so the winner does not depend on the order in which the store visits records.
-public enum CandidateOrder {
+enum CandidateOrder {
     /// Whether candidate `a` is preferred over candidate `b`: later `cachedAt`, then later `expiresOn`, then the
     /// bytewise smaller `tiebreak`. Irreflexive: a candidate is never preferred over an equal one.
     ///
@@ -33,7 +33,7 @@ public enum CandidateOrder {
     ///   - bCached: `cached_at` of the second candidate.
     ///   - bExp: `expires_on` of the second candidate.
     ///   - bKey: tiebreak bytes of the second candidate.
-    public static func prefers(
+    static func prefers(
         cachedAt a: Int64, expiresOn aExp: Int64, tiebreak aKey: some Collection<UInt8>,
         over bCached: Int64, _ bExp: Int64, _ bKey: some Collection<UInt8>
     ) -> Bool {
@@ -43,13 +43,13 @@ public enum CandidateOrder {
     }
 
     /// Whether `a` is preferred over `b` (see ``prefers(cachedAt:expiresOn:tiebreak:over:_:_:)``).
-    public static func prefers(_ a: AccessTokenCandidate, over b: AccessTokenCandidate) -> Bool {
+    static func prefers(_ a: AccessTokenCandidate, over b: AccessTokenCandidate) -> Bool {
         prefers(cachedAt: a.cachedAt, expiresOn: a.expiresOn, tiebreak: a.tiebreak, over: b.cachedAt, b.expiresOn, b.tiebreak)
     }
 
     /// The index of the preferred candidate, or `nil` when there is none. Among fully equal candidates (same
     /// tiebreak bytes, which distinct records never share) the first wins.
-    public static func best(_ candidates: [AccessTokenCandidate]) -> Int? {
+    static func best(_ candidates: [AccessTokenCandidate]) -> Int? {
         var best: Int? = nil
         for index in candidates.indices {
             if let current = best, !prefers(candidates[index], over: candidates[current]) { continue }

@@ -23,9 +23,9 @@
 /// IntersectDelete.evicts(newTarget: try ScopeSet(parsing: "User.Read openid"),
 ///                        storedTarget: try ScopeSet(parsing: "files.read openid"))     // false
 /// ```
-public enum IntersectDelete {
+enum IntersectDelete {
     /// Whether saving an access token for `newTarget` deletes a stored one for `storedTarget` in the same bucket.
-    public static func evicts(newTarget: ScopeSet, storedTarget: ScopeSet) -> Bool {
+    static func evicts(newTarget: ScopeSet, storedTarget: ScopeSet) -> Bool {
         let newScopes = newTarget.withoutReservedScopes
         if newScopes.isEmpty { return newTarget.intersects(storedTarget) }
         // `newScopes` holds no reserved scope, so the reserved scopes of `storedTarget` cannot intersect it:

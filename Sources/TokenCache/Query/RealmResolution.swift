@@ -4,12 +4,12 @@
 /// store the id_token's `tid`, msal-python and msal-go store `common` literally. A query for `common` therefore
 /// tries the literal realm first (caches written by Python/Go) and then the account's home tenant, which is what
 /// .NET resolves a tenantless authority to for a known account.
-public enum RealmResolution {
+enum RealmResolution {
     /// The authority segments that name no tenant.
     private static let tenantless: [[UInt8]] = ["common", "organizations", "consumers"].map { Array($0.utf8) }
 
     /// common, organizations, consumers (ASCII case-insensitive).
-    public static func isTenantless(_ realm: String) -> Bool {
+    static func isTenantless(_ realm: String) -> Bool {
         // Compared in place: this runs on every lookup, whose realm is almost always a tenant id.
         tenantless.contains { name in name.count == realm.utf8.count && realm.utf8.elementsEqual(name) { lowercased($0) == $1 } }
     }
@@ -28,7 +28,7 @@ public enum RealmResolution {
     /// RealmResolution.candidates(queryRealm: "Organizations", homeAccountID: "uid.tid-1")  // ["Organizations", "tid-1"]
     /// RealmResolution.candidates(queryRealm: "tid-2", homeAccountID: "uid.tid-1")          // ["tid-2"]
     /// ```
-    public static func candidates(queryRealm: String, homeAccountID: String) -> [String] {
+    static func candidates(queryRealm: String, homeAccountID: String) -> [String] {
         guard isTenantless(queryRealm), let home = homeTenant(ofHomeAccountID: homeAccountID),
             !equalIgnoringASCIICase(home, queryRealm)
         else { return [queryRealm] }
@@ -40,7 +40,7 @@ public enum RealmResolution {
     ///
     /// The last `.` because only the utid is known to be dot-free (a tenant GUID); B2C uids carry the policy name
     /// (`uid-b2c_1_signin.utid`). ADFS ids are the id_token `sub`, base64 without `.`, and have no home tenant.
-    public static func homeTenant(ofHomeAccountID id: String) -> String? {
+    static func homeTenant(ofHomeAccountID id: String) -> String? {
         guard let dot = id.utf8.lastIndex(of: UInt8(ascii: ".")) else { return nil }
         let tenant = id.utf8[id.utf8.index(after: dot)...]
         return tenant.isEmpty ? nil : String(tenant)

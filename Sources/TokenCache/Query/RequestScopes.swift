@@ -4,9 +4,9 @@
 /// AAD adds them to responses (`target` often reads `openid profile email User.Read`), so they say nothing
 /// about which resource a token is for. This is msal-dotnet's list (`OAuthConstants.cs`): `email` is *not*
 /// reserved, unlike in msal-js, because issue 3 and msal-cache-semantics.md §6.2 follow .NET.
-public enum ReservedScopes {
+enum ReservedScopes {
     /// openid, profile, offline_access: removed from requests (the .NET rule) and ignored for intersect-delete.
-    public static let all: Set<String> = ["openid", "profile", "offline_access"]
+    static let all: Set<String> = ["openid", "profile", "offline_access"]
 
     /// Whether a normalized (lower-cased) scope is one of ``all``: three byte comparisons, cheaper than hashing the
     /// scope into the set on every lookup.
@@ -33,7 +33,7 @@ extension ScopeSet {
     /// - Parameter scopes: Scopes, each element possibly several separated by ASCII whitespace.
     /// - Throws: TokenCacheError .invalidArgument when nothing is left (an empty request would match every token),
     ///   or a scope is malformed.
-    public static func request(_ scopes: [String]) throws -> ScopeSet {
+    static func request(_ scopes: [String]) throws -> ScopeSet {
         let requested = try ScopeSet(scopes).withoutReservedScopes
         guard !requested.isEmpty else {
             throw TokenCacheError(
@@ -45,7 +45,7 @@ extension ScopeSet {
     }
 
     /// The set minus the reserved scopes (for the intersect-delete rule).
-    public var withoutReservedScopes: ScopeSet {
+    var withoutReservedScopes: ScopeSet {
         normalized.contains(where: ReservedScopes.contains) ? subtracting(ReservedScopes.all) : self
     }
 }

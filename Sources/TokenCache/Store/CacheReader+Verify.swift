@@ -74,7 +74,7 @@ extension CacheReader {
     }
 }
 
-extension TokenCache {
+extension TokenStore {
     /// See ``CacheReader/verify()``.
     public func verify() throws -> VerificationReport { try read { try $0.verify() } }
 }

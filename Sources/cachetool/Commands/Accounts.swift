@@ -29,7 +29,7 @@ struct Accounts: ParsableCommand {
     func run() throws {
         var corrupt: [CorruptRecord] = []
         try Failure.reporting {
-            let listing = try TokenCache.open(options.configuration(readOnly: true)).accounts(clientID: clientID, environment: environment, username: username)
+            let listing = try TokenStore.open(options.configuration(readOnly: true)).accounts(clientID: clientID, environment: environment, username: username)
             if json {
                 print(
                     JSONValue.object([
@@ -104,7 +104,7 @@ struct RemoveAccount: ParsableCommand {
 
     func run() throws {
         try Failure.reporting {
-            let removed = try TokenCache.open(options.configuration(readOnly: false)).removeAccount(
+            let removed = try TokenStore.open(options.configuration(readOnly: false)).removeAccount(
                 homeAccountID: homeAccountID, clientID: clientID, environment: environment
             )
             if json {

@@ -12,7 +12,7 @@ struct Info: ParsableCommand {
 
     func run() throws {
         try Failure.reporting {
-            let info = try TokenCache.open(options.configuration(readOnly: true)).info()
+            let info = try TokenStore.open(options.configuration(readOnly: true)).info()
             var counts: [String: JSONValue] = [:]
             for kind in EntityKind.allCases { counts[kind.rawValue] = .integer(Int64(info.recordCounts[kind] ?? 0)) }
             let fields: [(String, JSONValue)] = [

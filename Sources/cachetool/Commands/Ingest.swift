@@ -48,7 +48,7 @@ struct Ingest: ParsableCommand {
                 clientID: clientID, authority: try Authority(authority), requestedScopes: scopes.split(separator: " ").map(String.init),
                 grantType: grantType, now: now ?? Int64(Date().timeIntervalSince1970)
             )
-            let cache = try TokenCache.open(options.configuration(readOnly: false))
+            let cache = try TokenStore.open(options.configuration(readOnly: false))
             let result = try cache.ingest(response, context: context)
             if json {
                 print(

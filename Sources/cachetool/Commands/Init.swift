@@ -40,16 +40,16 @@ struct Init: ParsableCommand {
                 try KeyFile.create(at: path)
                 print("Created key file \(path) (mode 0600). Keep a backup: without it the store cannot be read.")
             }
-            let cache: TokenCache
+            let cache: TokenStore
             do {
-                let created = try TokenCache.create(configuration)
+                let created = try TokenStore.create(configuration)
                 print("Created store \(configuration.directory) (format v\(try created.info().readVersion)), protected by \(configuration.keySource).")
                 if raisesCeiling, case .passphrase = configuration.keySource {
                     print("Opening it needs \(Configuration.Variable.maximumPassphraseCost)=sensitive: by default an open spends at most the moderate cost.")
                 }
                 cache = created
             } catch let error as TokenCacheError where error.code == .storeAlreadyExists {
-                cache = try TokenCache.open(configuration)
+                cache = try TokenStore.open(configuration)
                 print("Store \(configuration.directory) already exists and opens with \(configuration.keySource).")
             }
             let info = try cache.info()

@@ -33,7 +33,7 @@ struct Inspect: ParsableCommand {
         try CrashContainment.delegate(storeDirectory: options.configuration(readOnly: true).directory)
         var corrupt: [CorruptRecord] = []
         try Failure.reporting {
-            let cache = try TokenCache.open(options.configuration(readOnly: true))
+            let cache = try TokenStore.open(options.configuration(readOnly: true))
             let snapshot = try cache.snapshot(filter: RecordFilter(homeAccountID: homeAccountID, clientID: clientID))
             let info = try cache.info()
             let now = self.now ?? Int64(Date().timeIntervalSince1970)

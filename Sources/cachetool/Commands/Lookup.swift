@@ -79,7 +79,7 @@ struct Lookup: ParsableCommand {
                 )
             }
             // The command prints everything, so it reads everything from the lookup's own snapshot.
-            let result = try TokenCache.open(options.configuration(readOnly: true)).silentLookup(query)
+            let result = try TokenStore.open(options.configuration(readOnly: true)).silentLookup(query)
             if json {
                 print(try LookupJSON.render(result, revealSecrets: revealSecrets).prettyPrinted())
             } else {

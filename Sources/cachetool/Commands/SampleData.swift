@@ -16,7 +16,7 @@ struct SampleData: ParsableCommand {
 
     func run() throws {
         try Failure.reporting {
-            let cache = try TokenCache.open(options.configuration(readOnly: false))
+            let cache = try TokenStore.open(options.configuration(readOnly: false))
             let records = SampleRecords(now: now ?? Int64(Date().timeIntervalSince1970))
             let written = try cache.write { writer in
                 for account in records.accounts { try writer.put(account) }

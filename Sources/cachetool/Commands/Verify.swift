@@ -16,7 +16,7 @@ struct Verify: ParsableCommand {
         try CrashContainment.delegate(storeDirectory: options.configuration(readOnly: true).directory)
         var clean = true
         try Failure.reporting {
-            let report = try TokenCache.open(options.configuration(readOnly: true)).verify()
+            let report = try TokenStore.open(options.configuration(readOnly: true)).verify()
             clean = report.isClean
             let problems = report.corrupt.map { ($0, "corrupt") } + report.misplaced.map { ($0, "misplaced") }
             if json {

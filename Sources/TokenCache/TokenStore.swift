@@ -7,7 +7,7 @@ internal import TokenCacheSodium
 /// For example:
 ///
 /// ```swift
-/// let cache = try TokenCache.open(.fromEnvironment())
+/// let cache = try TokenStore.open(.fromEnvironment())
 /// try cache.write { writer in
 ///     try writer.put(accessToken)
 ///     try writer.put(refreshToken)       // both commit together, or neither does
@@ -17,7 +17,7 @@ internal import TokenCacheSodium
 ///
 /// Instances are `Sendable` and cheap to share; opening the same store twice in one process shares one LMDB
 /// environment. Transactions are synchronous: never `await` inside one, never start a write inside a write.
-public final class TokenCache: Sendable {
+public final class TokenStore: Sendable {
     let store: RecordStore
     public let configuration: Configuration
 
@@ -29,20 +29,20 @@ public final class TokenCache: Sendable {
     /// Opens an existing store.
     /// - Throws: ``TokenCacheError``: `.storeNotFound`, `.wrongKey`, `.keyUnavailable`, `.insecurePermissions`,
     ///   `.corruptStore`, `.unsupportedFormatVersion`, `.unsupportedEnvironment`.
-    public static func open(_ configuration: Configuration) throws -> TokenCache {
+    public static func open(_ configuration: Configuration) throws -> TokenStore {
         try initializeSodium()
-        return TokenCache(store: try RecordStore.open(configuration, create: false, now: currentTime()), configuration: configuration)
+        return TokenStore(store: try RecordStore.open(configuration, create: false, now: currentTime()), configuration: configuration)
     }
 
     /// Creates a new store (directory 0700, files 0600) with a fresh random data key wrapped by the configured key.
     /// - Throws: ``TokenCacheError`` `.storeAlreadyExists` if there is one, plus the errors of ``open(_:)``.
-    public static func create(_ configuration: Configuration) throws -> TokenCache {
+    public static func create(_ configuration: Configuration) throws -> TokenStore {
         try initializeSodium()
-        return TokenCache(store: try RecordStore.open(configuration, create: true, now: currentTime()), configuration: configuration)
+        return TokenStore(store: try RecordStore.open(configuration, create: true, now: currentTime()), configuration: configuration)
     }
 
     /// Opens the store, creating it first if there is none.
-    public static func openOrCreate(_ configuration: Configuration) throws -> TokenCache {
+    public static func openOrCreate(_ configuration: Configuration) throws -> TokenStore {
         do {
             return try open(configuration)
         } catch let error as TokenCacheError where error.code == .storeNotFound {

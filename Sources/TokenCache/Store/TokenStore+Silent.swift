@@ -1,5 +1,5 @@
 /// The silent-flow operations of an auth client, each in its own transaction, with the configured alias groups.
-extension TokenCache {
+extension TokenStore {
     /// Ingests one token response in one durable write transaction. See ``CacheWriter/ingest(_:context:aliases:)``.
     @discardableResult
     public func ingest(_ response: TokenResponse, context: TokenRequestContext) throws -> IngestResult {
