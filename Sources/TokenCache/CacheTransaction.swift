@@ -1,5 +1,4 @@
 import Foundation
-internal import TokenCacheLMDB
 
 /// Read access to the store inside ``TokenStore/read(_:)``: one consistent snapshot.
 ///
@@ -7,9 +6,9 @@ internal import TokenCacheLMDB
 /// transaction to the thread that runs it.
 public class CacheReader {
     let store: RecordStore
-    let transaction: ReadTransaction
+    let transaction: any RecordReading
 
-    init(store: RecordStore, transaction: ReadTransaction) {
+    init(store: RecordStore, transaction: any RecordReading) {
         self.store = store
         self.transaction = transaction
     }
@@ -24,7 +23,7 @@ public class CacheReader {
     private func getStorable<S: StorableEntity, Key: CacheEntityKey>(_ type: S.Type, _ key: Key) throws -> StoredEntity<Key.Entity>? {
         guard let storageKey = try location(S.self, of: S.storageKey(for: key as! S.Key, index: store.keyring.index), damagedMayMatch: true)
         else { return nil }
-        let database = store.database(DatabaseName.forKind(S.kind))
+        let database = DatabaseName.forKind(S.kind)
         let result = try transaction.withValue(in: database, forKey: storageKey) { value in
             store.decode(S.self, value: value, key: storageKey)
         }
@@ -53,7 +52,7 @@ public class CacheReader {
             prefix = index.accountPrefix(homeAccountID)
         }
         var result = RecordList<S>(records: [], corrupt: [])
-        try transaction.forEach(in: store.database(DatabaseName.forKind(S.kind)), prefix: prefix) { key, value in
+        try transaction.forEach(in: DatabaseName.forKind(S.kind), prefix: prefix) { key, value in
             switch store.decode(S.self, value: value, key: Array(key)) {
             case .success(let stored):
                 if Self.matches(stored.entity, filter) { result.records.append(stored) }
@@ -97,7 +96,7 @@ public class CacheReader {
     public func counts() throws -> [EntityKind: Int] {
         var counts: [EntityKind: Int] = [:]
         for kind in EntityKind.allCases {
-            counts[kind] = try transaction.count(in: store.database(DatabaseName.forKind(kind)))
+            counts[kind] = try transaction.count(in: DatabaseName.forKind(kind))
         }
         return counts
     }
@@ -125,10 +124,10 @@ extension CacheReader: Sendable {}
 /// Read-write access inside ``TokenStore/write(_:)``. Everything written in one closure commits
 /// together, durably, or not at all.
 public final class CacheWriter: CacheReader {
-    let writeTransaction: WriteTransaction
+    let writeTransaction: any RecordWriting
     let now: Int64
 
-    init(store: RecordStore, transaction: WriteTransaction, now: Int64) {
+    init(store: RecordStore, transaction: any RecordWriting, now: Int64) {
         writeTransaction = transaction
         self.now = now
         super.init(store: store, transaction: transaction)
@@ -168,7 +167,7 @@ public final class CacheWriter: CacheReader {
     func upsert<S: StorableEntity>(_ entity: S, merging merge: (_ previous: S, _ new: S) -> S) throws -> UInt64 {
         try store.checkWritable()
         let key = try writeLocation(S.self, of: S.storageKey(for: entity.key, index: store.keyring.index), conditional: false)
-        let previous = try writeTransaction.withValue(in: store.database(DatabaseName.forKind(S.kind)), forKey: key) { value in
+        let previous = try writeTransaction.withValue(in: DatabaseName.forKind(S.kind), forKey: key) { value in
             store.decode(S.self, value: value, key: key)
         }
         let merged: S
@@ -199,7 +198,7 @@ public final class CacheWriter: CacheReader {
 
     /// Deletes the records of one kind stored under `keys`; returns how many existed.
     func deleteRecords<S: StorableEntity>(_ type: S.Type, keys: [[UInt8]]) throws -> Int {
-        let database = store.database(DatabaseName.forKind(S.kind))
+        let database = DatabaseName.forKind(S.kind)
         var deleted: [[UInt8]] = []
         for key in keys where try writeTransaction.delete(in: database, key: key) { deleted.append(key) }
         try bucketsChanged(S.self, keys: deleted)
@@ -241,7 +240,7 @@ public final class CacheWriter: CacheReader {
     /// unconditional write (which heals it) and as a conflict for a conditional one.
     private func currentRevision<S: StorableEntity>(_ type: S.Type, key: [UInt8], strict: Bool) throws -> UInt64? {
         let database = DatabaseName.forKind(S.kind)
-        let result = try writeTransaction.withValue(in: store.database(database), forKey: key) { value in
+        let result = try writeTransaction.withValue(in: database, forKey: key) { value in
             Result { () throws(FormatError) in try store.openRevision(value, slot: store.slot(database, key)) }
         }
         switch result {

@@ -1,4 +1,5 @@
 import Foundation
+internal import TokenCacheSodium
 
 /// Where a store lives, how its key is obtained, and its limits.
 public struct Configuration: Sendable {
@@ -29,6 +30,25 @@ public struct Configuration: Sendable {
         self.directory = directory
         self.keySource = keySource
     }
+
+    /// The ``directory`` that names a store in this process's memory rather than on disk, as SQLite's `:memory:`: no
+    /// file is touched, the records are sealed as on disk, and the store ends with its last reference.
+    /// ``TokenStore/create(_:)`` makes a new, empty one each time; ``TokenStore/open(_:)`` finds none.
+    public static let inMemoryDirectory = ":memory:"
+
+    /// A configuration for a new in-memory store (``inMemoryDirectory``), its records sealed under a random key that
+    /// exists only in this configuration and the store.
+    public static func inMemory() -> Configuration {
+        let key = withUnsafeTemporaryAllocation(byteCount: RootKey.byteCount, alignment: 1) { bytes in
+            Random.fill(bytes)
+            defer { Memory.zero(bytes) }
+            return Secret(Base64.encode(UnsafeRawBufferPointer(bytes), variant: .original))
+        }
+        return Configuration(directory: inMemoryDirectory, keySource: .base64Key(key, origin: "an in-memory store's random key"))
+    }
+
+    /// Whether ``directory`` names an in-memory store.
+    public var isInMemory: Bool { directory == Self.inMemoryDirectory }
 
     /// Environment variables the defaults read.
     public enum Variable {

@@ -1,5 +1,4 @@
 import Foundation
-internal import TokenCacheLMDB
 internal import TokenCacheSodium
 
 /// An encrypted, multi-process-safe store for MSAL unified-cache entities, on LMDB.
@@ -73,14 +72,7 @@ public final class TokenStore: Sendable {
     /// `body` may run more than once (when the map must grow, the transaction is retried from the start), so it
     /// must not have side effects outside the writer.
     public func write<R>(_ body: (CacheWriter) throws -> R) throws -> R {
-        try store.checkWritable()
-        let now = Self.currentTime()
-        do {
-            return try store.environment.write { transaction in
-                try store.checkHeaderUnchanged(in: transaction)
-                return try body(CacheWriter(store: store, transaction: transaction, now: now))
-            }
-        } catch { throw TokenCacheError.wrap(error, directory: store.directory) }
+        try store.write(now: Self.currentTime(), body)
     }
 
     // MARK: One-record conveniences (each its own transaction)
@@ -109,7 +101,7 @@ public final class TokenStore: Sendable {
 
     /// Facts about the store, for `cachetool` and diagnostics. Contains no secret and no identifier.
     public func info() throws -> StoreInfo {
-        let environmentInfo = store.environment.info
+        let usage = store.backend.usage()
         let counts = try read { try $0.counts() }
         let header = store.keyring.header
         return StoreInfo(
@@ -122,13 +114,13 @@ public final class TokenStore: Sendable {
             activeDataKeyID: store.keyring.activeKeyID,
             readOnly: store.readOnly,
             formatWritable: header.writeVersion <= FormatConstants.writeVersion,
-            mapSize: environmentInfo.mapSize,
-            maximumMapSize: store.maximumMapSize,
-            usedBytes: (environmentInfo.lastPageNumber + 1) * environmentInfo.pageSize,
-            readersInUse: environmentInfo.readersInUse,
-            maxReaders: environmentInfo.maxReaders,
+            mapSize: usage.currentCapacity,
+            maximumMapSize: usage.maximumCapacity,
+            usedBytes: usage.usedBytes,
+            readersInUse: usage.readersInUse,
+            maxReaders: usage.maxReaders,
             recordCounts: counts,
-            lmdbVersion: Environment.libraryVersion,
+            lmdbVersion: LMDBRecordBackend.libraryVersion,
             sodiumVersion: Sodium.versionString
         )
     }

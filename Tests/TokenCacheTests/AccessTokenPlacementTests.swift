@@ -28,7 +28,7 @@ import TokenCacheSodium
         for (key, value) in try store.rawEntries(DatabaseName.accessTokens) where key.count == RecordStore.bucketPrefixCount {
             let entryKey = try #require(value.withUnsafeBytes { cache.store.entryKey(ofTokenAt: key, value: $0) })
             // Straight through LMDB: the header may already differ from the one `cache` opened with.
-            try store.environment().write { txn in _ = try cache.store.move(DatabaseName.accessTokens, from: key, to: entryKey, in: txn) }
+            try cache.store.backend.write { txn in _ = try cache.store.move(DatabaseName.accessTokens, from: key, to: entryKey, in: txn) }
         }
         try setHeaderVersion(1, store, cache)
     }
@@ -284,7 +284,7 @@ import TokenCacheSodium
             var start: [UInt8]? = []
             var steps = 0
             while let from = start, steps < 100 {
-                start = try store.environment().write { txn in try cache.store.placeLoneTokens(from: from, limit: 7, in: txn) }
+                start = try cache.store.backend.write { txn in try cache.store.placeLoneTokens(from: from, limit: 7, in: txn) }
                 steps += 1
                 if let start { #expect(start.count == Self.prefixCount && start.lexicographicallyPrecedes(from) == false) }
             }

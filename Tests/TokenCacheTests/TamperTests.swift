@@ -172,7 +172,7 @@ import TokenCacheLMDB
             let entry = try #require(store.rawEntries(DatabaseName.refreshTokens).first)
             try store.rawPut(DatabaseName.refreshTokens, key: entry.0, value: Array(entry.1.dropLast()))
             let wrongKey = Account.storageKey(for: Samples.account(realm: "elsewhere").key, index: cache.store.keyring.index)
-            try cache.store.environment.write { txn in
+            try cache.store.backend.write { txn in
                 try cache.store.seal(Samples.account(), key: wrongKey, revision: 1, now: 0, into: txn)
             }
             let report = try cache.verify()

@@ -24,10 +24,27 @@ func withTemporaryDirectory<R>(_ body: (String) throws -> R) throws -> R {
     return try body(path)
 }
 
-/// A new store with its own key file in a temporary directory.
+/// The record backends the domain tests run on: every rule must hold on each.
+enum TestBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case lmdb
+    case memory
+
+    var testDescription: String { rawValue }
+}
+
+/// A new store with its own key file in a temporary directory (the store itself there too, or in memory).
 struct TestStore {
     let root: String
-    var directory: String { root + "/store" }
+    var backend: TestBackend = .lmdb
+    /// The records of the store `with` opened (an in-memory store is reachable only through it).
+    private(set) var records: (any RecordBackend)?
+
+    init(root: String, backend: TestBackend = .lmdb) {
+        self.root = root
+        self.backend = backend
+    }
+
+    var directory: String { backend == .memory ? Configuration.inMemoryDirectory : root + "/store" }
     var keyFile: String { root + "/keys/key" }
     var configuration: Configuration { Configuration(directory: directory, keySource: .keyFile(path: keyFile)) }
 
@@ -38,11 +55,12 @@ struct TestStore {
         return try TokenStore.open(readOnly)
     }
 
-    static func with<R>(_ body: (TestStore, TokenStore) throws -> R) throws -> R {
+    static func with<R>(_ backend: TestBackend = .lmdb, _ body: (TestStore, TokenStore) throws -> R) throws -> R {
         try withTemporaryDirectory { root in
-            let store = TestStore(root: root)
+            var store = TestStore(root: root, backend: backend)
             try KeyFile.create(at: store.keyFile)
             let cache = try TokenStore.create(store.configuration)
+            store.records = cache.store.backend
             return try body(store, cache)
         }
     }
@@ -52,18 +70,17 @@ struct TestStore {
         try Environment.open(directory: directory, databases: DatabaseName.all)
     }
 
-    /// The environment and one of its databases (a handle is only valid with the environment that opened it).
-    func database(_ name: String) throws -> (Environment, Database) {
-        let environment = try environment()
-        return (environment, try #require(environment.database(name)))
+    /// The store's record backend: the one `with` opened, else the store directory's LMDB environment.
+    func recordBackend() throws -> any RecordBackend {
+        if let records { return records }
+        return try LMDBRecordBackend.open(configuration, spaces: DatabaseName.all, create: false)
     }
 
-    /// Raw (key, value) pairs of a named database, bypassing all crypto.
+    /// Raw (key, value) pairs of a key space, bypassing all crypto.
     func rawEntries(_ name: String) throws -> [([UInt8], [UInt8])] {
-        let (environment, database) = try database(name)
-        return try environment.read { txn in
+        try recordBackend().read { txn in
             var entries: [([UInt8], [UInt8])] = []
-            try txn.forEach(in: database, prefix: []) { key, value in
+            try txn.forEach(in: name, prefix: []) { key, value in
                 entries.append((Array(key), Array(value)))
                 return true
             }
@@ -72,13 +89,11 @@ struct TestStore {
     }
 
     func rawPut(_ name: String, key: [UInt8], value: [UInt8]) throws {
-        let (environment, database) = try database(name)
-        try environment.write { txn in try value.withUnsafeBytes { try txn.put(in: database, key: key, value: $0) } }
+        try recordBackend().write { txn in try value.withUnsafeBytes { try txn.put(in: name, key: key, value: $0) } }
     }
 
     func rawDelete(_ name: String, key: [UInt8]) throws {
-        let (environment, database) = try database(name)
-        try environment.write { txn in _ = try txn.delete(in: database, key: key) }
+        try recordBackend().write { txn in _ = try txn.delete(in: name, key: key) }
     }
 
     /// Every byte of every file under the store directory.

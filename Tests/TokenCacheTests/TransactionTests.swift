@@ -80,7 +80,7 @@ import Testing
     @Test func twoCachesOnOneStoreShareOneEnvironment() throws {
         try TestStore.with { store, cache in
             let second = try TokenStore.open(store.configuration)
-            #expect(second.store.environment === cache.store.environment)
+            #expect(try #require(second.store.backend as? LMDBRecordBackend).environment === (try #require(cache.store.backend as? LMDBRecordBackend)).environment)
             try cache.put(Samples.account())
             #expect(try second.get(Samples.account().key) != nil)
         }

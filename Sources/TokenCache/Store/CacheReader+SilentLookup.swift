@@ -1,4 +1,3 @@
-import TokenCacheLMDB
 
 extension CacheReader {
     /// Answers a silent token request from one snapshot (issue 3 rules; msal-cache-semantics.md §6).
@@ -20,7 +19,7 @@ extension CacheReader {
 
         let index = store.keyring.index
         let accountPrefix = index.accountPrefix(query.homeAccountID)  // P(hid), shared by every range below
-        let database = store.database(DatabaseName.accessTokens)
+        let database = DatabaseName.accessTokens
         // Views into the map: valid until this transaction ends, so the chosen value is not looked up again.
         typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
         typealias Candidate = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, cachedAt: Int64, expiresOn: Int64)
@@ -94,7 +93,7 @@ extension CacheReader {
                     }
                     // Most often the bucket's only token (a version-1 store), decrypted next: its bytes load while
                     // LMDB finds the bucket's end (often on another page).
-                    ReadTransaction.prefetch(value)
+                    transaction.prefetch(value)
                 case 2: second = (key, value)
                 default: break
                 }
@@ -262,7 +261,7 @@ extension CacheReader {
         clientID: String, environment: String, aliases: EnvironmentAliases, corrupt: inout [CorruptRecord]
     ) throws -> StoredEntity<AppMetadata>? {
         let exactKey = AppMetadata.storageKey(for: .init(clientID: clientID, environment: environment), index: store.keyring.index)
-        let exact = try transaction.withValue(in: store.database(DatabaseName.appMetadata), forKey: exactKey) { value in
+        let exact = try transaction.withValue(in: DatabaseName.appMetadata, forKey: exactKey) { value in
             store.decode(AppMetadata.self, value: value, key: exactKey)
         }
         switch exact {
@@ -293,7 +292,7 @@ extension CacheReader {
         var tried = Set<String>()
         for host in hosts where tried.insert(host.asciiLowercased).inserted {
             let key = Account.storageKey(accountPrefix: accountPrefix, environment: host, realm: realm, index: store.keyring.index)
-            let result = try transaction.withValue(in: store.database(DatabaseName.accounts), forKey: key) { value in
+            let result = try transaction.withValue(in: DatabaseName.accounts, forKey: key) { value in
                 store.decode(Account.self, value: value, key: key)
             }
             switch result {
@@ -346,7 +345,7 @@ extension CacheReader {
         _ body: (StoredEntity<S>) throws -> Void
     ) throws {
         var damaged: [CorruptRecord] = []
-        try transaction.forEach(in: store.database(DatabaseName.forKind(S.kind)), prefix: prefix) { key, value in
+        try transaction.forEach(in: DatabaseName.forKind(S.kind), prefix: prefix) { key, value in
             let keyBytes = Array(key)
             switch store.decode(S.self, value: value, key: keyBytes) {
             case .success(let stored): try body(stored)

@@ -1,5 +1,3 @@
-internal import TokenCacheLMDB
-
 /// What ``CacheReader/verify()`` found.
 public struct VerificationReport: Sendable {
     /// Records that authenticated and decoded, by kind.
@@ -25,18 +23,11 @@ extension CacheReader {
     /// Reads everything: a maintenance operation, not for hot paths.
     public func verify() throws -> VerificationReport {
         var report = VerificationReport()
-        let metaPages: MetaPages
-        do { metaPages = try store.environment.metaPages() } catch { throw TokenCacheError.wrap(error, directory: store.directory) }
-        if !metaPages.areConsistent {
-            let (page0, page1) = (metaPages.page0, metaPages.page1)
-            report.metaPageProblem = "LMDB's meta pages hold transaction ids \(page0) and \(page1), which no sequence of commits "
-                + "leaves: one is damaged, and the last committed transaction may have been rolled back. Copy the store "
-                + "aside before writing to it (a write overwrites the damaged page)"
-        }
+        report.metaPageProblem = try store.backend.integrityProblem()
         // Access tokens per bucket prefix: a lone token belongs under the prefix, others under their entry keys (§4.3).
         var bucketSizes: [[UInt8]: Int] = [:]
         if store.placesLoneTokensAtBucketPrefix {
-            try transaction.forEach(in: store.database(DatabaseName.accessTokens), prefix: []) { key, _ in
+            try transaction.forEach(in: DatabaseName.accessTokens, prefix: []) { key, _ in
                 bucketSizes[Array(key.prefix(RecordStore.bucketPrefixCount)), default: 0] += 1
                 return true
             }

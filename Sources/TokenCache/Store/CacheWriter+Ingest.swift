@@ -1,4 +1,3 @@
-import TokenCacheLMDB
 
 /// What ``CacheWriter/ingest(_:context:aliases:)`` wrote.
 public struct IngestResult: Sendable {
@@ -72,7 +71,7 @@ extension CacheWriter {
             keyID: new.keyID, index: store.keyring.index
         )
         var doomed: [[UInt8]] = []
-        try writeTransaction.forEach(in: store.database(DatabaseName.accessTokens), prefix: prefix) { key, value in
+        try writeTransaction.forEach(in: DatabaseName.accessTokens, prefix: prefix) { key, value in
             // A damaged record in the bucket is left for `verify`/repair tooling, not silently deleted.
             guard let summary = try? store.openSummary(value, key: Array(key)), let storedScopes = try? summary.scopes else { return true }
             let sameGroup = aliases.areAliases(summary.environment, new.environment)

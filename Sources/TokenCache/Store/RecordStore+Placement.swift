@@ -1,4 +1,3 @@
-internal import TokenCacheLMDB
 internal import TokenCacheSodium
 
 /// Where access tokens sit in their bucket (FORMAT.md §4.3, format version 2): a bucket's only token under the
@@ -28,8 +27,8 @@ extension RecordStore {
     /// A damaged record under the prefix may be the token asked for. With `damagedMayMatch` (reads, conditional
     /// writes) its location is then the prefix, so that the damage is reported as for a damaged record under the
     /// asked key; without (unconditional writes) it is passed over and left for repair, as damaged records are.
-    func accessTokenLocation(entryKey: [UInt8], damagedMayMatch: Bool, in txn: ReadTransaction) throws -> [UInt8]? {
-        let database = database(DatabaseName.accessTokens)
+    func accessTokenLocation(entryKey: [UInt8], damagedMayMatch: Bool, in txn: any RecordReading) throws -> [UInt8]? {
+        let database = DatabaseName.accessTokens
         if try txn.withValue(in: database, forKey: entryKey, { _ in true }) != nil { return entryKey }
         guard placesLoneTokensAtBucketPrefix else { return nil }
         let prefix = Array(entryKey.prefix(Self.bucketPrefixCount))
@@ -43,11 +42,11 @@ extension RecordStore {
 
     /// Where a token with entry key `entryKey`, not yet stored, goes: under the bucket prefix when the bucket is
     /// empty, so that the common write needs no move afterwards; otherwise under its entry key.
-    func newAccessTokenLocation(entryKey: [UInt8], in txn: ReadTransaction) throws -> [UInt8] {
+    func newAccessTokenLocation(entryKey: [UInt8], in txn: any RecordReading) throws -> [UInt8] {
         guard placesLoneTokensAtBucketPrefix else { return entryKey }
         let prefix = Array(entryKey.prefix(Self.bucketPrefixCount))
         var empty = true
-        try txn.forEach(in: database(DatabaseName.accessTokens), prefix: prefix) { _, _ in
+        try txn.forEach(in: DatabaseName.accessTokens, prefix: prefix) { _, _ in
             empty = false
             return false
         }
@@ -57,8 +56,8 @@ extension RecordStore {
     /// Re-seals the record stored under `source` as the record under `destination` (the same plaintexts, so the
     /// same revision and times; fresh nonces, the active data key) and removes it from `source`. Returns false,
     /// leaving everything as it was, when the record cannot be opened.
-    func move(_ databaseName: String, from source: [UInt8], to destination: [UInt8], in txn: WriteTransaction) throws -> Bool {
-        let database = database(databaseName)
+    func move(_ databaseName: String, from source: [UInt8], to destination: [UInt8], in txn: any RecordWriting) throws -> Bool {
+        let database = databaseName
         let sourceSlot = slot(databaseName, source)
         let opened = try txn.withValue(in: database, forKey: source) { value in
             Result { () throws(FormatError) in
@@ -77,9 +76,9 @@ extension RecordStore {
     /// Puts the tokens of the bucket `prefix` where §4.3 says, after a change to the bucket: a lone token under the
     /// prefix; with two or more, a token found under the prefix back under its entry key. A token that cannot be
     /// read (damaged) stays where it is; readers cope (FORMAT.md §4.3, §9). The first two keys decide.
-    func placeTokens(ofBucket prefix: [UInt8], in txn: WriteTransaction) throws {
+    func placeTokens(ofBucket prefix: [UInt8], in txn: any RecordWriting) throws {
         guard placesLoneTokensAtBucketPrefix else { return }
-        let database = database(DatabaseName.accessTokens)
+        let database = DatabaseName.accessTokens
         var keys: [[UInt8]] = []
         try txn.forEach(in: database, prefix: prefix) { key, _ in
             keys.append(Array(key))
@@ -99,23 +98,21 @@ extension RecordStore {
     /// placement loses nothing, and the next writable open resumes it. Transactions stay small: one transaction for
     /// a large store would need room for a second copy of its tree (it ran out of map at 1M tokens).
     func finishLoneTokenPlacement() throws {
-        let meta = database(DatabaseName.meta)
+        let meta = DatabaseName.meta
         var done = false
         while !done {
-            do {
-                done = try environment.write { txn in
-                    try checkHeaderUnchanged(in: txn)
-                    guard let start = try txn.withValue(in: meta, forKey: FormatConstants.placementCursorKey, { Array($0) }) else {
-                        return true  // another process finished it
-                    }
-                    if let next = try placeLoneTokens(from: start, in: txn) {
-                        try next.withUnsafeBytes { try txn.put(in: meta, key: FormatConstants.placementCursorKey, value: $0) }
-                        return false
-                    }
-                    _ = try txn.delete(in: meta, key: FormatConstants.placementCursorKey)
-                    return true
+            done = try backend.write { txn in
+                try checkHeaderUnchanged(in: txn)
+                guard let start = try txn.withValue(in: meta, forKey: FormatConstants.placementCursorKey, { Array($0) }) else {
+                    return true  // another process finished it
                 }
-            } catch { throw TokenCacheError.wrap(error, directory: directory) }
+                if let next = try placeLoneTokens(from: start, in: txn) {
+                    try next.withUnsafeBytes { try txn.put(in: meta, key: FormatConstants.placementCursorKey, value: $0) }
+                    return false
+                }
+                _ = try txn.delete(in: meta, key: FormatConstants.placementCursorKey)
+                return true
+            }
         }
     }
 
@@ -124,13 +121,13 @@ extension RecordStore {
 
     /// Moves the lone tokens of the buckets from key `start` on, stopping at a bucket boundary after about
     /// `limit` records; returns the key to resume at, nil when the end of the database was reached.
-    func placeLoneTokens(from start: [UInt8], limit: Int = placementBatch, in txn: WriteTransaction) throws -> [UInt8]? {
+    func placeLoneTokens(from start: [UInt8], limit: Int = placementBatch, in txn: any RecordWriting) throws -> [UInt8]? {
         var lone: [[UInt8]] = []
         var current: (prefix: [UInt8], key: [UInt8], count: Int)? = nil
         var resume: [UInt8]? = nil
         var read = 0
         func close() { if let current, current.count == 1, current.key.count > Self.bucketPrefixCount { lone.append(current.key) } }
-        try txn.forEach(in: database(DatabaseName.accessTokens), from: start) { key, _ in
+        try txn.forEach(in: DatabaseName.accessTokens, from: start) { key, _ in
             guard key.count >= Self.bucketPrefixCount else { return true }  // not a token key; `verify` reports it
             let prefix = UnsafeRawBufferPointer(rebasing: key[..<Self.bucketPrefixCount])
             if let open = current, open.prefix.elementsEqual(prefix) {

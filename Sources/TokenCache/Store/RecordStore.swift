@@ -1,79 +1,50 @@
 import Foundation
-internal import TokenCacheLMDB
 internal import TokenCacheSodium
 
-/// The one place that composes the model, the format codec, the keys and LMDB.
+/// A store's records as the domain sees them: a backend (``RecordBackend``) and the keyring that seals, opens and
+/// indexes what goes into it, with the header checks that keep every write under the rules the store was opened with.
 final class RecordStore: Sendable {
-    let directory: String
-    let environment: Environment
+    let backend: any RecordBackend
     let keyring: Keyring
     let readOnly: Bool
-    let maximumMapSize: Int
-    private let databases: [String: Database]
     /// The header as this store was opened with it: every write transaction checks that it is still the stored one.
     private let headerBytes: [UInt8]
 
-    private init(directory: String, environment: Environment, keyring: Keyring, readOnly: Bool, maximumMapSize: Int) throws {
-        self.directory = directory
-        self.environment = environment
+    /// Where the records live, for messages (a directory, or the in-memory name).
+    var directory: String { backend.location }
+
+    private init(backend: any RecordBackend, keyring: Keyring, readOnly: Bool) {
+        self.backend = backend
         self.keyring = keyring
         self.readOnly = readOnly
-        self.maximumMapSize = maximumMapSize
         headerBytes = keyring.header.encoded()
-        var databases: [String: Database] = [:]
-        for name in DatabaseName.all {
-            guard let database = environment.database(name) else {
-                throw TokenCacheError(.corruptStore, "the store at \(directory) lacks its '\(name)' database")
-            }
-            databases[name] = database
-        }
-        self.databases = databases
     }
 
-    func database(_ name: String) -> Database { databases[name]! }
-
-    static func dataFilePath(_ directory: String) -> String { directory + "/data.mdb" }
-
-    /// Opens an existing store (`create == false`) or creates a new one (`create == true`).
+    /// Opens an existing store (`create == false`) or creates a new one (`create == true`): in the directory the
+    /// configuration names, or in memory (``Configuration/inMemoryDirectory``: only `create` finds one, new).
     static func open(_ configuration: Configuration, create: Bool, now: Int64) throws -> RecordStore {
-        let directory = configuration.directory
-        let dataFile = dataFilePath(directory)
-        if create {
-            guard !configuration.readOnly else { throw TokenCacheError(.readOnly, "cannot create a store read-only") }
-            try FileSystem.makeDirectory(directory)
-        } else if !FileSystem.exists(dataFile) {
-            throw TokenCacheError(.storeNotFound, "no token cache at \(directory) (create one with `cachetool init`)")
-        }
-        if !configuration.allowNetworkFilesystem { try FileSystem.checkLocalFilesystem(directory) }
-        try FileSystem.checkPrivate(directory, what: "store directory", fix: "chmod 700 \(directory)")
-        for file in [dataFile, directory + "/lock.mdb", directory + "/open.lock"] where FileSystem.exists(file) {
-            try FileSystem.checkPrivate(file, what: "store file", fix: "chmod 600 \(file)")
-        }
-
-        var options = EnvironmentOptions()
-        options.initialMapSize = configuration.initialMapSize
-        options.maximumMapSize = max(configuration.maximumMapSize, configuration.initialMapSize)
-        options.readOnly = configuration.readOnly
-        let environment: Environment
-        do {
-            environment = try Environment.open(directory: directory, databases: DatabaseName.all, options: options)
-        } catch .notFound {
-            throw TokenCacheError(.corruptStore, "the store at \(directory) lacks its databases (was it created by token-cache?)")
-        } catch {
-            throw TokenCacheError.wrap(error, directory: directory)
-        }
-
-        let meta = environment.database(DatabaseName.meta)!
-        let existing: [UInt8]?
-        let placementPending: Bool
-        do {
-            (existing, placementPending) = try environment.read { txn in
-                (
-                    try txn.withValue(in: meta, forKey: FormatConstants.headerKey) { Array($0) },
-                    try txn.withValue(in: meta, forKey: FormatConstants.placementCursorKey) { _ in true } ?? false
-                )
+        let backend: any RecordBackend
+        if configuration.isInMemory {
+            guard create else {
+                throw TokenCacheError(.storeNotFound, "an in-memory store exists only as the TokenStore that created it")
             }
-        } catch { throw TokenCacheError.wrap(error, directory: directory) }
+            guard !configuration.readOnly else { throw TokenCacheError(.readOnly, "cannot create a store read-only") }
+            backend = InMemoryRecordBackend(name: Configuration.inMemoryDirectory, spaces: DatabaseName.all)
+        } else {
+            backend = try LMDBRecordBackend.open(configuration, spaces: DatabaseName.all, create: create)
+        }
+        return try open(backend, configuration: configuration, create: create, now: now)
+    }
+
+    /// Reads (or, creating, writes) the header in `backend`, unlocks the keyring, and upgrades an older format.
+    private static func open(_ backend: any RecordBackend, configuration: Configuration, create: Bool, now: Int64) throws -> RecordStore {
+        let directory = backend.location
+        let (existing, placementPending) = try backend.read { txn in
+            (
+                try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey) { Array($0) },
+                try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.placementCursorKey) { _ in true } ?? false
+            )
+        }
 
         let keyring: Keyring
         var readOnly = configuration.readOnly
@@ -95,14 +66,12 @@ final class RecordStore: Sendable {
                 cost: generated.cost, now: now
             )
             let bytes = keyring.header.encoded()
-            do {
-                try environment.write { txn in
-                    if try txn.withValue(in: meta, forKey: FormatConstants.headerKey, { _ in true }) != nil {
-                        throw TokenCacheError(.storeAlreadyExists, "a token cache was created at \(directory) concurrently")
-                    }
-                    try bytes.withUnsafeBytes { try txn.put(in: meta, key: FormatConstants.headerKey, value: $0) }
+            try backend.write { txn in
+                if try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey, { _ in true }) != nil {
+                    throw TokenCacheError(.storeAlreadyExists, "a token cache was created at \(directory) concurrently")
                 }
-            } catch { throw TokenCacheError.wrap(error, directory: directory) }
+                try bytes.withUnsafeBytes { try txn.put(in: DatabaseName.meta, key: FormatConstants.headerKey, value: $0) }
+            }
         case (.some(let bytes), false):
             let header: StoreHeader
             do {
@@ -120,15 +89,12 @@ final class RecordStore: Sendable {
             let root = try RootKey.derive(from: configuration.keySource, header: header, maximumCost: configuration.maximumPassphraseCost)
             let unlocked = try Keyring.unlock(header: header, root: root)
             if header.readVersion < FormatConstants.readVersion, !readOnly {
-                try upgrade(bytes, directory: directory, environment: environment, keyring: unlocked, root: root)
-                return try open(configuration, create: false, now: now)
+                try upgrade(bytes, backend: backend, keyring: unlocked, root: root)
+                return try open(backend, configuration: configuration, create: false, now: now)
             }
             keyring = unlocked
         }
-        let store = try RecordStore(
-            directory: directory, environment: environment, keyring: keyring, readOnly: readOnly,
-            maximumMapSize: options.maximumMapSize
-        )
+        let store = RecordStore(backend: backend, keyring: keyring, readOnly: readOnly)
         if placementPending, !readOnly { try store.finishLoneTokenPlacement() }
         return store
     }
@@ -138,29 +104,24 @@ final class RecordStore: Sendable {
     /// the placement cursor that has lone access tokens moved under their bucket prefix (§4.3) afterwards, in
     /// transactions of bounded size (``finishLoneTokenPlacement()``). Does nothing if another process changed the
     /// header meanwhile (it upgraded the store first); the caller opens the store again as it now is.
-    private static func upgrade(
-        _ storedHeader: [UInt8], directory: String, environment: Environment, keyring: Keyring, root: SecureKey
-    ) throws {
+    private static func upgrade(_ storedHeader: [UInt8], backend: any RecordBackend, keyring: Keyring, root: SecureKey) throws {
         var target = keyring.header
         target.readVersion = FormatConstants.readVersion
         target.writeVersion = FormatConstants.writeVersion
         let header = try keyring.rewrapped(as: target, root: root).encoded()
-        let meta = environment.database(DatabaseName.meta)!
-        do {
-            try environment.write { txn in
-                let current = try txn.withValue(in: meta, forKey: FormatConstants.headerKey) { Array($0) }
-                guard current == storedHeader else { return }
-                try header.withUnsafeBytes { try txn.put(in: meta, key: FormatConstants.headerKey, value: $0) }
-                try txn.put(in: meta, key: FormatConstants.placementCursorKey, value: UnsafeRawBufferPointer(start: nil, count: 0))
-            }
-        } catch { throw TokenCacheError.wrap(error, directory: directory) }
+        try backend.write { txn in
+            let current = try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey) { Array($0) }
+            guard current == storedHeader else { return }
+            try header.withUnsafeBytes { try txn.put(in: DatabaseName.meta, key: FormatConstants.headerKey, value: $0) }
+            try txn.put(in: DatabaseName.meta, key: FormatConstants.placementCursorKey, value: UnsafeRawBufferPointer(start: nil, count: 0))
+        }
     }
 
     /// Refuses to write when the stored header is no longer the one this store was opened with: another process
     /// upgraded the store to a newer format (whose rules this code does not know) or changed its keys (FORMAT.md §7).
     /// One get from the tiny `meta` database per write transaction.
-    func checkHeaderUnchanged(in txn: ReadTransaction) throws {
-        let stored = try txn.withValue(in: database(DatabaseName.meta), forKey: FormatConstants.headerKey) { Array($0) }
+    func checkHeaderUnchanged(in txn: any RecordReading) throws {
+        let stored = try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey) { Array($0) }
         guard stored != headerBytes else { return }
         // A newer read version is what the header parser refuses, reading nothing after it (§7).
         do {
@@ -178,11 +139,19 @@ final class RecordStore: Sendable {
         )
     }
 
-    /// Runs `body` on one consistent snapshot, with errors mapped to ``TokenCacheError``.
+    /// Runs `body` on one consistent snapshot.
     func read<R>(_ body: (CacheReader) throws -> R) throws -> R {
-        do {
-            return try environment.read { transaction in try body(CacheReader(store: self, transaction: transaction)) }
-        } catch { throw TokenCacheError.wrap(error, directory: directory) }
+        try backend.read { transaction in try body(CacheReader(store: self, transaction: transaction)) }
+    }
+
+    /// Runs `body` in one write transaction, after checking that this store may write and that the header is still
+    /// the one it was opened with. `now` is the time every record written is stamped with.
+    func write<R>(now: Int64, _ body: (CacheWriter) throws -> R) throws -> R {
+        try checkWritable()
+        return try backend.write { transaction in
+            try checkHeaderUnchanged(in: transaction)
+            return try body(CacheWriter(store: self, transaction: transaction, now: now))
+        }
     }
 
     func checkWritable() throws(TokenCacheError) {
@@ -257,8 +226,8 @@ final class RecordStore: Sendable {
         }
     }
 
-    /// Seals `entity` as the value of `key` with the given revision, in place in the LMDB map.
-    func seal<S: StorableEntity>(_ entity: S, key: [UInt8], revision: UInt64, now: Int64, into txn: WriteTransaction) throws {
+    /// Seals `entity` as the value of `key` with the given revision, in place in the backend's reserved value.
+    func seal<S: StorableEntity>(_ entity: S, key: [UInt8], revision: UInt64, now: Int64, into txn: any RecordWriting) throws {
         let database = DatabaseName.forKind(S.kind)
         let body = RecordBody(revision: revision, updatedAt: now, fields: entity.encodeFields())
         guard body.encodedCount <= FormatConstants.maximumBodyPlaintext else {
@@ -275,13 +244,13 @@ final class RecordStore: Sendable {
     }
 
     /// Seals the plaintexts under the active data key, with fresh nonces, as the record under `key`, written in place
-    /// into LMDB's reserved value: how a new record is stored and how a moved one is re-sealed for its new key.
-    func putSealed(summary: SecureBuffer?, body: SecureBuffer, database: String, key: [UInt8], into txn: WriteTransaction) throws {
+    /// into the backend's reserved value: how a new record is stored and how a moved one is re-sealed for its new key.
+    func putSealed(summary: SecureBuffer?, body: SecureBuffer, database: String, key: [UInt8], into txn: any RecordWriting) throws {
         let count = RecordEnvelope.sealedCount(summaryPlaintext: summary?.count, bodyPlaintext: body.count)
         let slot = slot(database, key)
         let recordKey = keyring.activeRecordKey
         let keyID = keyring.activeKeyID
-        try txn.put(in: self.database(database), key: key, reservingCount: count) { output in
+        try txn.put(in: database, key: key, reservingCount: count) { output in
             try body.withUnsafeBytes { body in
                 if let summary {
                     try summary.withUnsafeBytes { summary in

@@ -1,0 +1,244 @@
+import Glibc
+import Synchronization
+
+/// The records in this process's memory: the same sealed bytes an on-disk store holds, gone with the last reference.
+///
+/// For caches that must not touch the disk (a short-lived tool, a test), and as the second implementation of the
+/// seam: every domain rule runs on it exactly as on LMDB. Semantics follow LMDB's where the store relies on them:
+/// bytewise key order, snapshot reads that never wait (a read sees the last commit before it began), one writer at a
+/// time with a nested write on the same thread refused, a write that throws leaving nothing behind, views valid until
+/// the transaction's next write or its end, and LMDB's key-size limits (1 to 511 bytes).
+final class InMemoryRecordBackend: RecordBackend {
+    /// Bytes at a stable address, lent out as views. Values are sealed records (ciphertext), keys are blind-index
+    /// digests: nothing here is plaintext, so nothing needs wiping.
+    final class Bytes: @unchecked Sendable {  // written once (by its creator, before it is shared), then only read
+        let buffer: UnsafeMutableRawBufferPointer
+
+        init(count: Int) {
+            buffer = .allocate(byteCount: max(count, 1), alignment: 16)
+            buffer.initializeMemory(as: UInt8.self, repeating: 0)
+        }
+
+        convenience init(copying bytes: UnsafeRawBufferPointer) {
+            self.init(count: bytes.count)
+            if let base = bytes.baseAddress { buffer.baseAddress!.copyMemory(from: base, byteCount: bytes.count) }
+            count = bytes.count
+        }
+
+        private(set) var count = 0
+        var view: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: buffer.baseAddress, count: count) }
+        fileprivate func setCount(_ count: Int) { self.count = count }
+
+        deinit { buffer.deallocate() }
+    }
+
+    struct Entry: Sendable {
+        let key: Bytes
+        var value: Bytes
+    }
+
+    /// One committed state: per key space, the entries in key order. Copy-on-write, so a snapshot is a copy.
+    struct State: Sendable {
+        var spaces: [String: [Entry]]
+        var commitID: Int
+    }
+
+    /// LMDB's default maximum key size, kept so that a key LMDB would refuse is refused here too.
+    static let maximumKeySize = 511
+
+    let location: String
+    private let committed: Mutex<State>
+    /// Serialises writers; the id of the thread that holds it, to refuse a nested write instead of deadlocking.
+    private let writer = Mutex<Void>(())
+    private let writerThread = Atomic<UInt>(0)
+
+    init(name: String, spaces: [String]) {
+        location = name
+        committed = Mutex(State(spaces: Dictionary(uniqueKeysWithValues: spaces.map { ($0, []) }), commitID: 1))
+    }
+
+    func read<R>(_ body: (any RecordReading) throws -> R) throws -> R {
+        try body(Snapshot(state: committed.withLock { $0 }))
+    }
+
+    func write<R>(_ body: (any RecordWriting) throws -> R) throws -> R {
+        let thread = UInt(pthread_self())
+        if writerThread.load(ordering: .acquiring) == thread {
+            throw TokenCacheError(.unsupportedEnvironment, "a write transaction was started inside another one on the same thread")
+        }
+        return try writer.withLock { _ in
+            writerThread.store(thread, ordering: .releasing)
+            defer { writerThread.store(0, ordering: .releasing) }
+            let transaction = WriteTransaction(state: committed.withLock { $0 })
+            let result = try body(transaction)
+            if let failure = transaction.failure { throw failure }
+            transaction.state.commitID += 1
+            let state = transaction.state
+            committed.withLock { $0 = state }
+            return result
+        }
+    }
+
+    func usage() -> StorageUsage {
+        let state = committed.withLock { $0 }
+        let used = state.spaces.values.reduce(0) { total, entries in
+            entries.reduce(total) { $0 + $1.key.count + $1.value.count }
+        }
+        return StorageUsage(currentCapacity: 0, maximumCapacity: 0, usedBytes: used, readersInUse: 0, maxReaders: 0)
+    }
+
+    func integrityProblem() throws -> String? { nil }
+
+    /// A read transaction: one committed state, held for the transaction's life (so every view stays valid).
+    fileprivate struct Snapshot: RecordReading {
+        let state: State
+        func withValue<R>(in space: String, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+            try Self.withValue(in: state, space, key, body)
+        }
+        func forEach(
+            in space: String, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        ) throws {
+            try Self.walk(state, space, from: prefix, prefix: prefix, body)
+        }
+        func forEach(
+            in space: String, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        ) throws {
+            try Self.walk(state, space, from: start, prefix: [], body)
+        }
+        func count(in space: String) throws -> Int { try Self.entries(state, space).count }
+        var snapshotID: Int { state.commitID }
+    }
+
+    /// A write transaction: a private copy of the committed state, published whole at commit.
+    private final class WriteTransaction: RecordWriting {
+        var state: State
+        /// The error of a reserved put whose fill failed: the transaction must not commit a zeroed value.
+        var failure: (any Error)?
+
+        init(state: State) { self.state = state }
+
+        func withValue<R>(in space: String, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+            try Snapshot.withValue(in: state, space, key, body)
+        }
+        func forEach(
+            in space: String, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        ) throws {
+            // A snapshot of this transaction's state: `body` may write (delete the entry it was given, as LMDB allows).
+            try Snapshot.walk(state, space, from: prefix, prefix: prefix, body)
+        }
+        func forEach(
+            in space: String, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        ) throws {
+            try Snapshot.walk(state, space, from: start, prefix: [], body)
+        }
+        func count(in space: String) throws -> Int { try Snapshot.entries(state, space).count }
+        var snapshotID: Int { state.commitID }
+
+        func put(in space: String, key: [UInt8], value: UnsafeRawBufferPointer) throws {
+            try store(Bytes(copying: value), in: space, key: key)
+        }
+
+        func put(in space: String, key: [UInt8], reservingCount count: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
+            guard count >= 0 else { throw TokenCacheError(.invalidArgument, "a negative value size") }
+            let value = Bytes(count: count)
+            value.setCount(count)
+            do {
+                try fill(UnsafeMutableRawBufferPointer(rebasing: value.buffer[..<count]))
+            } catch {
+                failure = failure ?? error
+                throw error
+            }
+            try store(value, in: space, key: key)
+        }
+
+        func delete(in space: String, key: [UInt8]) throws -> Bool {
+            try Snapshot.validate(key)
+            var entries = try Snapshot.entries(state, space)
+            let index = Snapshot.lowerBound(entries, key)
+            guard index < entries.count, Snapshot.compare(entries[index].key.view, key) == 0 else { return false }
+            state.spaces[space] = nil  // keeps the array uniquely referenced while it changes
+            entries.remove(at: index)
+            state.spaces[space] = entries
+            return true
+        }
+
+        private func store(_ value: Bytes, in space: String, key: [UInt8]) throws {
+            try Snapshot.validate(key)
+            var entries = try Snapshot.entries(state, space)
+            let index = Snapshot.lowerBound(entries, key)
+            state.spaces[space] = nil
+            if index < entries.count, Snapshot.compare(entries[index].key.view, key) == 0 {
+                entries[index].value = value
+            } else {
+                entries.insert(Entry(key: key.withUnsafeBytes { Bytes(copying: $0) }, value: value), at: index)
+            }
+            state.spaces[space] = entries
+        }
+    }
+}
+
+extension InMemoryRecordBackend.Snapshot {
+    static func entries(_ state: InMemoryRecordBackend.State, _ space: String) throws -> [InMemoryRecordBackend.Entry] {
+        guard let entries = state.spaces[space] else { preconditionFailure("no key space '\(space)' was opened") }
+        return entries
+    }
+
+    static func validate(_ key: [UInt8]) throws {
+        guard !key.isEmpty, key.count <= InMemoryRecordBackend.maximumKeySize else {
+            throw TokenCacheError(.invalidArgument, "a key of \(key.count) bytes (keys are 1 to \(InMemoryRecordBackend.maximumKeySize))")
+        }
+    }
+
+    /// Bytewise order, a key before its extensions: LMDB's default order.
+    static func compare(_ lhs: UnsafeRawBufferPointer, _ rhs: [UInt8]) -> Int {
+        rhs.withUnsafeBytes { rhs in
+            let common = min(lhs.count, rhs.count)
+            if common > 0 {
+                let order = memcmp(lhs.baseAddress!, rhs.baseAddress!, common)
+                if order != 0 { return Int(order) }
+            }
+            return lhs.count - rhs.count
+        }
+    }
+
+    /// The index of the first entry whose key is at least `key`.
+    static func lowerBound(_ entries: [InMemoryRecordBackend.Entry], _ key: [UInt8]) -> Int {
+        var low = 0, high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if compare(entries[middle].key.view, key) < 0 { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    static func withValue<R>(
+        in state: InMemoryRecordBackend.State, _ space: String, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R? {
+        try validate(key)
+        let entries = try entries(state, space)
+        let index = lowerBound(entries, key)
+        guard index < entries.count, compare(entries[index].key.view, key) == 0 else { return nil }
+        return try body(entries[index].value.view)
+    }
+
+    /// The entries from the first key at least `start` on, while they begin with `prefix`, on a copy of the state's
+    /// array: the entries (and so the views) outlive any write `body` makes.
+    static func walk(
+        _ state: InMemoryRecordBackend.State, _ space: String, from start: [UInt8], prefix: [UInt8],
+        _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        guard start.count <= InMemoryRecordBackend.maximumKeySize else {
+            throw TokenCacheError(.invalidArgument, "a key of \(start.count) bytes (keys are 1 to \(InMemoryRecordBackend.maximumKeySize))")
+        }
+        let entries = try entries(state, space)
+        var index = lowerBound(entries, start)
+        while index < entries.count {
+            let entry = entries[index]
+            let key = entry.key.view
+            guard key.count >= prefix.count, prefix.isEmpty || compare(UnsafeRawBufferPointer(rebasing: key[..<prefix.count]), prefix) == 0
+            else { return }
+            guard try body(key, entry.value.view) else { return }
+            index += 1
+        }
+    }
+}

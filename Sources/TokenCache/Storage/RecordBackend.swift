@@ -1,0 +1,92 @@
+/// The storage seam: everything the store asks of the place its sealed records live.
+///
+/// A backend holds named key spaces (FORMAT.md §3: `meta` and one per entity kind) of byte keys and byte values,
+/// ordered bytewise (`memcmp`, a shorter key before its extensions), and offers snapshot reads and atomic,
+/// serialised writes. It knows nothing of entities, encryption or keys: values reach it already sealed, and what it
+/// returns is authenticated above it. Two backends implement it: ``LMDBRecordBackend`` (a store directory, shared
+/// by processes) and ``InMemoryRecordBackend`` (one process's memory). A third needs only these operations.
+///
+/// The operations are the small set the domain uses, of the size of redb's `StorageBackend`: a get that lends the
+/// value, a prefix scan and a scan from a key, a count, a snapshot id, a put (of a value, or into a reserved buffer
+/// the caller seals in place), and a delete. They are synchronous: a backend across a network would serve a whole
+/// lookup's reads in one round trip, which the lookup's shape (a handful of known key ranges) allows.
+protocol RecordBackend: AnyObject, Sendable {
+    /// Runs `body` on one consistent snapshot. Readers never wait for writers.
+    func read<R>(_ body: (any RecordReading) throws -> R) throws -> R
+
+    /// Runs `body` in one write transaction, committed (durably, where the backend persists) when `body` returns and
+    /// rolled back when it throws. Writers are serialised; a write inside a write on the same thread is refused, not
+    /// deadlocked. `body` may run more than once (LMDB re-runs it after growing its map), so it must have no effect
+    /// outside the transaction.
+    func write<R>(_ body: (any RecordWriting) throws -> R) throws -> R
+
+    /// Where the records live, for messages: a directory, or a name for memory.
+    var location: String { get }
+
+    /// Size and capacity figures for ``TokenStore/info()``.
+    func usage() -> StorageUsage
+
+    /// Damage below the records that the backend can see (LMDB: its two meta pages), described for an operator;
+    /// nil when there is none or the backend has no such layer.
+    func integrityProblem() throws -> String?
+}
+
+/// Read access to one snapshot, valid only inside the closure that received it.
+///
+/// Views (`UnsafeRawBufferPointer`s of keys and values) point into the backend's storage: valid until the next write
+/// in this transaction or its end, never after. Readers may keep a view past the closure call that lent it, within
+/// those bounds (the silent lookup keeps its chosen token's).
+protocol RecordReading {
+    /// Calls `body` with the value stored under `key` in `space`; nil when the key is absent.
+    func withValue<R>(in space: String, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
+
+    /// Visits, in key order, the entries whose key starts with `prefix` (all entries for an empty prefix) until
+    /// `body` returns false.
+    func forEach(
+        in space: String, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws
+
+    /// Visits, in key order, the entries whose key is at least `start` until `body` returns false: for work done in
+    /// bounded batches, each resuming where the last stopped.
+    func forEach(
+        in space: String, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws
+
+    /// The number of entries in `space`, without reading them.
+    func count(in space: String) throws -> Int
+
+    /// Identifies the committed state this snapshot shows: equal ids, equal contents.
+    var snapshotID: Int { get }
+
+    /// A hint that `view`, lent by this transaction, will be read soon (after another step of a scan): the backend
+    /// may start loading it. Changes no result.
+    func prefetch(_ view: UnsafeRawBufferPointer)
+}
+
+/// Read-write access inside ``RecordBackend/write(_:)``.
+protocol RecordWriting: RecordReading {
+    /// Stores `value` under `key`, replacing any value there.
+    func put(in space: String, key: [UInt8], value: UnsafeRawBufferPointer) throws
+
+    /// Stores a value of `count` bytes under `key`, written by `fill` into the buffer the backend reserved for it (LMDB:
+    /// in place in the map), so that a record is sealed straight into its final place.
+    func put(in space: String, key: [UInt8], reservingCount count: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws
+
+    /// Removes the entry under `key`; returns whether there was one.
+    func delete(in space: String, key: [UInt8]) throws -> Bool
+}
+
+extension RecordReading {
+    func prefetch(_ view: UnsafeRawBufferPointer) {}
+}
+
+/// Size and capacity of a backend, as ``StoreInfo`` reports them.
+struct StorageUsage: Sendable {
+    /// The bytes the backend may grow to before writes fail with `.storageFull`, right now and at most.
+    var currentCapacity: Int
+    var maximumCapacity: Int
+    /// The bytes in use.
+    var usedBytes: Int
+    var readersInUse: Int
+    var maxReaders: Int
+}
