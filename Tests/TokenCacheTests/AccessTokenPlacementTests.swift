@@ -42,8 +42,9 @@ import TokenCacheSodium
         try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: rewrapped.encoded())
     }
 
-    @Test func aLoneTokenLivesUnderItsBucketPrefixAndMovesWhenASecondArrives() throws {
-        try TestStore.with { store, cache in
+    @Test(arguments: TestBackend.allCases)
+    func aLoneTokenLivesUnderItsBucketPrefixAndMovesWhenASecondArrives(backend: TestBackend) throws {
+        try TestStore.with(backend) { store, cache in
             let first = Samples.accessToken(target: "User.Read", secret: "first")
             let second = Samples.accessToken(target: "Files.Read", secret: "second")
             let otherBucket = Samples.accessToken(client: "other-client", secret: "other")
@@ -79,8 +80,9 @@ import TokenCacheSodium
         }
     }
 
-    @Test func ingestReplacingTheLoneTokenKeepsItUnderThePrefixAndSignOutRemovesIt() throws {
-        try TestStore.with { store, cache in
+    @Test(arguments: TestBackend.allCases)
+    func ingestReplacingTheLoneTokenKeepsItUnderThePrefixAndSignOutRemovesIt(backend: TestBackend) throws {
+        try TestStore.with(backend) { store, cache in
             try cache.ingest(try TokenResponse(json: Responses.json(accessToken: "at-1")), context: try Responses.context())
             let keys = try Self.storedKeys(store)
             #expect(keys.count == 1 && keys[0].count == Self.prefixCount)
@@ -108,8 +110,9 @@ import TokenCacheSodium
         }
     }
 
-    @Test func verifyFlagsATokenUnderThePrefixBesideOthersAndCountsUnplacedLoneTokens() throws {
-        try TestStore.with { store, cache in
+    @Test(arguments: TestBackend.allCases)
+    func verifyFlagsATokenUnderThePrefixBesideOthersAndCountsUnplacedLoneTokens(backend: TestBackend) throws {
+        try TestStore.with(backend) { store, cache in
             let first = Samples.accessToken(target: "User.Read")
             let second = Samples.accessToken(target: "Files.Read")
             try cache.put(first)
@@ -145,8 +148,9 @@ import TokenCacheSodium
         )
     }
 
-    @Test func aDamagedLoneTokenIsReportedAndTheBucketStaysUsable() throws {
-        try TestStore.with { store, cache in
+    @Test(arguments: TestBackend.allCases)
+    func aDamagedLoneTokenIsReportedAndTheBucketStaysUsable(backend: TestBackend) throws {
+        try TestStore.with(backend) { store, cache in
             let first = Samples.accessToken(target: "User.Read", secret: "first")
             let second = Samples.accessToken(target: "Files.Read", secret: "second")
             try cache.put(first)
@@ -181,8 +185,9 @@ import TokenCacheSodium
     /// Random puts, conditional puts and deletes over a few buckets, several transactions each: after every one,
     /// each bucket's tokens are where §4.3 puts them, every live token reads back with its revision, and every
     /// removed one is gone.
-    @Test func placementHoldsThroughRandomWrites() throws {
-        try TestStore.with { store, cache in
+    @Test(arguments: TestBackend.allCases)
+    func placementHoldsThroughRandomWrites(backend: TestBackend) throws {
+        try TestStore.with(backend) { store, cache in
             var generator = SplitMix64(seed: 0x9A11_0C47)
             let targets = ["User.Read", "Files.Read", "Mail.Send", "Calendars.Read"]
             let clients = [Samples.client, "second-client"]

@@ -102,14 +102,15 @@ import Testing
         }
     }
 
-    @Test func fuzzedResponsesAreStoredWholeOrRejectedCleanly() throws {
+    @Test(arguments: TestBackend.allCases)
+    func fuzzedResponsesAreStoredWholeOrRejectedCleanly(backend: TestBackend) throws {
         let environment = ProcessInfo.processInfo.environment
         let inputs = environment["TOKEN_CACHE_FUZZ_INPUTS"].flatMap(Int.init) ?? 3_000
         let seed = environment["TOKEN_CACHE_FUZZ_SEED"].flatMap(UInt64.init) ?? 20_261_123
         var fuzzer = Fuzzer(random: SplitMix64(seed: seed))
         var stored = 0
         var rejected: [String: Int] = [:]
-        try TestStore.with { _, cache in
+        try TestStore.with(backend) { _, cache in
             var counts = try cache.read { try $0.counts() }
             for index in 0..<inputs {
                 let bytes = fuzzer.bytes()

@@ -6,8 +6,9 @@ import Testing
 
 /// Issue 3 end to end through the store: ingest, silent lookup, rotation, accounts, sign-out.
 @Suite struct SilentFlowTests {
-    @Test func anIngestedResponseIsAHitWithItsRefreshTokenIDTokenAndAccount() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func anIngestedResponseIsAHitWithItsRefreshTokenIDTokenAndAccount(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             let result = try cache.ingest(try TokenResponse(json: Responses.json()), context: try Responses.context())
             #expect(result.homeAccountID == Responses.home)
             #expect(result.accessToken.realm == Responses.utid)  // /common resolved to the id_token tid
@@ -24,8 +25,9 @@ import Testing
         }
     }
 
-    @Test func scopesMatchAsACaseInsensitiveSubsetIgnoringReservedScopes() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func scopesMatchAsACaseInsensitiveSubsetIgnoringReservedScopes(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             try cache.ingest(try TokenResponse(json: Responses.json(scope: "User.Read Mail.Read openid profile")), context: try Responses.context())
             for scopes in [["user.read"], ["MAIL.READ", "User.Read"], ["openid", "user.read", "offline_access"], ["  user.read  "]] {
                 #expect(try cache.silentLookup(Responses.query(scopes: scopes)).outcome == .hit, "\(scopes)")
@@ -55,8 +57,9 @@ import Testing
         }
     }
 
-    @Test func tenantlessRealmsFallBackToTheHomeTenantAfterAnExactMatch() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func tenantlessRealmsFallBackToTheHomeTenantAfterAnExactMatch(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             try cache.ingest(try TokenResponse(json: Responses.json()), context: try Responses.context())
             #expect(try cache.silentLookup(Responses.query(realm: "common")).outcome == .hit)
             #expect(try cache.silentLookup(Responses.query(realm: "ORGANIZATIONS")).outcome == .hit)
@@ -79,8 +82,9 @@ import Testing
         }
     }
 
-    @Test func aTokenCachedInTheFutureIsNotUsedAndPassedRefreshOnIsFlagged() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func aTokenCachedInTheFutureIsNotUsedAndPassedRefreshOnIsFlagged(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             try cache.ingest(try TokenResponse(json: Responses.json(refreshIn: 1800)), context: try Responses.context())
             #expect(try cache.silentLookup(Responses.query(now: Samples.now - 1)).outcome == .refresh)
             #expect(try cache.silentLookup(Responses.query(now: Samples.now + 1799)).refreshRecommended == false)
@@ -89,8 +93,9 @@ import Testing
         }
     }
 
-    @Test func anIntersectingNewTokenReplacesTheOldOneButADisjointOneCoexists() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func anIntersectingNewTokenReplacesTheOldOneButADisjointOneCoexists(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             try cache.ingest(try TokenResponse(json: Responses.json(accessToken: "old", scope: "User.Read Mail.Read openid")), context: try Responses.context())
             try cache.ingest(try TokenResponse(json: Responses.json(accessToken: "files", scope: "Files.Read openid profile")), context: try Responses.context())
             #expect(try cache.list(AccessToken.self).records.count == 2)  // sharing only openid does not evict
@@ -102,8 +107,9 @@ import Testing
         }
     }
 
-    @Test func severalMatchesAfterAnImportPickTheMostRecentlyCachedThenTheLaterExpiry() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func severalMatchesAfterAnImportPickTheMostRecentlyCachedThenTheLaterExpiry(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             func token(_ secret: String, target: String, cachedAt: Int64, expiresOn: Int64, environment: String = Responses.cloud) -> AccessToken {
                 var token = Samples.accessToken(home: Responses.home, client: Responses.client, realm: Responses.utid, target: target, secret: secret, environment: environment)
                 token.cachedAt = cachedAt
@@ -120,9 +126,10 @@ import Testing
         }
     }
 
-    @Test func twoMatchesInOneBucketAreDecidedFromOnePassWithTheNewerWinning() throws {
+    @Test(arguments: TestBackend.allCases)
+    func twoMatchesInOneBucketAreDecidedFromOnePassWithTheNewerWinning(backend: TestBackend) throws {
         // Two tokens: the lookup keeps both views from its single pass over the bucket (no second walk).
-        try TestStore.with { _, cache in
+        try TestStore.with(backend) { _, cache in
             for (first, second, winner) in [(Int64(100), Int64(10), "b"), (10, 100, "a")] {
                 try cache.write { writer in
                     for (secret, age) in [("a", first), ("b", second)] {
@@ -140,9 +147,10 @@ import Testing
         }
     }
 
-    @Test func aHitKeepsTheStoredSpellingOfItsIdentifiers() throws {
+    @Test(arguments: TestBackend.allCases)
+    func aHitKeepsTheStoredSpellingOfItsIdentifiers(backend: TestBackend) throws {
         // The decoder shares the query's strings only when the bytes are identical; other spellings are kept as stored.
-        try TestStore.with { _, cache in
+        try TestStore.with(backend) { _, cache in
             let stored = Samples.accessToken(
                 home: Responses.home.uppercased(), client: Responses.client.uppercased(), realm: Responses.utid.uppercased(),
                 target: "User.Read", environment: "Login.MicrosoftOnline.com")
@@ -155,8 +163,9 @@ import Testing
         }
     }
 
-    @Test func familyRefreshTokensComeFirstForMembersAndUnknownClientsOnly() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func familyRefreshTokensComeFirstForMembersAndUnknownClientsOnly(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             // The member client gets a family RT (foci 1); another client has its own RT.
             try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "family-rt", foci: "1")), context: try Responses.context(client: Responses.familyMember))
             try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "own-rt")), context: try Responses.context())
@@ -175,8 +184,9 @@ import Testing
         }
     }
 
-    @Test func refreshTokenRotationIsACompareAndSwap() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func refreshTokenRotationIsACompareAndSwap(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "rt-1")), context: try Responses.context())
             let current = try #require(try cache.silentLookup(Responses.query()).refreshToken)
             var rotated = current.entity
@@ -190,8 +200,9 @@ import Testing
         }
     }
 
-    @Test func anIDTokenLessResponseDoesNotClobberTheAccount() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func anIDTokenLessResponseDoesNotClobberTheAccount(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             try cache.ingest(try TokenResponse(json: Responses.json()), context: try Responses.context())
             try cache.ingest(try TokenResponse(json: Responses.json(accessToken: "at-2", idToken: nil)), context: try Responses.context(grantType: "refresh_token"))
             let account = try #require(try cache.silentLookup(Responses.query()).account).entity
@@ -199,8 +210,9 @@ import Testing
         }
     }
 
-    @Test func reIngestingKeepsUnknownFieldsAndContinuesRevisions() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func reIngestingKeepsUnknownFieldsAndContinuesRevisions(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "rt-1")), context: try Responses.context())
             var refresh = try #require(try cache.silentLookup(Responses.query()).refreshToken).entity
             refresh.additionalFields["x_foreign"] = .string("kept")
@@ -218,8 +230,9 @@ import Testing
         }
     }
 
-    @Test func malformedResponsesWriteNothing() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func malformedResponsesWriteNothing(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             let bad: [Data] = [
                 Data(#"{"token_type":"Bearer","expires_in":3600}"#.utf8),
                 Responses.json(expiresIn: -5),
@@ -237,8 +250,9 @@ import Testing
         }
     }
 
-    @Test func accountsListOneEntryPerHomeAccountWithTenantProfiles() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func accountsListOneEntryPerHomeAccountWithTenantProfiles(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             try cache.ingest(try TokenResponse(json: Responses.json()), context: try Responses.context())
             let guest = "72f988bf-86f1-41af-91ab-2d7cd011db47"
             try cache.ingest(
@@ -257,8 +271,9 @@ import Testing
         }
     }
 
-    @Test func signOutForOneClientKeepsOtherClientsAndAppMetadata() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func signOutForOneClientKeepsOtherClientsAndAppMetadata(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "member-family", foci: "1")), context: try Responses.context(client: Responses.familyMember))
             try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "own")), context: try Responses.context())
             let removed = try cache.removeAccount(homeAccountID: Responses.home, clientID: Responses.familyMember)
@@ -278,8 +293,9 @@ import Testing
     /// Threads repeatedly read the refresh token, "redeem" it, and swap in a successor named after the one they
     /// read. Every success must extend the chain by exactly one: revision = 1 + successes, and the final token
     /// names its predecessor. A lost update would break the chain.
-    @Test func concurrentRotationsNeverLoseTheNewerToken() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func concurrentRotationsNeverLoseTheNewerToken(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "g0")), context: try Responses.context())
             let successes = Mutex(0)
             let chain = Mutex<[String: String]>([:])  // successor -> predecessor

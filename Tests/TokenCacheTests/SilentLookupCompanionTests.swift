@@ -33,8 +33,9 @@ import Testing
         ]
     }
 
-    @Test func companionsReadOnFirstAccessAreThoseReadWithTheLookup() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func companionsReadOnFirstAccessAreThoseReadWithTheLookup(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             try ingest(cache)
             let deferred = try cache.silentLookup(query(.onFirstAccess))
             let eager = try cache.silentLookup(query(.withLookup))
@@ -48,8 +49,9 @@ import Testing
         }
     }
 
-    @Test func aWriteBetweenLookupAndFirstAccessIsSeenAndFlagged() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func aWriteBetweenLookupAndFirstAccessIsSeenAndFlagged(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             try ingest(cache)
             let deferred = try cache.silentLookup(query(.onFirstAccess))
             let eager = try cache.silentLookup(query(.withLookup))
@@ -64,8 +66,9 @@ import Testing
         }
     }
 
-    @Test func companionsAreReadOnceAndSharedByCopiesOfTheResult() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func companionsAreReadOnceAndSharedByCopiesOfTheResult(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             try ingest(cache)
             let result = try cache.silentLookup(query(.onFirstAccess))
             let copy = result
@@ -79,8 +82,9 @@ import Testing
         }
     }
 
-    @Test func aSignOutBeforeFirstAccessLeavesNoCompanions() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func aSignOutBeforeFirstAccessLeavesNoCompanions(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             try ingest(cache)
             let result = try cache.silentLookup(query(.onFirstAccess))
             try cache.removeAccount(homeAccountID: Responses.home, clientID: nil)
@@ -91,8 +95,9 @@ import Testing
         }
     }
 
-    @Test func outcomesOtherThanAHitReadTheirCompanionsWithTheLookup() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func outcomesOtherThanAHitReadTheirCompanionsWithTheLookup(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             try ingest(cache)
             let refresh = try cache.silentLookup(query(.onFirstAccess, scopes: ["Mail.Send"]))
             #expect(refresh.outcome == .refresh)
@@ -102,8 +107,9 @@ import Testing
         }
     }
 
-    @Test func concurrentFirstAccessesReadOnceAndAgree() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func concurrentFirstAccessesReadOnceAndAgree(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             try ingest(cache)
             let result = try cache.silentLookup(query(.onFirstAccess))
             let seen = Mutex<[[String]]>([])
@@ -116,8 +122,9 @@ import Testing
         }
     }
 
-    @Test func damagedCompanionsAreSkippedAndReportedOnFirstAccess() throws {
-        try TestStore.with { store, cache in
+    @Test(arguments: TestBackend.allCases)
+    func damagedCompanionsAreSkippedAndReportedOnFirstAccess(backend: TestBackend) throws {
+        try TestStore.with(backend) { store, cache in
             try ingest(cache)
             let eager = try cache.silentLookup(query(.withLookup))
             let idTokenKey = try #require(try eager.idToken).location.key
@@ -135,8 +142,9 @@ import Testing
         }
     }
 
-    @Test func aDamagedAccessTokenIsSkippedForAnotherCandidate() throws {
-        try TestStore.with { store, cache in
+    @Test(arguments: TestBackend.allCases)
+    func aDamagedAccessTokenIsSkippedForAnotherCandidate(backend: TestBackend) throws {
+        try TestStore.with(backend) { store, cache in
             try ingest(cache)
             // A second token of the bucket that also covers User.Read and expires later: the preferred candidate.
             var newer = try #require(try cache.silentLookup(query(.onFirstAccess)).accessToken).entity

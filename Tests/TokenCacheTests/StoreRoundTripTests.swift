@@ -4,8 +4,9 @@ import Testing
 @testable import TokenCache
 
 @Suite struct StoreRoundTripTests {
-    @Test func everyEntityRoundTripsWithEveryFieldAndUnknownFields() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func everyEntityRoundTripsWithEveryFieldAndUnknownFields(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             let accessToken = Samples.accessToken()
             let refreshToken = Samples.refreshToken()
             let idToken = Samples.idToken()
@@ -32,10 +33,11 @@ import Testing
         }
     }
 
-    @Test func recordsOfMoreThan64FieldsKeepEveryUnknownField() throws {
+    @Test(arguments: TestBackend.allCases)
+    func recordsOfMoreThan64FieldsKeepEveryUnknownField(backend: TestBackend) throws {
         // The decoder tracks taken fields in a 64-bit set and an overflow array past 64. The unknown names sort first, so
         // with enough of them every modelled field sits past index 64: both sides of the boundary.
-        try TestStore.with { _, cache in
+        try TestStore.with(backend) { _, cache in
             for extra in [50, 53, 54, 80] {
                 var token = Samples.accessToken(target: "scope-\(extra)")
                 token.additionalFields = Dictionary(uniqueKeysWithValues: (0..<extra).map { ("a_field_\($0)", JSONValue.integer(Int64($0))) })
@@ -48,8 +50,9 @@ import Testing
         }
     }
 
-    @Test func optionalFieldsStayAbsent() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func optionalFieldsStayAbsent(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             let token = AccessToken(
                 homeAccountID: "", environment: "login.microsoftonline.com", clientID: "app", realm: "t", target: "api://x/.default",
                 secret: Secret("s"), cachedAt: 1, expiresOn: 2
@@ -61,8 +64,9 @@ import Testing
         }
     }
 
-    @Test func keysMatchCaseInsensitivelyAndScopesAsASet() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func keysMatchCaseInsensitivelyAndScopesAsASet(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             let token = Samples.accessToken(target: "User.Read Mail.Read")
             try cache.put(token)
             var key = token.key
@@ -76,8 +80,9 @@ import Testing
         }
     }
 
-    @Test func absentTokenTypeIsBearer() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func absentTokenTypeIsBearer(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             var token = Samples.accessToken()
             token.tokenType = nil
             try cache.put(token)
@@ -89,8 +94,9 @@ import Testing
         }
     }
 
-    @Test func putReplacesTheRecordWithTheSameKeyAndBumpsTheRevision() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func putReplacesTheRecordWithTheSameKeyAndBumpsTheRevision(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             var token = Samples.refreshToken()
             #expect(try cache.put(token) == 1)
             token.secret = Secret("rotated")
@@ -102,8 +108,9 @@ import Testing
         }
     }
 
-    @Test func deleteRemovesOnlyThatRecord() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func deleteRemovesOnlyThatRecord(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             let first = Samples.idToken(realm: "r1")
             let second = Samples.idToken(realm: "r2")
             try cache.write { try $0.put(first); try $0.put(second) }
@@ -114,8 +121,9 @@ import Testing
         }
     }
 
-    @Test func listsByAccountByClientAndAll() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func listsByAccountByClientAndAll(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             try cache.write { writer in
                 try writer.put(Samples.accessToken(home: "a.t", client: "c1", target: "s1"))
                 try writer.put(Samples.accessToken(home: "a.t", client: "c2", target: "s1"))
@@ -137,8 +145,9 @@ import Testing
         }
     }
 
-    @Test func familyAndClientRefreshTokensAreDistinctRecords() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func familyAndClientRefreshTokensAreDistinctRecords(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             let family = Samples.refreshToken(family: "1", secret: "family")
             let own = Samples.refreshToken(family: nil, secret: "own")
             try cache.write { try $0.put(family); try $0.put(own) }
@@ -161,8 +170,9 @@ import Testing
         }
     }
 
-    @Test func invalidEntitiesAreRejectedAndNothingIsWritten() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func invalidEntitiesAreRejectedAndNothingIsWritten(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             var bad = Samples.accessToken(target: "User.Read Mail.Réad")
             #expect(throws: TokenCacheError.self) { try cache.put(bad) }
             bad = Samples.accessToken()
@@ -176,8 +186,9 @@ import Testing
         }
     }
 
-    @Test func oversizedRecordsAreRejectedWithRecordTooLarge() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func oversizedRecordsAreRejectedWithRecordTooLarge(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             let huge = Samples.idToken(secret: String(repeating: "x", count: 300_000))
             let error = try #require(throws: TokenCacheError.self) { try cache.put(huge) }
             #expect(error.code == .recordTooLarge)

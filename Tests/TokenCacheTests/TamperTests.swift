@@ -22,8 +22,9 @@ import TokenCacheLMDB
         AccessToken.storageKey(for: Samples.accessToken(target: "victim.scope").key, index: cache.store.keyring.index)
     }
 
-    @Test func aFlippedBitAnywhereInAValueIsDetected() throws {
-        try TestStore.with { store, cache in
+    @Test(arguments: TestBackend.allCases)
+    func aFlippedBitAnywhereInAValueIsDetected(backend: TestBackend) throws {
+        try TestStore.with(backend) { store, cache in
             try populated(cache)
             let key = victimKey(cache)
             let original = try #require(store.rawEntries(DatabaseName.accessTokens).first { $0.0 == key }?.1)
@@ -48,9 +49,9 @@ import TokenCacheLMDB
     }
 
     /// A sign-out removes the account's damaged records too, so reversing the damage afterwards brings nothing back.
-    @Test(arguments: [nil, Samples.client] as [String?])
-    func signOutRemovesDamagedRecordsSoAReversedTamperRevivesNothing(clientID: String?) throws {
-        try TestStore.with { store, cache in
+    @Test(arguments: [nil, Samples.client] as [String?], TestBackend.allCases)
+    func signOutRemovesDamagedRecordsSoAReversedTamperRevivesNothing(clientID: String?, backend: TestBackend) throws {
+        try TestStore.with(backend) { store, cache in
             try populated(cache)
             _ = try cache.write { try $0.put(Samples.idToken()) }
             let rtKey = RefreshToken.storageKey(for: Samples.refreshToken().key, index: cache.store.keyring.index)
@@ -73,8 +74,9 @@ import TokenCacheLMDB
         }
     }
 
-    @Test func truncatedAndExtendedValuesAreDetected() throws {
-        try TestStore.with { store, cache in
+    @Test(arguments: TestBackend.allCases)
+    func truncatedAndExtendedValuesAreDetected(backend: TestBackend) throws {
+        try TestStore.with(backend) { store, cache in
             try populated(cache)
             let key = victimKey(cache)
             let original = try #require(store.rawEntries(DatabaseName.accessTokens).first { $0.0 == key }?.1)
@@ -85,8 +87,9 @@ import TokenCacheLMDB
         }
     }
 
-    @Test func aValueMovedToAFlippedKeyFailsAndTheOriginalKeyMisses() throws {
-        try TestStore.with { store, cache in
+    @Test(arguments: TestBackend.allCases)
+    func aValueMovedToAFlippedKeyFailsAndTheOriginalKeyMisses(backend: TestBackend) throws {
+        try TestStore.with(backend) { store, cache in
             try populated(cache)
             let key = victimKey(cache)
             let value = try #require(store.rawEntries(DatabaseName.accessTokens).first { $0.0 == key }?.1)
@@ -101,8 +104,9 @@ import TokenCacheLMDB
         }
     }
 
-    @Test func swappedRecordsFailAuthentication() throws {
-        try TestStore.with { store, cache in
+    @Test(arguments: TestBackend.allCases)
+    func swappedRecordsFailAuthentication(backend: TestBackend) throws {
+        try TestStore.with(backend) { store, cache in
             try populated(cache)
             let tokens = try store.rawEntries(DatabaseName.accessTokens)
             try #require(tokens.count == 2)
@@ -142,8 +146,9 @@ import TokenCacheLMDB
         }
     }
 
-    @Test func anUnconditionalWriteHealsACorruptRecord() throws {
-        try TestStore.with { store, cache in
+    @Test(arguments: TestBackend.allCases)
+    func anUnconditionalWriteHealsACorruptRecord(backend: TestBackend) throws {
+        try TestStore.with(backend) { store, cache in
             try populated(cache)
             let key = victimKey(cache)
             try store.rawPut(DatabaseName.accessTokens, key: key, value: [1, 2, 3])
@@ -158,8 +163,9 @@ import TokenCacheLMDB
 }
 
 @Suite struct VerifyTests {
-    @Test func verifyCountsGoodRecordsAndNamesCorruptAndMisplacedOnes() throws {
-        try TestStore.with { store, cache in
+    @Test(arguments: TestBackend.allCases)
+    func verifyCountsGoodRecordsAndNamesCorruptAndMisplacedOnes(backend: TestBackend) throws {
+        try TestStore.with(backend) { store, cache in
             try cache.write { writer in
                 try writer.put(Samples.accessToken())
                 try writer.put(Samples.refreshToken())

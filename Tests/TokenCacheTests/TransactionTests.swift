@@ -6,8 +6,9 @@ import Testing
 @Suite struct TransactionTests {
     struct Boom: Error {}
 
-    @Test func aThrowingWriteKeepsNothing() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func aThrowingWriteKeepsNothing(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             try cache.put(Samples.account(realm: "before"))
             #expect(throws: Boom.self) {
                 try cache.write { writer in
@@ -23,8 +24,9 @@ import Testing
         }
     }
 
-    @Test func anInvalidEntityInABatchAbortsTheWholeBatch() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func anInvalidEntityInABatchAbortsTheWholeBatch(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             #expect(throws: TokenCacheError.self) {
                 try cache.write { writer in
                     try writer.put(Samples.accessToken())
@@ -36,8 +38,9 @@ import Testing
         }
     }
 
-    @Test func writesAreVisibleInsideTheirTransaction() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func writesAreVisibleInsideTheirTransaction(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             let seen = try cache.write { writer in
                 try writer.put(Samples.account())
                 return try writer.get(Samples.account().key)?.entity
@@ -46,8 +49,9 @@ import Testing
         }
     }
 
-    @Test func compareAndSwapWinsOnceAndReportsTheCurrentRevision() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func compareAndSwapWinsOnceAndReportsTheCurrentRevision(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             let token = Samples.refreshToken(secret: "rt1")
             #expect(try cache.put(token, expectedRevision: 0) == 1)
             // Creating again with "must not exist" conflicts.
@@ -68,8 +72,9 @@ import Testing
         }
     }
 
-    @Test func nestedWritesAreRefusedInsteadOfDeadlocking() throws {
-        try TestStore.with { _, cache in
+    @Test(arguments: TestBackend.allCases)
+    func nestedWritesAreRefusedInsteadOfDeadlocking(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
             let error = try #require(throws: TokenCacheError.self) {
                 try cache.write { _ in try cache.write { _ in } }
             }
