@@ -3,8 +3,8 @@ import CLMDBBench
 import CSodiumBench
 import Foundation
 
-// The reference cost of issue 3's target: "one raw LMDB get plus one decrypt of a 1 KB record", written against the
-// C libraries directly (no token-cache code), measured in the same run as the silent lookups.
+// The reference cost of the lookup target (README, "Results"): one raw LMDB get plus one decrypt of a 1 KB record,
+// written against the C libraries directly (no token-cache code), measured in the same run as the silent lookups.
 //
 // Store: one LMDB environment (MDB_NOTLS, 4 KiB pages, default flags otherwise) with one unnamed database; N keys of
 // 32 bytes (SplitMix64 words, inserted in key-hash order, i.e. randomly, like the cache's blind-index keys);

@@ -2,9 +2,10 @@ import Benchmark
 import Foundation
 import TokenCache
 
-// Issue 3, "Cost independent of cache size": a silent-lookup hit with 1,000,000 access tokens in the store, against
-// the same lookup with 10,000 and against the raw LMDB get + decrypt baseline (RawBaseline.swift) of the same run.
-// The 1M store is populated once into a fixed directory and reused by later runs (see README, "Persistent stores").
+// Cost independent of cache size (Docs/Semantics.md, "Access-token lookup and candidate order"): a silent-lookup hit
+// with 1,000,000 access tokens in the store, against the same lookup with 10,000 and against the raw LMDB get +
+// decrypt baseline (RawBaseline.swift) of the same run.
+// The 1M store is populated once into a fixed directory and reused by later runs (see README, "Persistent 1M stores").
 
 func silentLookupBenchmarks() {
     let lookupConfiguration = Benchmark.Configuration(

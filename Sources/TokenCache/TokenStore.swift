@@ -18,6 +18,9 @@ internal import TokenCacheSodium
 /// environment. Transactions are synchronous: never `await` inside one, never start a write inside a write.
 public final class TokenStore: Sendable {
     let store: RecordStore
+    /// The configuration the store was opened with. Its ``Configuration/environmentAliases`` are the alias groups
+    /// that ``ingest(_:context:)``, ``silentLookup(_:)``, ``accounts(clientID:environment:username:)`` and
+    /// ``removeAccount(homeAccountID:clientID:environment:)`` use.
     public let configuration: Configuration
 
     private init(store: RecordStore, configuration: Configuration) {
@@ -26,21 +29,37 @@ public final class TokenStore: Sendable {
     }
 
     /// Opens an existing store.
+    ///
+    /// A store already open in this process is shared, not opened twice (LMDB allows one environment per file per
+    /// process). A version-1 store opened writable is upgraded to the current format first (FORMAT.md §7).
+    ///
+    /// - Returns: The open store. Opened read-only when the configuration asks for it, or when the store's format
+    ///   write version is newer than this library's.
     /// - Throws: ``TokenCacheError``: `.storeNotFound`, `.wrongKey`, `.keyUnavailable`, `.insecurePermissions`,
-    ///   `.corruptStore`, `.unsupportedFormatVersion`, `.unsupportedEnvironment`.
+    ///   `.corruptStore`, `.unsupportedFormatVersion`, `.unsupportedEnvironment` (network filesystem, unsafe liblmdb
+    ///   version, libsodium unusable). A writable open commits a transaction, so it can also throw
+    ///   `.staleLockTable`, `.storageFull` and `.ioFailure`.
     public static func open(_ configuration: Configuration) throws -> TokenStore {
         try initializeSodium()
         return TokenStore(store: try RecordStore.open(configuration, create: false, now: currentTime()), configuration: configuration)
     }
 
     /// Creates a new store (directory 0700, files 0600) with a fresh random data key wrapped by the configured key.
-    /// - Throws: ``TokenCacheError`` `.storeAlreadyExists` if there is one, plus the errors of ``open(_:)``.
+    /// - Returns: The new, open store.
+    /// - Throws: ``TokenCacheError`` `.storeAlreadyExists` if there is one (also when another process created it
+    ///   first), `.readOnly` if the configuration is read-only, plus the errors of ``open(_:)``.
     public static func create(_ configuration: Configuration) throws -> TokenStore {
         try initializeSodium()
         return TokenStore(store: try RecordStore.open(configuration, create: true, now: currentTime()), configuration: configuration)
     }
 
     /// Opens the store, creating it first if there is none.
+    ///
+    /// Safe against a race with another process doing the same: if that process creates the store first, this one
+    /// opens it.
+    /// - Returns: The open store.
+    /// - Throws: ``TokenCacheError``: the errors of ``open(_:)`` and ``create(_:)`` other than `.storeNotFound` and
+    ///   `.storeAlreadyExists`.
     public static func openOrCreate(_ configuration: Configuration) throws -> TokenStore {
         do {
             return try open(configuration)
@@ -62,6 +81,14 @@ public final class TokenStore: Sendable {
     static func currentTime() -> Int64 { Int64(Date().timeIntervalSince1970) }
 
     /// Runs `body` on one consistent snapshot of the store.
+    ///
+    /// `body` runs synchronously, on the calling thread; the ``CacheReader`` is valid only inside it. A read does not
+    /// wait for writers (only, briefly, for a growth of the map in this process), and its snapshot does not change
+    /// while `body` runs, whatever other threads or processes commit. Keep `body` short: an open snapshot keeps the
+    /// pages it sees from being reused, so the file grows.
+    /// - Returns: What `body` returns.
+    /// - Throws: Whatever `body` throws, unchanged. ``TokenCacheError``: `.readersExhausted` when the reader table
+    ///   is full, `.unsupportedEnvironment` in a forked child, `.corruptStore` or `.ioFailure` when LMDB fails.
     public func read<R>(_ body: (CacheReader) throws -> R) throws -> R {
         try store.read(body)
     }
@@ -71,35 +98,81 @@ public final class TokenStore: Sendable {
     ///
     /// `body` may run more than once (when the map must grow, the transaction is retried from the start), so it
     /// must not have side effects outside the writer.
+    /// - Returns: What `body` returns, once the transaction has committed.
+    /// - Throws: Whatever `body` throws, unchanged (nothing is written then). ``TokenCacheError``: `.readOnly`;
+    ///   `.unsupportedEnvironment` for a write inside a write of the same store on this thread, or in a forked
+    ///   child; `.conflict` or `.unsupportedFormatVersion` when another process changed or upgraded the store
+    ///   header since this store was opened; `.staleLockTable`; `.storageFull` when the map reached
+    ///   ``Configuration/maximumMapSize`` or the disk is full; `.ioFailure` when the commit fails. A failed write
+    ///   keeps nothing.
     public func write<R>(_ body: (CacheWriter) throws -> R) throws -> R {
         try store.write(now: Self.currentTime(), body)
     }
 
     // MARK: One-record conveniences (each its own transaction)
 
+    /// Reads the entity stored under `key`, in a read transaction of its own.
+    /// - Returns: The entity with its revision and write time, or nil if none is stored.
+    /// - Throws: ``TokenCacheError`` `.corruptRecord` (with the record's fingerprint) if the record is damaged,
+    ///   `.invalidArgument` for a key type this cache does not store, and the errors of ``read(_:)``.
     public func get<Key: CacheEntityKey>(_ key: Key) throws -> StoredEntity<Key.Entity>? {
         try read { try $0.get(key) }
     }
 
+    /// Inserts or replaces the entity stored under `entity.key`, in a durable write transaction of its own.
+    ///
+    /// Writes exactly this record: unlike ``ingest(_:context:)``, it derives nothing and deletes no superseded
+    /// access token. An unconditional write replaces a damaged record under the same key.
+    /// - Parameters:
+    ///   - entity: The record to write; its ``CacheEntity/key`` says where.
+    ///   - expectedRevision: For compare-and-swap: `nil` writes unconditionally; `0` requires that no record exists;
+    ///     `n` requires that the stored record has revision `n`.
+    /// - Returns: The record's new revision.
+    /// - Throws: ``TokenCacheError``: `.invalidArgument` for a malformed entity (an empty required field, a malformed
+    ///   scope, an additional field that shadows a modelled one); `.conflict` (with
+    ///   ``TokenCacheError/currentRevision``) when `expectedRevision` does not match or the stored record is damaged;
+    ///   `.recordTooLarge`; and the errors of ``write(_:)``.
     @discardableResult
     public func put<Entity: CacheEntity>(_ entity: Entity, expectedRevision: UInt64? = nil) throws -> UInt64 {
         try write { try $0.put(entity, expectedRevision: expectedRevision) }
     }
 
+    /// Removes the entity stored under `key`, in a durable write transaction of its own. An unconditional delete
+    /// also removes a damaged record under the key.
+    /// - Parameters:
+    ///   - key: The key of the record to remove.
+    ///   - expectedRevision: As for ``put(_:expectedRevision:)``.
+    /// - Returns: Whether a record was removed.
+    /// - Throws: ``TokenCacheError``: `.conflict` (with ``TokenCacheError/currentRevision``) when `expectedRevision`
+    ///   does not match or the stored record is damaged; `.invalidArgument` for a key type this cache does not store;
+    ///   and the errors of ``write(_:)``.
     @discardableResult
     public func delete<Key: CacheEntityKey>(_ key: Key, expectedRevision: UInt64? = nil) throws -> Bool {
         try write { try $0.delete(key, expectedRevision: expectedRevision) }
     }
 
+    /// Every entity of one kind that matches `filter`, from one snapshot.
+    ///
+    /// Decrypts every record it returns, so its cost grows with the number of matching records: for tools and
+    /// maintenance, not for the silent flow. A filter by home account (or, for app metadata, by client) reads only
+    /// that key prefix.
+    /// - Returns: The readable records, and the damaged ones by fingerprint (never their content).
+    /// - Throws: ``TokenCacheError`` `.invalidArgument` for an entity type this cache does not store, and the errors
+    ///   of ``read(_:)``. Damaged records are reported in the result, not thrown.
     public func list<Entity: CacheEntity>(_ type: Entity.Type, filter: RecordFilter = .all) throws -> RecordList<Entity> {
         try read { try $0.list(type, filter: filter) }
     }
 
+    /// The entities of all five kinds that match `filter`, from one snapshot: ``list(_:filter:)`` for each kind.
+    /// - Returns: The readable records by kind, and every damaged record met, by fingerprint.
+    /// - Throws: ``TokenCacheError``: the errors of ``read(_:)``. Damaged records are reported in the result.
     public func snapshot(filter: RecordFilter = .all) throws -> CacheSnapshot {
         try read { try $0.snapshot(filter: filter) }
     }
 
     /// Facts about the store, for `cachetool` and diagnostics. Contains no secret and no identifier.
+    /// - Returns: Format versions, key protection, map geometry, reader-table use and record counts.
+    /// - Throws: ``TokenCacheError``: the errors of ``read(_:)`` (the record counts are read in a transaction).
     public func info() throws -> StoreInfo {
         let usage = store.backend.usage()
         let counts = try read { try $0.counts() }
@@ -128,24 +201,38 @@ public final class TokenStore: Sendable {
 
 /// Facts about an open store. No secrets and no identifiers.
 public struct StoreInfo: Sendable {
+    /// The store directory, as configured.
     public var directory: String
     /// Random, not secret: distinguishes stores (and binds every record to this one).
     public var storeID: String
+    /// The format read version of the store header (FORMAT.md §7).
     public var readVersion: UInt16
+    /// The format write version of the store header (FORMAT.md §7).
     public var writeVersion: UInt16
+    /// How the root key is obtained: `key` (a key file or a raw key) or `passphrase (Argon2id)`.
     public var keyProtection: String
+    /// The number of data keys in the header.
     public var dataKeyCount: Int
+    /// The id of the data key new records are sealed with (the largest).
     public var activeDataKeyID: UInt32
     /// Whether this handle was opened read-only (asked for, or forced by a newer format write version).
     public var readOnly: Bool
     /// Whether this library may write the store's format version at all (its write version is not newer).
     public var formatWritable: Bool
+    /// The current size of LMDB's memory map, in bytes. It grows by doubling when a write needs more.
     public var mapSize: Int
+    /// The size beyond which the map does not grow (writes then fail with `.storageFull`), in bytes.
     public var maximumMapSize: Int
+    /// The bytes of the data file in use: the highest page in use, plus one, times the page size.
     public var usedBytes: Int
+    /// Reader-table slots used, across all processes: a high-water mark, not a count of live readers.
     public var readersInUse: Int
+    /// The size of the reader table shared by every process using the store.
     public var maxReaders: Int
+    /// Records of each kind, damaged ones included, counted without decrypting anything.
     public var recordCounts: [EntityKind: Int]
+    /// The version string of the liblmdb loaded at run time.
     public var lmdbVersion: String
+    /// The version string of the libsodium loaded at run time.
     public var sodiumVersion: String
 }

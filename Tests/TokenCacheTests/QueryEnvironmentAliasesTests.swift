@@ -3,8 +3,8 @@ import Testing
 @testable import TokenCache
 
 @Suite struct EnvironmentAliasesTests {
-    /// The built-in table as msal-cache-semantics.md §6.3 gives it, canonical (preferred-cache) host first. Pinned
-    /// here independently of the source: the canonical ids end up in persisted index keys.
+    /// The built-in table (Docs/Semantics.md, "Environments and alias groups"), canonical (preferred-cache) host
+    /// first. Pinned here independently of the source, so that a change to the table is a deliberate one.
     static let expectedGroups: [[String]] = [
         ["login.windows.net", "login.microsoftonline.com", "login.microsoft.com", "sts.windows.net"],
         ["login.partner.microsoftonline.cn", "login.chinacloudapi.cn"],

@@ -4,7 +4,7 @@ import Testing
 
 @testable import TokenCache
 
-/// Issue 3 end to end through the store: ingest, silent lookup, rotation, accounts, sign-out.
+/// The rules of Docs/Semantics.md end to end through the store: ingest, silent lookup, rotation, accounts, sign-out.
 @Suite struct SilentFlowTests {
     @Test(arguments: TestBackend.allCases)
     func anIngestedResponseIsAHitWithItsRefreshTokenIDTokenAndAccount(backend: TestBackend) throws {

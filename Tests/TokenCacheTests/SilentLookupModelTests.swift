@@ -10,7 +10,8 @@ import Testing
     static let environments = ["login.microsoftonline.com", "LOGIN.windows.net", "login.microsoftonline.us"]
     static let scopes = ["Files.Read", "mail.read", "User.Read", "api://x/.default"]
 
-    /// What issue 3's rules pick among `tokens` (all of one bucket), by the pure query types.
+    /// What the lookup rules (Docs/Semantics.md, "Access-token lookup and candidate order") pick among `tokens`
+    /// (all of one bucket), by the pure query types.
     static func expected(_ tokens: [AccessToken], query: SilentLookupQuery) throws -> AccessToken? {
         let requested = try ScopeSet.request(query.scopes)
         return try tokens.filter { token in

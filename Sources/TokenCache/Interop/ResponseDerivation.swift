@@ -1,4 +1,4 @@
-/// What one token response becomes, exactly as MSAL would derive it (issue 3 rules).
+/// What one token response becomes, exactly as MSAL would derive it (Docs/Semantics.md, "Ingesting a token response").
 ///
 /// - **home_account_id**: `uid.utid` from `client_info`; without `client_info`, the id_token `sub` (ADFS);
 ///   empty for client-credential tokens (grant `client_credentials`, or a response with neither `client_info` nor

@@ -15,7 +15,7 @@ enum AccessTokenUsability: Sendable, Hashable {
     }
 }
 
-/// The expiry rule of msal-cache-semantics.md §6.5 and issue 3, as a pure function of an injected `now`.
+/// The expiry rule (Docs/Semantics.md, "Access-token expiry"), as a pure function of an injected `now`.
 ///
 /// All times are Unix seconds. The function is total: any `Int64` values, however absurd (a corrupt or hostile
 /// record), give an answer without trapping on overflow.

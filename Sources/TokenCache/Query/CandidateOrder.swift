@@ -20,8 +20,9 @@ struct AccessTokenCandidate: Sendable, Hashable {
 ///
 /// The engine's own writes cannot produce two matches (``IntersectDelete`` removes the older token), but an
 /// imported Python or Go cache can. The SDKs disagree on what to do then (first in map order, throw, delete all;
-/// msal-cache-semantics.md §6.1); issue 3 asks for the newest, deterministically. The order is a strict total
-/// order on distinct candidates, so the winner does not depend on the order in which the store visits records.
+/// Docs/Semantics.md, "Differences from the MSAL SDKs"); this engine takes the newest, deterministically. The
+/// order is a strict total order on distinct candidates, so the winner does not depend on the order in which the
+/// store visits records.
 enum CandidateOrder {
     /// Whether candidate `a` is preferred over candidate `b`: later `cachedAt`, then later `expiresOn`, then the
     /// bytewise smaller `tiebreak`. Irreflexive: a candidate is never preferred over an equal one.

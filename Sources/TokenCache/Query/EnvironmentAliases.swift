@@ -2,9 +2,10 @@
 ///
 /// Tokens for one user sit under different hosts depending on which SDK wrote them (.NET writes
 /// `login.windows.net`, Python and Go write whatever host the app configured), so lookups match the
-/// `environment` by alias group, never by string (msal-cache-semantics.md §6.3). Each group has a canonical
-/// id, its first host, lower-cased; for the built-in groups that is MSAL's "preferred cache" host. Indexes
-/// key on the canonical id and records keep the host their writer gave.
+/// `environment` by alias group, never by string (Docs/Semantics.md, "Environments and alias groups"). Each
+/// group has an id, its first host, ASCII-lower-cased; for the built-in groups that is MSAL's "preferred cache"
+/// host. Records keep the host their writer gave, and storage keys hold that host, never the group id
+/// (FORMAT.md §4.3).
 ///
 /// A host that no group names forms a group of its own: an unknown authority (ADFS, B2C, a test server)
 /// still matches itself, case-insensitively, and nothing else.
@@ -15,11 +16,12 @@
 ///
 /// Regional sub-hosts (`westus2.login.microsoft.com`) are *not* folded into their base cloud. Recent msal-go
 /// does that in `ResolveKnownCloud`, but it uses it to decide whether two hosts are the same cloud, not for
-/// cache matching, and the engine rules (§6.3, §10) do not ask for it. A caller who needs a regional host
-/// in a group adds it with ``adding(_:)``.
+/// cache matching, and this engine does not need it (Docs/Semantics.md, "Environments and alias groups"). A
+/// caller who needs a regional host in a group adds it with ``adding(_:)``.
 ///
-/// The canonical ids are persisted in index keys, so a table must not change under a store: ids of the
-/// built-in table are fixed, and a caller who adds groups must add the same ones every time.
+/// Nothing persists the table or its ids: a storage key holds a record's own host, so changing the table moves no
+/// record. It changes which records later lookups, intersect-deletes and sign-outs treat as one cloud, so every
+/// process sharing a store should configure the same groups.
 ///
 /// For example:
 ///
@@ -55,9 +57,9 @@ public struct EnvironmentAliases: Sendable, Hashable {
     /// `hash(into:)` compare the table by content, independent of how it was built.
     fileprivate var membersByCanonical: [Host: [Host]]
 
-    /// The built-in groups of msal-cache-semantics.md §6.3 (public cloud, China, US Government, US regional,
-    /// Germany legacy, PPE, France Bleu, Germany Delos, Singapore GovSG), each with its preferred-cache host
-    /// first.
+    /// The built-in groups (public cloud, China, US Government, US regional, Germany legacy, PPE, France Bleu,
+    /// Germany Delos, Singapore GovSG), each with its preferred-cache host first (Docs/Semantics.md, "Environments
+    /// and alias groups").
     ///
     /// The table is msal-go's `knownClouds` (`apps/internal/oauth/ops/authority/known_metadata.go`) plus the
     /// PPE group of msal-dotnet's `KnownMetadataProvider`. The public cloud's canonical id is
@@ -106,8 +108,11 @@ public struct EnvironmentAliases: Sendable, Hashable {
         return copy
     }
 
-    /// The canonical id (lower-cased first host) of `host`'s group; an unknown host forms its own group (its
-    /// lower-cased self).
+    /// The id of `host`'s group: the group's first host, ASCII-lower-cased (after ``adding(_:)`` moved hosts, the
+    /// first that remains). An unknown host forms its own group, so its id is the host itself, ASCII-lower-cased.
+    ///
+    /// For display and for a caller's own grouping. The store never persists it and never matches by it: storage
+    /// keys hold each record's own host, and matching uses ``areAliases(_:_:)``.
     public func groupID(of host: String) -> String {
         let key = Host(host)
         return (canonicalByHost[key] ?? key).text

@@ -4,7 +4,7 @@
 ///
 /// Why delete at all: the v2 endpoint returns every consented scope of the resource, so a new token for an
 /// overlapping set supersedes the old one, and deleting it keeps a lookup from ever seeing two matches
-/// (msal-cache-semantics.md §7.1). The reserved scopes are ignored because AAD adds them to unrelated tokens;
+/// (Docs/Semantics.md, "Intersect-delete"). The reserved scopes are ignored because AAD adds them to unrelated tokens;
 /// counting them would let a Graph token evict a Key Vault token. The bucket (home account, environment group,
 /// client, realm, token type, key id) is the caller's to check; this decides only the scope part.
 ///

@@ -1,4 +1,4 @@
-/// Which stored realms a silent lookup may use (msal-cache-semantics.md §6.4, issue 3).
+/// Which stored realms a silent lookup may use (Docs/Semantics.md, "Realms").
 ///
 /// Writers disagree on the realm of a token obtained through a tenantless authority: msal-dotnet and msal-js
 /// store the id_token's `tid`, msal-python and msal-go store `common` literally. A query for `common` therefore

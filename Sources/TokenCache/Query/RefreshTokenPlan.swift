@@ -1,11 +1,11 @@
-/// Which refresh tokens to try for a client (msal-cache-semantics.md §6.7, issue 3 rules).
+/// Which refresh tokens to try for a client (Docs/Semantics.md, "Refresh tokens and families").
 ///
 /// The Python/.NET order. A family refresh token (FOCI) redeems for any client of the family, so it is tried
 /// first whenever the client may be a member; when app metadata shows the client is not, its family status is
 /// known and only its own token is tried. Among several refresh tokens of one owner the store picks the newest.
 ///
-/// A client with no app metadata gets ``familyThenOwn(familyID:)`` like a known member. §6.7 adds that in that
-/// case a failed redemption of the family token must not delete it (the client may just not be a member); that
+/// A client with no app metadata gets ``familyThenOwn(familyID:)`` like a known member. In that case a failed
+/// redemption of the family token must not delete it (the client may just not be a member); that
 /// is the redeeming client's business, and it can tell the cases apart by whether it had app metadata.
 enum RefreshTokenPlan: Sendable, Hashable {
     /// App metadata says family `id`, or there is no app metadata for the client: try the family refresh token

@@ -3,7 +3,7 @@
 ///
 /// AAD adds them to responses (`target` often reads `openid profile email User.Read`), so they say nothing
 /// about which resource a token is for. This is msal-dotnet's list (`OAuthConstants.cs`): `email` is *not*
-/// reserved, unlike in msal-js, because issue 3 and msal-cache-semantics.md §6.2 follow .NET.
+/// reserved, unlike in msal-js, because this engine follows .NET here (Docs/Semantics.md, "Scopes").
 enum ReservedScopes {
     /// openid, profile, offline_access: removed from requests (the .NET rule) and ignored for intersect-delete.
     static let all: Set<String> = ["openid", "profile", "offline_access"]
@@ -20,8 +20,8 @@ extension ScopeSet {
     ///
     /// The reserved scopes are removed because a cached token's `target` need not list them. What is left must
     /// be non-empty: the empty set is a subset of every `target`, so an empty request would match any access
-    /// token in the bucket. msal-js would instead keep `openid`/`profile` for an OIDC-only request; the rules of
-    /// this product (issue 3) make such a request an error, since no access token is *for* those scopes.
+    /// token in the bucket. msal-js would instead keep `openid`/`profile` for an OIDC-only request; this engine
+    /// makes such a request an error, since no access token is *for* those scopes (Docs/Semantics.md, "Scopes").
     ///
     /// For example:
     ///

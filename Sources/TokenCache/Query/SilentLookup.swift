@@ -1,4 +1,4 @@
-/// What a silent token request asks the cache (issue 3; msal-cache-semantics.md §6).
+/// What a silent token request asks the cache (Docs/Semantics.md, "Access-token lookup and candidate order").
 public struct SilentLookupQuery: Sendable, Hashable {
     public var clientID: String
     public var homeAccountID: String
@@ -60,7 +60,8 @@ public struct SilentLookupResult: Sendable {
         /// App metadata exists without a family: only the client's own refresh token is offered.
         case notMember = "not_member"
         /// No app metadata: a family refresh token is offered on trial. If redeeming it fails (e.g.
-        /// `client_mismatch`), the caller must not delete it — it belongs to other clients (msal-cache-semantics §6.7).
+        /// `client_mismatch`), the caller must not delete it — it belongs to other clients (Docs/Semantics.md,
+        /// "Refresh tokens and families").
         case unknown
     }
 

@@ -1,6 +1,7 @@
 
 extension CacheReader {
-    /// Answers a silent token request from one snapshot (issue 3 rules; msal-cache-semantics.md §6).
+    /// Answers a silent token request from one snapshot, by the rules of Docs/Semantics.md ("Access-token lookup and
+    /// candidate order").
     ///
     /// Cost is independent of the cache size: the access tokens scanned are those of one bucket (home
     /// account, client, realm, token type, key id: one LMDB range), and only their small sealed summaries are
