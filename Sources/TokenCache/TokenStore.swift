@@ -31,14 +31,18 @@ public final class TokenStore: Sendable {
     ///   `.corruptStore`, `.unsupportedFormatVersion`, `.unsupportedEnvironment`.
     public static func open(_ configuration: Configuration) throws -> TokenStore {
         try initializeSodium()
-        return TokenStore(store: try RecordStore.open(configuration, create: false, now: currentTime()), configuration: configuration)
+        do {
+            return TokenStore(store: try RecordStore.open(configuration, create: false, now: currentTime()), configuration: configuration)
+        } catch { throw TokenCacheError.wrap(error, directory: configuration.directory) }
     }
 
     /// Creates a new store (directory 0700, files 0600) with a fresh random data key wrapped by the configured key.
     /// - Throws: ``TokenCacheError`` `.storeAlreadyExists` if there is one, plus the errors of ``open(_:)``.
     public static func create(_ configuration: Configuration) throws -> TokenStore {
         try initializeSodium()
-        return TokenStore(store: try RecordStore.open(configuration, create: true, now: currentTime()), configuration: configuration)
+        do {
+            return TokenStore(store: try RecordStore.open(configuration, create: true, now: currentTime()), configuration: configuration)
+        } catch { throw TokenCacheError.wrap(error, directory: configuration.directory) }
     }
 
     /// Opens the store, creating it first if there is none.
@@ -63,6 +67,8 @@ public final class TokenStore: Sendable {
     static func currentTime() -> Int64 { Int64(Date().timeIntervalSince1970) }
 
     /// Runs `body` on one consistent snapshot of the store.
+    ///
+    /// - Throws: ``TokenCacheError``; an error of the caller's own type that `body` throws comes back unchanged.
     public func read<R>(_ body: (CacheReader) throws -> R) throws -> R {
         try store.read(body)
     }
@@ -72,6 +78,9 @@ public final class TokenStore: Sendable {
     ///
     /// `body` may run more than once (when the map must grow, the transaction is retried from the start), so it
     /// must not have side effects outside the writer.
+    ///
+    /// - Throws: ``TokenCacheError``; an error of the caller's own type that `body` throws comes back unchanged
+    ///   (and nothing is written).
     public func write<R>(_ body: (CacheWriter) throws -> R) throws -> R {
         try store.checkWritable()
         let now = Self.currentTime()
@@ -80,7 +89,7 @@ public final class TokenStore: Sendable {
                 try store.checkHeaderUnchanged(in: transaction)
                 return try body(CacheWriter(store: store, transaction: transaction, now: now))
             }
-        } catch { throw TokenCacheError.wrap(error, directory: store.directory) }
+        } catch { throw TokenCacheError.wrapKeepingCallerErrors(error, directory: store.directory) }
     }
 
     // MARK: One-record conveniences (each its own transaction)

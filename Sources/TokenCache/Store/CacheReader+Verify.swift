@@ -23,7 +23,9 @@ public struct VerificationReport: Sendable {
 extension CacheReader {
     /// Decrypts every record of the store and checks that each sits under the storage key its fields derive.
     /// Reads everything: a maintenance operation, not for hot paths.
-    public func verify() throws -> VerificationReport {
+    public func verify() throws -> VerificationReport { try mappingErrors { try verifyUnmapped() } }
+
+    private func verifyUnmapped() throws -> VerificationReport {
         var report = VerificationReport()
         let metaPages: MetaPages
         do { metaPages = try store.environment.metaPages() } catch { throw TokenCacheError.wrap(error, directory: store.directory) }

@@ -182,7 +182,7 @@ final class RecordStore: Sendable {
     func read<R>(_ body: (CacheReader) throws -> R) throws -> R {
         do {
             return try environment.read { transaction in try body(CacheReader(store: self, transaction: transaction)) }
-        } catch { throw TokenCacheError.wrap(error, directory: directory) }
+        } catch { throw TokenCacheError.wrapKeepingCallerErrors(error, directory: directory) }
     }
 
     func checkWritable() throws(TokenCacheError) {
