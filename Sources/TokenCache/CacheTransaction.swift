@@ -17,7 +17,7 @@ public class CacheReader {
     /// - Throws: ``TokenCacheError`` `.corruptRecord` (with the record's fingerprint) if the record is damaged.
     public func get<Key: CacheEntityKey>(_ key: Key) throws -> StoredEntity<Key.Entity>? {
         let storable = try Self.storableType(Key.Entity.self)
-        return try getStorable(storable, key)
+        return try mappingErrors { try getStorable(storable, key) }
     }
 
     private func getStorable<S: StorableEntity, Key: CacheEntityKey>(_ type: S.Type, _ key: Key) throws -> StoredEntity<Key.Entity>? {
@@ -38,7 +38,7 @@ public class CacheReader {
     /// Every entity of a kind that matches `filter`; damaged records are listed in `corrupt`, never returned.
     public func list<Entity: CacheEntity>(_ type: Entity.Type, filter: RecordFilter = .all) throws -> RecordList<Entity> {
         let storable = try Self.storableType(Entity.self)
-        return try listStorable(storable, as: Entity.self, filter: filter)
+        return try mappingErrors { try listStorable(storable, as: Entity.self, filter: filter) }
     }
 
     private func listStorable<S: StorableEntity, Entity: CacheEntity>(
@@ -96,7 +96,7 @@ public class CacheReader {
     public func counts() throws -> [EntityKind: Int] {
         var counts: [EntityKind: Int] = [:]
         for kind in EntityKind.allCases {
-            counts[kind] = try transaction.count(in: DatabaseName.forKind(kind))
+            counts[kind] = try mappingErrors { try transaction.count(in: DatabaseName.forKind(kind)) }
         }
         return counts
     }
@@ -146,7 +146,7 @@ public final class CacheWriter: CacheReader {
         guard let storable = entity as? any StorableEntity else {
             throw TokenCacheError(.invalidArgument, "\(Entity.self) is not an entity this cache stores")
         }
-        return try putStorable(storable, expectedRevision: expectedRevision)
+        return try mappingErrors { try putStorable(storable, expectedRevision: expectedRevision) }
     }
 
     private func putStorable<S: StorableEntity>(_ entity: S, expectedRevision: UInt64?) throws -> UInt64 {
@@ -223,7 +223,7 @@ public final class CacheWriter: CacheReader {
     public func delete<Key: CacheEntityKey>(_ key: Key, expectedRevision: UInt64? = nil) throws -> Bool {
         try store.checkWritable()
         let storable = try Self.storableType(Key.Entity.self)
-        return try deleteStorable(storable, key, expectedRevision: expectedRevision)
+        return try mappingErrors { try deleteStorable(storable, key, expectedRevision: expectedRevision) }
     }
 
     private func deleteStorable<S: StorableEntity, Key: CacheEntityKey>(_ type: S.Type, _ key: Key, expectedRevision: UInt64?) throws -> Bool {

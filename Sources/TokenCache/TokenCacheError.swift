@@ -1,9 +1,16 @@
+// Public: the type conforms to Foundation's `LocalizedError`, so that `localizedDescription` says what happened.
+public import Foundation
+
 /// The one error type the library throws.
+///
+/// Every public entry point maps what its layers below throw (LMDB, libsodium and format-decoding failures) to
+/// this type through ``wrap(_:directory:)``; only an error that a caller's own closure throws inside
+/// ``TokenStore/read(_:)`` or ``TokenStore/write(_:)`` comes back unchanged, so that the caller can catch it.
 ///
 /// A struct with an extensible ``Code`` rather than an enum, so that codes can be added without breaking
 /// callers' exhaustive `switch` statements. Messages name what was wrong (a path, a field, a record's
 /// fingerprint) and never contain token material, key bytes, storage-key bytes, usernames or account ids.
-public struct TokenCacheError: Error, Sendable, CustomStringConvertible {
+public struct TokenCacheError: Error, Sendable, CustomStringConvertible, LocalizedError {
     /// What kind of failure this is. Compare with the static members: `error.code == .wrongKey`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         public let name: String
@@ -47,6 +54,10 @@ public struct TokenCacheError: Error, Sendable, CustomStringConvertible {
         public static let invalidArgument = Code("invalidArgument")
         /// A record exceeds the per-record size limit of the format.
         public static let recordTooLarge = Code("recordTooLarge")
+        /// A failure inside the library that no other code describes: an internal layer reported something the layer
+        /// above should have handled (libsodium refusing a length or parameter the library computed, an error of an
+        /// unexpected type). A bug, not bad input or damage; a write that met it was not committed.
+        public static let internalError = Code("internalError")
     }
 
     public let code: Code
@@ -65,4 +76,8 @@ public struct TokenCacheError: Error, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "\(code.name): \(message)" }
+
+    /// The same redacted text as ``description``: without it, Foundation's `localizedDescription` (what apps log
+    /// and show) would only say "The operation could not be completed" and the type's name.
+    public var errorDescription: String? { description }
 }

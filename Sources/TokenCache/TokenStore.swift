@@ -41,7 +41,9 @@ public final class TokenStore: Sendable {
     ///   `.staleLockTable`, `.storageFull` and `.ioFailure`.
     public static func open(_ configuration: Configuration) throws -> TokenStore {
         try initializeSodium()
-        return TokenStore(store: try RecordStore.open(configuration, create: false, now: currentTime()), configuration: configuration)
+        do {
+            return TokenStore(store: try RecordStore.open(configuration, create: false, now: currentTime()), configuration: configuration)
+        } catch { throw TokenCacheError.wrap(error, directory: configuration.directory) }
     }
 
     /// Creates a new store (directory 0700, files 0600) with a fresh random data key wrapped by the configured key.
@@ -50,7 +52,9 @@ public final class TokenStore: Sendable {
     ///   first), `.readOnly` if the configuration is read-only, plus the errors of ``open(_:)``.
     public static func create(_ configuration: Configuration) throws -> TokenStore {
         try initializeSodium()
-        return TokenStore(store: try RecordStore.open(configuration, create: true, now: currentTime()), configuration: configuration)
+        do {
+            return TokenStore(store: try RecordStore.open(configuration, create: true, now: currentTime()), configuration: configuration)
+        } catch { throw TokenCacheError.wrap(error, directory: configuration.directory) }
     }
 
     /// Opens the store, creating it first if there is none.
@@ -87,7 +91,8 @@ public final class TokenStore: Sendable {
     /// while `body` runs, whatever other threads or processes commit. Keep `body` short: an open snapshot keeps the
     /// pages it sees from being reused, so the file grows.
     /// - Returns: What `body` returns.
-    /// - Throws: Whatever `body` throws, unchanged. ``TokenCacheError``: `.readersExhausted` when the reader table
+    /// - Throws: An error of the caller's own type that `body` throws, unchanged; the library's failures inside
+    ///   `body` as ``TokenCacheError``. ``TokenCacheError``: `.readersExhausted` when the reader table
     ///   is full, `.unsupportedEnvironment` in a forked child, `.corruptStore` or `.ioFailure` when LMDB fails.
     public func read<R>(_ body: (CacheReader) throws -> R) throws -> R {
         try store.read(body)
@@ -99,7 +104,8 @@ public final class TokenStore: Sendable {
     /// `body` may run more than once (when the map must grow, the transaction is retried from the start), so it
     /// must not have side effects outside the writer.
     /// - Returns: What `body` returns, once the transaction has committed.
-    /// - Throws: Whatever `body` throws, unchanged (nothing is written then). ``TokenCacheError``: `.readOnly`;
+    /// - Throws: An error of the caller's own type that `body` throws, unchanged (nothing is written then); the
+    ///   library's failures inside `body` as ``TokenCacheError``. ``TokenCacheError``: `.readOnly`;
     ///   `.unsupportedEnvironment` for a write inside a write of the same store on this thread, or in a forked
     ///   child; `.conflict` or `.unsupportedFormatVersion` when another process changed or upgraded the store
     ///   header since this store was opened; `.staleLockTable`; `.storageFull` when the map reached

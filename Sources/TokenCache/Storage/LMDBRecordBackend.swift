@@ -68,13 +68,13 @@ final class LMDBRecordBackend: RecordBackend {
     func read<R>(_ body: (any RecordReading) throws -> R) throws -> R {
         do {
             return try environment.read { transaction in try body(LMDBTransaction(transaction: transaction, databases: databases)) }
-        } catch { throw TokenCacheError.wrap(error, directory: location) }
+        } catch { throw TokenCacheError.wrapKeepingCallerErrors(error, directory: location) }
     }
 
     func write<R>(_ body: (any RecordWriting) throws -> R) throws -> R {
         do {
             return try environment.write { transaction in try body(LMDBTransaction(transaction: transaction, databases: databases)) }
-        } catch { throw TokenCacheError.wrap(error, directory: location) }
+        } catch { throw TokenCacheError.wrapKeepingCallerErrors(error, directory: location) }
     }
 
     func usage() -> StorageUsage {

@@ -73,6 +73,7 @@ protocol RecordWriting: RecordReading {
     func put(in space: String, key: [UInt8], reservingCount count: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws
 
     /// Removes the entry under `key`; returns whether there was one.
+    @discardableResult
     func delete(in space: String, key: [UInt8]) throws -> Bool
 }
 

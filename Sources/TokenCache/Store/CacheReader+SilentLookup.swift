@@ -12,6 +12,10 @@ extension CacheReader {
     /// - Throws: ``TokenCacheError`` `.invalidArgument` when the request holds no scope besides
     ///   openid/profile/offline_access, or a malformed scope.
     public func silentLookup(_ query: SilentLookupQuery, aliases: EnvironmentAliases = .builtIn) throws -> SilentLookupResult {
+        try mappingErrors { try silentLookupUnmapped(query, aliases: aliases) }
+    }
+
+    private func silentLookupUnmapped(_ query: SilentLookupQuery, aliases: EnvironmentAliases) throws -> SilentLookupResult {
         let requested = try ScopeSet.request(query.scopes)
         var corrupt: [CorruptRecord] = []
         let realms = RealmResolution.candidates(queryRealm: query.realm, homeAccountID: query.homeAccountID)

@@ -21,7 +21,9 @@ public struct VerificationReport: Sendable {
 extension CacheReader {
     /// Decrypts every record of the store and checks that each sits under the storage key its fields derive.
     /// Reads everything: a maintenance operation, not for hot paths.
-    public func verify() throws -> VerificationReport {
+    public func verify() throws -> VerificationReport { try mappingErrors { try verifyUnmapped() } }
+
+    private func verifyUnmapped() throws -> VerificationReport {
         var report = VerificationReport()
         report.metaPageProblem = try store.backend.integrityProblem()
         // Access tokens per bucket prefix: a lone token belongs under the prefix, others under their entry keys (§4.3).

@@ -32,6 +32,12 @@ extension CacheReader {
     public func accounts(
         clientID: String? = nil, environment: String? = nil, username: String? = nil, aliases: EnvironmentAliases = .builtIn
     ) throws -> (accounts: [AccountSummary], corrupt: [CorruptRecord]) {
+        try mappingErrors { try accountsUnmapped(clientID: clientID, environment: environment, username: username, aliases: aliases) }
+    }
+
+    private func accountsUnmapped(
+        clientID: String?, environment: String?, username: String?, aliases: EnvironmentAliases
+    ) throws -> (accounts: [AccountSummary], corrupt: [CorruptRecord]) {
         var corrupt: [CorruptRecord] = []
         var byHome: [String: [StoredEntity<Account>]] = [:]
         try scan(Account.self, prefix: [], corrupt: &corrupt) { stored in
@@ -76,6 +82,14 @@ extension CacheWriter {
     @discardableResult
     public func removeAccount(
         homeAccountID: String, clientID: String?, environment: String? = nil, aliases: EnvironmentAliases = .builtIn
+    ) throws -> RemovalSummary {
+        try mappingErrors {
+            try removeAccountUnmapped(homeAccountID: homeAccountID, clientID: clientID, environment: environment, aliases: aliases)
+        }
+    }
+
+    private func removeAccountUnmapped(
+        homeAccountID: String, clientID: String?, environment: String?, aliases: EnvironmentAliases
     ) throws -> RemovalSummary {
         try store.checkWritable()
         var familyID: String? = nil

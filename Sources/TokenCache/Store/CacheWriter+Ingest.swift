@@ -49,18 +49,67 @@ extension CacheWriter {
     /// Replaces a refresh token only if the stored one is still `expected` (compared in constant time): the
     /// rotation guard for several processes redeeming one refresh token. The loser gets `.conflict` with the
     /// current revision and re-reads; a newer token is never overwritten by an older one.
+    ///
+    /// The replaced token is the one stored under `replacement`'s key, or, when the rotation changed the owner, the
+    /// one stored under the other owner (a response that adds `foci` makes the client's token a family token, one
+    /// without `foci` makes the family's token the client's, and the owner is part of the key):
+    /// - **client → family**: the client-owned token is deleted. MSAL Python keeps one refresh token per client,
+    ///   which the family token replaces; here it was redeemed and superseded, and left in place a second
+    ///   rotation of it would succeed as well (a lost update). A family token already stored for another member
+    ///   is replaced, as ingesting the response would; its revision continues.
+    /// - **family → client** (the client left the family): the family token stays, because it is still every
+    ///   other member's, as ingesting such a response leaves it. The family is the one the client's app metadata
+    ///   names, else the only family the server uses, `"1"`. Since the family token is unchanged, a second
+    ///   process that redeemed the same family token succeeds as well; its client token replaces the first one,
+    ///   which is equally new.
+    ///
+    /// Only the refresh token changes; the client's family membership is in its app metadata, which ingesting the
+    /// response updates (the README's recipe replaces the token and ingests the response in one transaction).
+    ///
+    /// - Throws: ``TokenCacheError`` `.conflict` when no candidate holds `expected` (with the revision and
+    ///   fingerprint of the record under `replacement`'s key, else of the other owner's); nothing is written then.
     @discardableResult
     public func replaceRefreshToken(_ replacement: RefreshToken, expectedSecret expected: Secret) throws -> UInt64 {
-        guard let current = try get(replacement.key) else {
+        try mappingErrors { try replaceRefreshTokenUnmapped(replacement, expectedSecret: expected) }
+    }
+
+    private func replaceRefreshTokenUnmapped(_ replacement: RefreshToken, expectedSecret expected: Secret) throws -> UInt64 {
+        let current = try get(replacement.key)
+        if let current, current.entity.secret == expected {
+            return try put(replacement, expectedRevision: current.revision)
+        }
+        var otherOwner: StoredEntity<RefreshToken>? = nil
+        for key in try previousOwnerKeys(of: replacement) {
+            guard let stored = try get(key) else { continue }
+            guard stored.entity.secret == expected else {
+                if otherOwner == nil { otherOwner = stored }
+                continue
+            }
+            let revision = try put(replacement, expectedRevision: current?.revision ?? 0)
+            if case .family = replacement.owner { try delete(key, expectedRevision: stored.revision) }
+            return revision
+        }
+        guard let reported = current ?? otherOwner else {
             throw TokenCacheError(.conflict, "no refresh token is stored for this account and client any more", currentRevision: nil)
         }
-        guard current.entity.secret == expected else {
-            throw TokenCacheError(
-                .conflict, "the refresh token was rotated by another writer (revision \(current.revision))",
-                recordFingerprint: current.fingerprint, currentRevision: current.revision
-            )
+        throw TokenCacheError(
+            .conflict, "the refresh token was rotated by another writer (revision \(reported.revision))",
+            recordFingerprint: reported.fingerprint, currentRevision: reported.revision
+        )
+    }
+
+    /// Where the token `replacement` rotates was stored if the rotation changed its owner: the client's own key for
+    /// a family token; for a client token, the family of the client's app metadata and the only family in use.
+    private func previousOwnerKeys(of replacement: RefreshToken) throws -> [RefreshToken.Key] {
+        func key(_ owner: RefreshToken.Owner) -> RefreshToken.Key {
+            RefreshToken.Key(homeAccountID: replacement.homeAccountID, environment: replacement.environment, owner: owner)
         }
-        return try put(replacement, expectedRevision: current.revision)
+        if case .family = replacement.owner { return [key(.client(replacement.clientID))] }
+        var families: [String] = []
+        let metadataKey = AppMetadata.Key(clientID: replacement.clientID, environment: replacement.environment)
+        if let family = (try? get(metadataKey))?.entity.familyID, !family.isEmpty { families.append(family) }
+        if !families.contains(RefreshTokenPlan.theOnlyFamilyID) { families.append(RefreshTokenPlan.theOnlyFamilyID) }
+        return families.map { key(.family($0)) }
     }
 
     /// Deletes the access tokens `new` supersedes in its bucket; returns how many.

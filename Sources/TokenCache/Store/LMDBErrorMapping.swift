@@ -1,10 +1,65 @@
 internal import TokenCacheLMDB
+internal import TokenCacheSodium
 
 extension TokenCacheError {
-    /// Maps a wrapper error to the public error, naming the store. Errors that are already
-    /// `TokenCacheError`s (thrown by a transaction body) pass through unchanged.
-    static func wrap(_ error: any Error, directory: String) -> any Error {
-        guard let lmdb = error as? LMDBError else { return error }
+    /// Maps whatever the layers below throw to the public error, naming the store: what makes ``TokenCacheError``
+    /// the one error type the library throws. A `TokenCacheError` passes through unchanged; an error of a type no
+    /// layer of the library throws on purpose becomes ``Code/internalError``, named by its type only (its text
+    /// could hold anything).
+    static func wrap(_ error: any Error, directory: String) -> TokenCacheError {
+        libraryError(error, directory: directory)
+            ?? TokenCacheError(.internalError, "an unexpected \(type(of: error)) escaped the library (its text is not shown)")
+    }
+
+    /// ``wrap(_:directory:)`` for what a caller's closure passed to ``TokenStore/read(_:)`` or
+    /// ``TokenStore/write(_:)`` throws: the library's own failures inside it are mapped, and an error of any other
+    /// type is the caller's and comes back unchanged, so that the caller can catch its own error.
+    static func wrapKeepingCallerErrors(_ error: any Error, directory: String) -> any Error {
+        libraryError(error, directory: directory) ?? error
+    }
+
+    /// The public error for an error of a type the library throws, nil for any other type.
+    private static func libraryError(_ error: any Error, directory: String) -> TokenCacheError? {
+        switch error {
+        case let error as TokenCacheError: error
+        case let error as LMDBError: map(error, directory: directory)
+        case let error as SodiumError: map(error)
+        case let error as FormatError: map(error)
+        case let error as CorruptRecord: TokenCacheError(.corruptRecord, error.description, recordFingerprint: error.fingerprint)
+        default: nil
+        }
+    }
+
+    /// libsodium failures that escaped the code meant to handle them (key loading maps its own failures to
+    /// `wrongKey` and `keyUnavailable`; record opening reports authentication failures as damaged records).
+    /// Messages name the operation and sizes, never key, plaintext or ciphertext bytes.
+    private static func map(_ sodium: SodiumError) -> TokenCacheError {
+        switch sodium.code {
+        case .initializationFailed:
+            // As ``TokenStore/open(_:)`` reports it: libsodium is unusable in this process.
+            TokenCacheError(.unsupportedEnvironment, "libsodium cannot be used in this process (\(sodium))")
+        case .outOfMemory:
+            // As key loading reports it (``SodiumCall``): the system refused memory, nothing is wrong with the data.
+            TokenCacheError(.ioFailure, "out of memory for key material (\(sodium))")
+        case .authenticationFailed:
+            // Sealed bytes that do not authenticate are damage. Which record is not known here, so no fingerprint.
+            TokenCacheError(.corruptRecord, "a sealed record did not authenticate (\(sodium))")
+        case .invalidLength, .invalidParameters, .invalidEncoding:
+            // Every length and parameter handed to libsodium is computed by the library (callers' input is
+            // validated earlier, as `invalidArgument`): libsodium refusing one is a bug, not bad input.
+            TokenCacheError(.internalError, "libsodium refused an operation (\(sodium))")
+        }
+    }
+
+    /// A ``FormatError`` always means stored bytes that do not decode (the codec never raises it for what it is
+    /// asked to encode), whether a read or a write met them: a damaged record. The store's readers turn it into
+    /// `corruptRecord` with the record's fingerprint; one that escapes them reaches here, where the record is not
+    /// known, so it has none.
+    private static func map(_ format: FormatError) -> TokenCacheError {
+        TokenCacheError(.corruptRecord, "a stored record does not decode: \(format.message)")
+    }
+
+    private static func map(_ lmdb: LMDBError, directory: String) -> TokenCacheError {
         switch lmdb {
         case .mapFull, .noSpace, .txnFull:
             return TokenCacheError(
@@ -41,5 +96,14 @@ extension TokenCacheError {
         default:
             return TokenCacheError(.ioFailure, "LMDB failed on \(directory): \(lmdb)")
         }
+    }
+}
+
+extension CacheReader {
+    /// Runs `body`, mapping whatever it throws with ``TokenCacheError/wrap(_:directory:)``: the public methods of
+    /// ``CacheReader`` and ``CacheWriter`` run through it, so that a caller that catches inside its transaction
+    /// closure sees ``TokenCacheError`` too, not only one that catches outside it.
+    func mappingErrors<R>(_ body: () throws -> R) throws(TokenCacheError) -> R {
+        do { return try body() } catch { throw TokenCacheError.wrap(error, directory: store.directory) }
     }
 }

@@ -141,17 +141,21 @@ final class RecordStore: Sendable {
 
     /// Runs `body` on one consistent snapshot.
     func read<R>(_ body: (CacheReader) throws -> R) throws -> R {
-        try backend.read { transaction in try body(CacheReader(store: self, transaction: transaction)) }
+        do {
+            return try backend.read { transaction in try body(CacheReader(store: self, transaction: transaction)) }
+        } catch { throw TokenCacheError.wrapKeepingCallerErrors(error, directory: directory) }
     }
 
     /// Runs `body` in one write transaction, after checking that this store may write and that the header is still
-    /// the one it was opened with. `now` is the time every record written is stamped with.
+    /// the one it was opened with. `now` is the time every record written is stamped with. Errors as for ``read(_:)``.
     func write<R>(now: Int64, _ body: (CacheWriter) throws -> R) throws -> R {
         try checkWritable()
-        return try backend.write { transaction in
-            try checkHeaderUnchanged(in: transaction)
-            return try body(CacheWriter(store: self, transaction: transaction, now: now))
-        }
+        do {
+            return try backend.write { transaction in
+                try checkHeaderUnchanged(in: transaction)
+                return try body(CacheWriter(store: self, transaction: transaction, now: now))
+            }
+        } catch { throw TokenCacheError.wrapKeepingCallerErrors(error, directory: directory) }
     }
 
     func checkWritable() throws(TokenCacheError) {
