@@ -213,12 +213,13 @@ import TokenCacheLMDB
     @Test func usingATransactionAfterItsClosureReturnedTraps() async throws {
         // The directory belongs to this (parent) process: the child traps, so nothing it created would be removed.
         let directory = try TemporaryDirectory()
-        await #expect(processExitsWith: .failure) { [path = directory.path as String] in
+        let result = await #expect(processExitsWith: .runtimeTrap, observing: [\.standardErrorContent]) { [path = directory.path as String] in
             let (environment, db) = try makeStore(at: path)
             var escaped: ReadTransaction?
             try environment.read { escaped = $0 }
             _ = try escaped?.count(in: db)
         }
+        #expect(result?.reportsTrap("Fatal error: TokenCacheLMDB: a transaction was used after the read/write closure that received it returned") == true)
     }
 }
 

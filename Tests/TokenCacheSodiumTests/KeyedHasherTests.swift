@@ -35,7 +35,9 @@ import TokenCacheSodium
             try [UInt8(1)].withUnsafeBytes { input in try short.withUnsafeMutableBytes { try hasher.hash(input, into: $0) } }
         }
         #expect(error?.code == .invalidLength)
-        #expect(throws: SodiumError.self) { try KeyedHasher(key: try SecureKey(randomCount: 32), outputCount: 65) }
-        #expect(throws: SodiumError.self) { try KeyedHasher(key: try SecureKey(randomCount: 8), outputCount: 16) }
+        let longOutput = #expect(throws: SodiumError.self) { try KeyedHasher(key: try SecureKey(randomCount: 32), outputCount: 65) }
+        #expect(longOutput?.code == .invalidLength)
+        let shortKey = #expect(throws: SodiumError.self) { try KeyedHasher(key: try SecureKey(randomCount: 8), outputCount: 16) }
+        #expect(shortKey?.code == .invalidLength)
     }
 }

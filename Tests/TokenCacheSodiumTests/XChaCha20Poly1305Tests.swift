@@ -150,7 +150,7 @@ import TokenCacheSodium
     }
 
     @Test func sealWithAWrongOutputSizeStopsTheProcess() async {
-        await #expect(processExitsWith: .failure) {
+        let result = await #expect(processExitsWith: .runtimeTrap, observing: [\.standardErrorContent]) {
             let key = try SecureKey(randomCount: 32)
             var output = [UInt8](repeating: 0, count: 16)
             try output.withUnsafeMutableBytes { output in
@@ -163,5 +163,6 @@ import TokenCacheSodium
                 }
             }
         }
+        #expect(result?.reportsTrap("Precondition failed: XChaCha20Poly1305.seal: output must be plaintext.count + 16 bytes") == true)
     }
 }

@@ -192,7 +192,7 @@ extension SecureBuffer {
         // Dropping the key list's only entry, or re-dating it, breaks every wrap (the key list is authenticated).
         var redated = decoded
         redated.wrappedKeys[0].createdAt += 1
-        #expect(throws: TokenCacheError.self) { try Keyring.unlock(header: redated, root: root) }
+        #expect(errorCode { try Keyring.unlock(header: redated, root: root) } == .wrongKey)
     }
 
     @Test(arguments: ["record-access-token.txt", "record-access-token-lone.txt", "record-account.txt"])

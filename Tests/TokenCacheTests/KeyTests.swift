@@ -28,7 +28,8 @@ import TokenCacheSodium
             let bytes = try Data(contentsOf: URL(fileURLWithPath: good))
             #expect(bytes.count == 32)
             #expect(try FileManager.default.attributesOfItem(atPath: good)[.posixPermissions] as? Int == 0o600)
-            #expect(throws: TokenCacheError.self) { try KeyFile.create(at: good) }  // never overwritten
+            #expect(errorCode { try KeyFile.create(at: good) } == .keyUnavailable)  // never overwritten
+            #expect(try Data(contentsOf: URL(fileURLWithPath: good)) == bytes)
 
             func expectRefusal(_ path: String, _ code: TokenCacheError.Code) {
                 let error = #expect(throws: TokenCacheError.self) { _ = try KeyFile.read(at: path) }

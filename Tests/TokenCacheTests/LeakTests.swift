@@ -70,9 +70,14 @@ import Testing
             damaged[damaged.count - 1] ^= 0xFF
             try store.rawPut(DatabaseName.accessTokens, key: entry.0, value: damaged)
             let error = try #require(throws: TokenCacheError.self) { try cache.get(token.key) }
+            #expect(error.code == .corruptRecord)
+            let fingerprint = try #require(error.recordFingerprint)
+            #expect(error.description.contains(fingerprint))
             for canary in Canary.all { #expect(!error.description.contains(canary)) }
             #expect(!error.description.contains(entry.0.hex))
             let conflict = try #require(throws: TokenCacheError.self) { try cache.put(token, expectedRevision: 5) }
+            #expect(conflict.code == .conflict && conflict.recordFingerprint == fingerprint)
+            #expect(conflict.description.contains(fingerprint))
             for canary in Canary.all { #expect(!conflict.description.contains(canary)) }
         }
     }

@@ -35,7 +35,7 @@ import Testing
         let info = try ClientInfo(base64URL: encoded)
         #expect(info.homeAccountID == "???>>>.t~~~")
         let standard = encoded.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        #expect(throws: TokenCacheError.self) { try ClientInfo(base64URL: standard) }
+        #expect(errorCode { try ClientInfo(base64URL: standard) } == .invalidArgument)
     }
 
     @Test(arguments: [

@@ -82,7 +82,7 @@ import TokenCacheLMDB
             let original = try #require(store.rawEntries(DatabaseName.accessTokens).first { $0.0 == key }?.1)
             for damaged in [Array(original.prefix(1)), Array(original.dropLast()), original + [0], Array(original.prefix(9))] {
                 try store.rawPut(DatabaseName.accessTokens, key: key, value: damaged)
-                #expect(throws: TokenCacheError.self) { try cache.get(Samples.accessToken(target: "victim.scope").key) }
+                #expect(errorCode { try cache.get(Samples.accessToken(target: "victim.scope").key) } == .corruptRecord, "\(damaged.count) bytes")
             }
         }
     }

@@ -27,12 +27,13 @@ import Testing
     @Test(arguments: TestBackend.allCases)
     func anInvalidEntityInABatchAbortsTheWholeBatch(backend: TestBackend) throws {
         try TestStore.with(backend) { _, cache in
-            #expect(throws: TokenCacheError.self) {
+            let code = errorCode {
                 try cache.write { writer in
                     try writer.put(Samples.accessToken())
                     try writer.put(Samples.idToken(secret: ""))
                 }
             }
+            #expect(code == .invalidArgument)
             let total = try cache.info().recordCounts.values.reduce(0, +)
             #expect(total == 0)
         }
@@ -67,7 +68,9 @@ import Testing
             #expect(try cache.get(token.key)?.entity.secret.reveal() == "rt2")
             #expect(!lost.description.contains("rt2") && !lost.description.contains("rt-stale"))
             // Conditional delete.
-            #expect(throws: TokenCacheError.self) { try cache.delete(token.key, expectedRevision: 1) }
+            let refused = try #require(throws: TokenCacheError.self) { try cache.delete(token.key, expectedRevision: 1) }
+            #expect(refused.code == .conflict && refused.currentRevision == 2)
+            #expect(try cache.get(token.key)?.revision == 2)
             #expect(try cache.delete(token.key, expectedRevision: 2))
         }
     }
@@ -152,12 +155,13 @@ func withTemporaryDirectoryAsync(_ body: (String) async throws -> Void) async th
                 let listing = try cache.list(IDToken.self)
                 #expect(listing.records.count == written && listing.corrupt.isEmpty)
                 // A batch that does not fit leaves nothing behind.
-                #expect(throws: TokenCacheError.self) {
+                let code = errorCode {
                     try cache.write { writer in
                         try writer.put(Samples.account(realm: "batch"))
                         for index in 0..<50 { try writer.put(Samples.idToken(realm: "big\(index)", secret: String(repeating: "u", count: 20_000))) }
                     }
                 }
+                #expect(code == .storageFull)
                 #expect(try cache.get(Samples.account(realm: "batch").key) == nil)
             }
             // The way out is a larger cap (at the cap even deletes can need pages LMDB no longer has).

@@ -7,7 +7,8 @@ struct Lookup: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Answer a silent token request: hit, refresh or interaction_required.",
         discussion: """
-            JSON keys (stable): outcome, refresh_recommended, family_membership (member | not_member | unknown:             with unknown, do not delete a family refresh token whose redemption fails), access_token {secret, home_account_id, environment, \
+            JSON keys (stable): outcome, refresh_recommended, family_membership (member | not_member | unknown; \
+            with unknown, do not delete a family refresh token whose redemption fails), access_token {secret, home_account_id, environment, \
             realm, client_id, target, token_type, key_id, cached_at, expires_on, extended_expires_on, refresh_on}, \
             refresh_token {secret, home_account_id, environment, client_id, family_id}, id_token {secret, realm, \
             claims}, account {home_account_id, environment, realm, username, local_account_id, authority_type}; \

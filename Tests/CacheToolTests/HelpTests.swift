@@ -1,0 +1,311 @@
+import Foundation
+import Testing
+
+/// Golden texts: the complete output of `cachetool --help` and of every subcommand's `--help` at a fixed terminal
+/// width, so that any change in wording, wrapping or option order is a deliberate edit of the text here.
+@Suite struct HelpTests {
+    struct Golden: Sendable, CustomTestStringConvertible {
+        let arguments: [String]
+        /// The help as printed, less its final line break (a multi-line literal has none).
+        let text: String
+        var testDescription: String { (["cachetool"] + arguments + ["--help"]).joined(separator: " ") }
+    }
+
+    static let goldens = [
+        Golden(arguments: [], text: HelpText.root),
+        Golden(arguments: ["init"], text: HelpText.initialize),
+        Golden(arguments: ["inspect"], text: HelpText.inspect),
+        Golden(arguments: ["info"], text: HelpText.info),
+        Golden(arguments: ["verify"], text: HelpText.verify),
+        Golden(arguments: ["ingest"], text: HelpText.ingest),
+        Golden(arguments: ["lookup"], text: HelpText.lookup),
+        Golden(arguments: ["accounts"], text: HelpText.accounts),
+        Golden(arguments: ["remove-account"], text: HelpText.removeAccount),
+        Golden(arguments: ["sample-data"], text: HelpText.sampleData),
+    ]
+
+    /// The help text wraps at the terminal width; a pipe has none, so COLUMNS decides.
+    static func help(_ arguments: [String]) throws -> CacheToolRun {
+        try CacheTool.run(arguments + ["--help"], environment: ["COLUMNS": "80"])
+    }
+
+    @Test(arguments: goldens)
+    func helpIsTheGoldenText(golden: Golden) throws {
+        let run = try Self.help(golden.arguments)
+        #expect(run.exitedNormally && run.status == 0)
+        #expect(run.stderr == "")
+        let expected = golden.text + "\n"
+        #expect(run.stdout == expected, "first difference: \(Self.firstDifference(run.stdout, expected))")
+    }
+
+    /// Every subcommand the top-level help lists has a golden text.
+    @Test func everySubcommandHasAGoldenText() throws {
+        let lines = try Self.help([]).stdout.split(separator: "\n", omittingEmptySubsequences: false)
+        let start = try #require(lines.firstIndex(of: "SUBCOMMANDS:"))
+        let listed = lines[(start + 1)...].prefix { !$0.isEmpty }
+            .filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }
+            .compactMap { $0.split(separator: " ").first.map(String.init) }
+        #expect(listed.count == 9)
+        #expect(Set(listed) == Set(Self.goldens.compactMap(\.arguments.first)))
+    }
+
+    /// The first line where `actual` and `expected` differ, both versions, for a readable failure.
+    static func firstDifference(_ actual: String, _ expected: String) -> String {
+        let actualLines = actual.split(separator: "\n", omittingEmptySubsequences: false)
+        let expectedLines = expected.split(separator: "\n", omittingEmptySubsequences: false)
+        for index in 0..<max(actualLines.count, expectedLines.count) {
+            let got = index < actualLines.count ? String(actualLines[index]) : "<end>"
+            let wanted = index < expectedLines.count ? String(expectedLines[index]) : "<end>"
+            if got != wanted { return "line \(index + 1): got \"\(got)\", expected \"\(wanted)\"" }
+        }
+        return "none"
+    }
+}
+
+enum HelpText {
+    static let root = """
+        OVERVIEW: Create, inspect and debug encrypted token-cache stores.
+
+        The store is found at --store, else $TOKEN_CACHE_DIR, else
+        $XDG_DATA_HOME/token-cache, else ~/.local/share/token-cache. Its key comes from
+        --key-file, else $TOKEN_CACHE_KEY (base64), else $TOKEN_CACHE_PASSPHRASE, else
+        $TOKEN_CACHE_KEY_FILE, else $XDG_CONFIG_HOME/token-cache/key
+        (~/.config/token-cache/key).
+
+        Exit codes: 0 success, 1 other failure, 64 usage, 65 corrupt data, 66 store or
+        key not found, 74 storage full or I/O error, 75 conflict (retry), 77 wrong key
+        or insecure permissions, 78 unsupported environment or format.
+
+        USAGE: cachetool <subcommand>
+
+        OPTIONS:
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        SUBCOMMANDS:
+          init                    Create the key file and the store (or check that they
+                                  open).
+          inspect                 List accounts and credentials, secrets redacted.
+          info                    Show the store's format, size, keys and record counts.
+          verify                  Decrypt every record and check that each is stored
+                                  where its fields say (exit 65 on any problem).
+          ingest                  Store a raw OAuth2/OIDC token response (access,
+                                  refresh and ID token, account, app metadata) in one
+                                  transaction.
+          lookup                  Answer a silent token request: hit, refresh or
+                                  interaction_required.
+          accounts                List signed-in accounts with their tenant profiles.
+          remove-account          Sign an account out: for one client (--client-id) or
+                                  for every client (--all-clients). App metadata stays.
+          sample-data             Write realistic sample accounts and tokens (fake,
+                                  unsigned) into an existing store.
+
+          See 'cachetool help <subcommand>' for detailed help.
+        """
+
+    static let initialize = """
+        OVERVIEW: Create the key file and the store (or check that they open).
+
+        With a key file, a missing key file is created with 32 random bytes, mode 0600.
+        With $TOKEN_CACHE_PASSPHRASE the store is protected by Argon2id instead.
+        Running init again on an existing store only checks that the key opens it.
+
+        USAGE: cachetool init [--store <dir>] [--key-file <path>] [--passphrase-cost <passphrase-cost>]
+
+        OPTIONS:
+          --store <dir>           Store directory.
+          --key-file <path>       Key file (32 bytes, mode 0600).
+          --passphrase-cost <passphrase-cost>
+                                  Argon2id cost for a passphrase-protected store:
+                                  interactive, moderate or sensitive. (values:
+                                  interactive, moderate, sensitive; default:
+                                  interactive)
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        """
+
+    static let inspect = """
+        OVERVIEW: List accounts and credentials, secrets redacted.
+
+        Damaged records are never shown; they are listed by fingerprint after the table
+        (exit code 65). Tokens are shown only with --reveal-secrets.
+
+        USAGE: cachetool inspect [--store <dir>] [--key-file <path>] [--json] [--reveal-secrets] [--account <home-account-id>] [--client-id <client-id>] [--now <seconds>]
+
+        OPTIONS:
+          --store <dir>           Store directory.
+          --key-file <path>       Key file (32 bytes, mode 0600).
+          --json                  Print JSON (MSAL field names, integer times) for
+                                  scripts.
+          --reveal-secrets        Show token secrets instead of the redaction marker.
+          --account <home-account-id>
+                                  Only this home account id.
+          --client-id <client-id> Only this client id.
+          --now <seconds>         Current time in Unix seconds, for relative expiry
+                                  (default: now).
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        """
+
+    static let info = """
+        OVERVIEW: Show the store's format, size, keys and record counts.
+
+        USAGE: cachetool info [--store <dir>] [--key-file <path>] [--json]
+
+        OPTIONS:
+          --store <dir>           Store directory.
+          --key-file <path>       Key file (32 bytes, mode 0600).
+          --json                  Print JSON.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        """
+
+    static let verify = """
+        OVERVIEW: Decrypt every record and check that each is stored where its fields
+        say (exit 65 on any problem).
+
+        USAGE: cachetool verify [--store <dir>] [--key-file <path>] [--json]
+
+        OPTIONS:
+          --store <dir>           Store directory.
+          --key-file <path>       Key file (32 bytes, mode 0600).
+          --json                  Print JSON.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        """
+
+    static let ingest = """
+        OVERVIEW: Store a raw OAuth2/OIDC token response (access, refresh and ID token,
+        account, app metadata) in one transaction.
+
+        The response is read from RESPONSE_FILE, or from standard input when it is '-'
+        or absent.
+
+        USAGE: cachetool ingest [--store <dir>] [--key-file <path>] --client-id <client-id> --authority <authority> --scopes <scopes> [--grant-type <grant-type>] [--now <seconds>] [--json] [<response-file>]
+
+        ARGUMENTS:
+          <response-file>         The token response JSON file, or '-' for standard
+                                  input.
+
+        OPTIONS:
+          --store <dir>           Store directory.
+          --key-file <path>       Key file (32 bytes, mode 0600).
+          --client-id <client-id> The client (application) id the token was issued to.
+          --authority <authority> The authority URL the request went to, e.g.
+                                  https://login.microsoftonline.com/common.
+          --scopes <scopes>       The scopes that were requested, space-separated.
+          --grant-type <grant-type>
+                                  The grant of the request (authorization_code,
+                                  refresh_token, client_credentials, …).
+          --now <seconds>         Request time in Unix seconds (default: now).
+          --json                  Print JSON.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        """
+
+    static let lookup = """
+        OVERVIEW: Answer a silent token request: hit, refresh or interaction_required.
+
+        JSON keys (stable): outcome, refresh_recommended, family_membership (member |
+        not_member | unknown; with unknown, do not delete a family refresh token whose
+        redemption fails), access_token {secret, home_account_id, environment, realm,
+        client_id, target, token_type, key_id, cached_at, expires_on,
+        extended_expires_on, refresh_on}, refresh_token {secret, home_account_id,
+        environment, client_id, family_id}, id_token {secret, realm, claims}, account
+        {home_account_id, environment, realm, username, local_account_id,
+        authority_type}; absent objects and fields are null, times are integers (Unix
+        seconds); corrupt_records [{kind, fingerprint, reason}] lists damaged records
+        the lookup had to skip. Exit code 0 for every outcome; 65 when a damaged record
+        was skipped (the answer printed is still the right one for the rest of the
+        cache).
+
+        USAGE: cachetool lookup [<options>] --client-id <client-id> --account <home-account-id> --scopes <scopes>
+
+        OPTIONS:
+          --store <dir>           Store directory.
+          --key-file <path>       Key file (32 bytes, mode 0600).
+          --client-id <client-id> The client (application) id.
+          --account <home-account-id>
+                                  The home account id (uid.utid).
+          --authority <authority> Authority URL (gives the environment and the realm).
+          --environment <environment>
+                                  Authority host, with --realm instead of --authority.
+          --realm <realm>         Tenant, with --environment.
+          --scopes <scopes>       The requested scopes, space-separated.
+          --token-type <token-type>
+                                  Token type (default Bearer).
+          --key-id <key-id>       Key id of a PoP or SSH-certificate token.
+          --now <seconds>         Current time in Unix seconds (default: now).
+          --json                  Print JSON.
+          --reveal-secrets        Show token secrets instead of the redaction marker.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        """
+
+    static let accounts = """
+        OVERVIEW: List signed-in accounts with their tenant profiles.
+
+        Without --client-id every account is listed; with it, only those the client can
+        use silently (a refresh token of the client, or of its family). JSON:
+        {"accounts": [{home_account_id, username, profiles: [{environment, realm,
+        username, local_account_id, authority_type}]}]}.
+
+        USAGE: cachetool accounts [--store <dir>] [--key-file <path>] [--client-id <client-id>] [--environment <environment>] [--username <username>] [--json]
+
+        OPTIONS:
+          --store <dir>           Store directory.
+          --key-file <path>       Key file (32 bytes, mode 0600).
+          --client-id <client-id> Only accounts this client can use silently.
+          --environment <environment>
+                                  Only profiles in this host's cloud (alias group).
+          --username <username>   Only accounts with this username (case-insensitive).
+          --json                  Print JSON.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        """
+
+    static let removeAccount = """
+        OVERVIEW: Sign an account out: for one client (--client-id) or for every client
+        (--all-clients). App metadata stays.
+
+        USAGE: cachetool remove-account [--store <dir>] [--key-file <path>] --account <home-account-id> [--client-id <client-id>] [--all-clients] [--environment <environment>] [--json]
+
+        OPTIONS:
+          --store <dir>           Store directory.
+          --key-file <path>       Key file (32 bytes, mode 0600).
+          --account <home-account-id>
+                                  The home account id.
+          --client-id <client-id> Remove what this client holds (and the family refresh
+                                  token if it is a member).
+          --all-clients           Remove the account's credentials of every client.
+          --environment <environment>
+                                  Only in this host's cloud (alias group).
+          --json                  Print JSON.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        """
+
+    static let sampleData = """
+        OVERVIEW: Write realistic sample accounts and tokens (fake, unsigned) into an
+        existing store.
+
+        USAGE: cachetool sample-data [--store <dir>] [--key-file <path>] [--now <seconds>]
+
+        OPTIONS:
+          --store <dir>           Store directory.
+          --key-file <path>       Key file (32 bytes, mode 0600).
+          --now <seconds>         Current time in Unix seconds the sample expiries are
+                                  relative to.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        """
+}
