@@ -16,7 +16,7 @@ public class CacheReader {
     /// The entity stored under `key`, or nil.
     /// - Throws: ``TokenCacheError`` `.corruptRecord` (with the record's fingerprint) if the record is damaged.
     public func get<Key: CacheEntityKey>(_ key: Key) throws -> StoredEntity<Key.Entity>? {
-        let storable = try Self.storableType(Key.Entity.self)
+        let storable = Self.storableType(Key.Entity.self)
         return try mappingErrors { try getStorable(storable, key) }
     }
 
@@ -37,7 +37,7 @@ public class CacheReader {
 
     /// Every entity of a kind that matches `filter`; damaged records are listed in `corrupt`, never returned.
     public func list<Entity: CacheEntity>(_ type: Entity.Type, filter: RecordFilter = .all) throws -> RecordList<Entity> {
-        let storable = try Self.storableType(Entity.self)
+        let storable = Self.storableType(Entity.self)
         return try mappingErrors { try listStorable(storable, as: Entity.self, filter: filter) }
     }
 
@@ -110,12 +110,7 @@ public class CacheReader {
         return try store.accessTokenLocation(entryKey: key, damagedMayMatch: damagedMayMatch, in: transaction)
     }
 
-    static func storableType<E: CacheEntity>(_ type: E.Type) throws(TokenCacheError) -> any StorableEntity.Type {
-        guard let storable = type as? any StorableEntity.Type else {
-            throw TokenCacheError(.invalidArgument, "\(type) is not an entity this cache stores")
-        }
-        return storable
-    }
+    static func storableType<E: CacheEntity>(_ type: E.Type) -> any StorableEntity.Type { E.recordCodec.storable }
 }
 
 @available(*, unavailable)
@@ -143,10 +138,7 @@ public final class CacheWriter: CacheReader {
     @discardableResult
     public func put<Entity: CacheEntity>(_ entity: Entity, expectedRevision: UInt64? = nil) throws -> UInt64 {
         try store.checkWritable()
-        guard let storable = entity as? any StorableEntity else {
-            throw TokenCacheError(.invalidArgument, "\(Entity.self) is not an entity this cache stores")
-        }
-        return try mappingErrors { try putStorable(storable, expectedRevision: expectedRevision) }
+        return try mappingErrors { try putStorable(entity.storable, expectedRevision: expectedRevision) }
     }
 
     private func putStorable<S: StorableEntity>(_ entity: S, expectedRevision: UInt64?) throws -> UInt64 {
@@ -222,7 +214,7 @@ public final class CacheWriter: CacheReader {
     @discardableResult
     public func delete<Key: CacheEntityKey>(_ key: Key, expectedRevision: UInt64? = nil) throws -> Bool {
         try store.checkWritable()
-        let storable = try Self.storableType(Key.Entity.self)
+        let storable = Self.storableType(Key.Entity.self)
         return try mappingErrors { try deleteStorable(storable, key, expectedRevision: expectedRevision) }
     }
 

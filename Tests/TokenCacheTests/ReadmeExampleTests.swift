@@ -60,8 +60,7 @@ import TokenCache
                     }
                     try writer.ingest(response, context: TokenRequestContext(clientID: clientID, authority: authority,
                                                                              requestedScopes: ["User.Read"],
-                                                                             grantType: "refresh_token", now: now),
-                                      aliases: cache.configuration.environmentAliases)
+                                                                             grantType: "refresh_token", now: now))
                 }
             case .interactionRequired:
                 // After any other token-endpoint call: store what the response yields (AT, RT, ID token, account, app

@@ -37,9 +37,10 @@ import Testing
         }
     }
 
-    @Test func environmentsMatchByAliasGroupAndTheGroupCanBeExtended() throws {
+    @Test(arguments: TestBackend.allCases)
+    func environmentsMatchByAliasGroupAndTheGroupCanBeExtended(backend: TestBackend) throws {
         try withTemporaryDirectory { root in
-            let store = TestStore(root: root)
+            let store = TestStore(root: root, backend: backend)
             try KeyFile.create(at: store.keyFile)
             var configuration = store.configuration
             configuration.environmentAliases = EnvironmentAliases.builtIn.adding(["login.contoso-sovereign.example", "sts.contoso-sovereign.example"])
@@ -54,6 +55,20 @@ import Testing
             )
             let sovereign = try cache.silentLookup(Responses.query(environment: "sts.contoso-sovereign.example"))
             #expect(sovereign.accessToken?.entity.secret.reveal() == "at-sovereign")
+            // The configured table is the store's: a lookup inside a transaction gives the same answer, and so do
+            // the other operations that match hosts (listing, sign-out), whichever doorway they come through.
+            let inTransaction = try cache.read { try $0.silentLookup(Responses.query(environment: "sts.contoso-sovereign.example")) }
+            #expect(inTransaction.outcome == .hit && inTransaction.accessToken?.entity.secret.reveal() == "at-sovereign")
+            let listed = try cache.read { try $0.accounts(environment: "sts.contoso-sovereign.example") }
+            #expect(listed.accounts.count == 1)
+            let removed = try cache.write {
+                try $0.removeAccount(
+                    homeAccountID: Responses.home, clientID: nil, environment: "sts.contoso-sovereign.example"
+                )
+            }
+            #expect(removed.accessTokens == 1)
+            #expect(try cache.silentLookup(Responses.query(environment: "login.contoso-sovereign.example")).outcome == .interactionRequired)
+            #expect(try cache.silentLookup(Responses.query(environment: "login.microsoftonline.com")).outcome == .hit)
         }
     }
 

@@ -7,7 +7,6 @@ extension CacheEntity {
     ///   - timestampsAsStrings: MSAL's serialized caches hold timestamps as strings of integers; tools that
     ///     want arithmetic get integers.
     public func jsonObject(revealSecrets: Bool = false, timestampsAsStrings: Bool = false) -> [String: JSONValue] {
-        guard let storable = self as? any StorableEntity else { return [:] }
         let fields = storable.encodeFields()
         var object: [String: JSONValue] = [:]
         for name in fields.names {

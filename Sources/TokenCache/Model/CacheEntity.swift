@@ -20,6 +20,35 @@ public protocol CacheEntity: Sendable, Hashable {
     var key: Key { get }
     /// Fields this library does not model, preserved verbatim (encrypted) through every write.
     var additionalFields: [String: JSONValue] { get set }
+    /// How the store encodes this type. Only the five entity types of this module can provide one (``RecordCodec``
+    /// has no public initialiser), which closes the protocol: every `CacheEntity` a caller can pass to the store is
+    /// one the store can write, so no write of an entity fails at run time for its type.
+    static var recordCodec: RecordCodec<Self> { get }
+}
+
+/// The store's encoding of an entity type (its field names, field map and storage key): a witness that only the
+/// library's own entity types can give, so that ``CacheEntity`` is closed to conformances elsewhere.
+public struct RecordCodec<Entity: CacheEntity>: Sendable {
+    /// The library's side of the entity type, which every ``CacheEntity`` is.
+    let storable: any StorableEntity.Type
+}
+
+extension RecordCodec where Entity: StorableEntity {
+    init() { storable = Entity.self }
+}
+
+extension Account { public static var recordCodec: RecordCodec<Account> { RecordCodec() } }
+extension AccessToken { public static var recordCodec: RecordCodec<AccessToken> { RecordCodec() } }
+extension RefreshToken { public static var recordCodec: RecordCodec<RefreshToken> { RecordCodec() } }
+extension IDToken { public static var recordCodec: RecordCodec<IDToken> { RecordCodec() } }
+extension AppMetadata { public static var recordCodec: RecordCodec<AppMetadata> { RecordCodec() } }
+
+extension CacheEntity {
+    /// This entity as the library's side of its type (every ``CacheEntity`` is one; see ``recordCodec``).
+    var storable: any StorableEntity {
+        guard let storable = self as? any StorableEntity else { preconditionFailure("\(Self.self) has a record codec but is not storable") }
+        return storable
+    }
 }
 
 /// The library-internal side of an entity: how it maps to a field map and to a storage key.

@@ -11,8 +11,8 @@ extension CacheReader {
     ///
     /// - Throws: ``TokenCacheError`` `.invalidArgument` when the request holds no scope besides
     ///   openid/profile/offline_access, or a malformed scope.
-    public func silentLookup(_ query: SilentLookupQuery, aliases: EnvironmentAliases = .builtIn) throws -> SilentLookupResult {
-        try mappingErrors { try silentLookupUnmapped(query, aliases: aliases) }
+    public func silentLookup(_ query: SilentLookupQuery) throws -> SilentLookupResult {
+        try mappingErrors { try silentLookupUnmapped(query, aliases: store.aliases) }
     }
 
     private func silentLookupUnmapped(_ query: SilentLookupQuery, aliases: EnvironmentAliases) throws -> SilentLookupResult {

@@ -30,9 +30,9 @@ extension CacheReader {
     ///   - environment: only profiles in this host's alias group.
     ///   - username: ASCII-case-insensitive.
     public func accounts(
-        clientID: String? = nil, environment: String? = nil, username: String? = nil, aliases: EnvironmentAliases = .builtIn
+        clientID: String? = nil, environment: String? = nil, username: String? = nil
     ) throws -> (accounts: [AccountSummary], corrupt: [CorruptRecord]) {
-        try mappingErrors { try accountsUnmapped(clientID: clientID, environment: environment, username: username, aliases: aliases) }
+        try mappingErrors { try accountsUnmapped(clientID: clientID, environment: environment, username: username, aliases: store.aliases) }
     }
 
     private func accountsUnmapped(
@@ -81,10 +81,10 @@ extension CacheWriter {
     /// signed-out session back. They are listed in ``RemovalSummary/damagedRecords``.
     @discardableResult
     public func removeAccount(
-        homeAccountID: String, clientID: String?, environment: String? = nil, aliases: EnvironmentAliases = .builtIn
+        homeAccountID: String, clientID: String?, environment: String? = nil
     ) throws -> RemovalSummary {
         try mappingErrors {
-            try removeAccountUnmapped(homeAccountID: homeAccountID, clientID: clientID, environment: environment, aliases: aliases)
+            try removeAccountUnmapped(homeAccountID: homeAccountID, clientID: clientID, environment: environment, aliases: store.aliases)
         }
     }
 

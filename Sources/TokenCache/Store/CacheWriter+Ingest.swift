@@ -1,5 +1,5 @@
 
-/// What ``CacheWriter/ingest(_:context:aliases:)`` wrote.
+/// What ``CacheWriter/ingest(_:context:)`` wrote.
 public struct IngestResult: Sendable {
     public var accessToken: AccessToken.Key
     public var accessTokenRevision: UInt64
@@ -20,17 +20,26 @@ extension CacheWriter {
     ///
     /// - Throws: ``TokenCacheError`` `.invalidArgument` for a malformed response; nothing is written then.
     @discardableResult
-    public func ingest(_ response: TokenResponse, context: TokenRequestContext, aliases: EnvironmentAliases = .builtIn) throws
-        -> IngestResult
-    {
+    public func ingest(_ response: TokenResponse, context: TokenRequestContext) throws -> IngestResult {
         try store.checkWritable()
-        let derived = try DerivedEntities(response: response, context: context)
+        return try ingest(try DerivedEntities.mapped(response: response, context: context), now: context.now)
+    }
+
+    /// Writes what one token response yields, already derived: the part of an ingest that needs the transaction.
+    /// ``TokenStore/ingest(_:context:)`` derives before it begins one, so that no parsing runs under the writer lock
+    /// (nor again when a transaction re-runs).
+    func ingest(_ derived: DerivedEntities, now: Int64) throws -> IngestResult {
+        try mappingErrors { try ingestUnmapped(derived, now: now) }
+    }
+
+    private func ingestUnmapped(_ derived: DerivedEntities, now: Int64) throws -> IngestResult {
+        let aliases = store.aliases
         // The access token's unknown fields are read before intersect-delete may evict its record.
         var accessToken = derived.accessToken
         if let previous = try? get(accessToken.key)?.entity {
             accessToken = Self.carryingUnknownFields(previous, accessToken)
         }
-        let removed = try removeSupersededAccessTokens(by: accessToken, now: context.now, aliases: aliases)
+        let removed = try removeSupersededAccessTokens(by: accessToken, now: now, aliases: aliases)
         let accessTokenRevision = try put(accessToken)
         var refreshTokenRevision: UInt64? = nil
         if let refreshToken = derived.refreshToken {

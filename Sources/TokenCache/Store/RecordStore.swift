@@ -7,16 +7,20 @@ final class RecordStore: Sendable {
     let backend: any RecordBackend
     let keyring: Keyring
     let readOnly: Bool
+    /// The configured alias groups: every lookup, intersect-delete and sign-out of this store matches hosts by them,
+    /// whichever doorway (``TokenStore`` or a transaction's reader) it came through.
+    let aliases: EnvironmentAliases
     /// The header as this store was opened with it: every write transaction checks that it is still the stored one.
     private let headerBytes: [UInt8]
 
     /// Where the records live, for messages (a directory, or the in-memory name).
     var directory: String { backend.location }
 
-    private init(backend: any RecordBackend, keyring: Keyring, readOnly: Bool) {
+    private init(backend: any RecordBackend, keyring: Keyring, readOnly: Bool, aliases: EnvironmentAliases) {
         self.backend = backend
         self.keyring = keyring
         self.readOnly = readOnly
+        self.aliases = aliases
         headerBytes = keyring.header.encoded()
     }
 
@@ -94,7 +98,7 @@ final class RecordStore: Sendable {
             }
             keyring = unlocked
         }
-        let store = RecordStore(backend: backend, keyring: keyring, readOnly: readOnly)
+        let store = RecordStore(backend: backend, keyring: keyring, readOnly: readOnly, aliases: configuration.environmentAliases)
         if placementPending, !readOnly { try store.finishLoneTokenPlacement() }
         return store
     }

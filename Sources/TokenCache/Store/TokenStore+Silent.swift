@@ -1,14 +1,15 @@
-/// The silent-flow operations of an auth client, each in its own transaction, with the configured alias groups.
+/// The silent-flow operations of an auth client, each in its own transaction.
 extension TokenStore {
-    /// Ingests one token response in one durable write transaction. See ``CacheWriter/ingest(_:context:aliases:)``.
+    /// Ingests one token response in one durable write transaction. See ``CacheWriter/ingest(_:context:)``.
     @discardableResult
     public func ingest(_ response: TokenResponse, context: TokenRequestContext) throws -> IngestResult {
-        try write { try $0.ingest(response, context: context, aliases: configuration.environmentAliases) }
+        let derived = try DerivedEntities.mapped(response: response, context: context)
+        return try write { try $0.ingest(derived, now: context.now) }
     }
 
-    /// Answers a silent token request. See ``CacheReader/silentLookup(_:aliases:)``.
+    /// Answers a silent token request. See ``CacheReader/silentLookup(_:)``.
     public func silentLookup(_ query: SilentLookupQuery) throws -> SilentLookupResult {
-        try read { try $0.silentLookup(query, aliases: configuration.environmentAliases) }
+        try read { try $0.silentLookup(query) }
     }
 
     /// Replaces a refresh token only if the stored one is still `expected`. See
@@ -18,22 +19,22 @@ extension TokenStore {
         try write { try $0.replaceRefreshToken(replacement, expectedSecret: expected) }
     }
 
-    /// The signed-in users. See ``CacheReader/accounts(clientID:environment:username:aliases:)``.
+    /// The signed-in users. See ``CacheReader/accounts(clientID:environment:username:)``.
     public func accounts(clientID: String? = nil, environment: String? = nil, username: String? = nil) throws
         -> (accounts: [AccountSummary], corrupt: [CorruptRecord])
     {
         try read {
-            try $0.accounts(clientID: clientID, environment: environment, username: username, aliases: configuration.environmentAliases)
+            try $0.accounts(clientID: clientID, environment: environment, username: username)
         }
     }
 
     /// Signs an account out for one client, or everywhere (`clientID == nil`).
-    /// See ``CacheWriter/removeAccount(homeAccountID:clientID:environment:aliases:)``.
+    /// See ``CacheWriter/removeAccount(homeAccountID:clientID:environment:)``.
     @discardableResult
     public func removeAccount(homeAccountID: String, clientID: String?, environment: String? = nil) throws -> RemovalSummary {
         try write {
             try $0.removeAccount(
-                homeAccountID: homeAccountID, clientID: clientID, environment: environment, aliases: configuration.environmentAliases
+                homeAccountID: homeAccountID, clientID: clientID, environment: environment
             )
         }
     }
