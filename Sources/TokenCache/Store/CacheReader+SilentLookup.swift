@@ -15,151 +15,31 @@ extension CacheReader {
         try mappingErrors { try silentLookupUnmapped(query, aliases: store.aliases) }
     }
 
+    /// Plan, fetch, judge: the plan says which buckets to read and what answers the query; each bucket is read
+    /// through the seam, in the plan's order, and judged against the plan until one yields a usable token.
     private func silentLookupUnmapped(_ query: SilentLookupQuery, aliases: EnvironmentAliases) throws -> SilentLookupResult {
-        let requested = try ScopeSet.request(query.scopes)
-        var corrupt: [CorruptRecord] = []
-        let realms = RealmResolution.candidates(queryRealm: query.realm, homeAccountID: query.homeAccountID)
-        let hosts = aliases.group(of: query.environment)
-        let now = query.now  // the closures below capture this, not a copy of the whole query
-
-        let index = store.keyring.index
-        let accountPrefix = index.accountPrefix(query.homeAccountID)  // P(hid), shared by every range below
-        let database = DatabaseName.accessTokens
-        // Views into the map: valid until this transaction ends, so the chosen value is not looked up again.
-        typealias Entry = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer)
-        typealias Candidate = (key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer, cachedAt: Int64, expiresOn: Int64)
-        /// The preferred usable token among the entries `entries` visits, by the summaries, skipping `excluded` keys
-        /// (bodies found damaged).
-        func bestCandidate(
-            _ entries: ((Entry) throws -> Void) throws -> Void, excluding excluded: [[UInt8]], reportingDamage: Bool
-        ) throws -> Candidate? {
-            var chosen: Candidate? = nil
-            try entries { key, value in
-                if !excluded.isEmpty, excluded.contains(where: { $0.elementsEqual(key) }) { return }
-                do throws(FormatError) {
-                    try store.withSummary(value, key: key) { summary throws(FormatError) in
-                        guard hosts.contains(summary.environment), summary.covers(requested),
-                            AccessTokenExpiry.usability(
-                                expiresOn: summary.expiresOn, cachedAt: summary.cachedAt, refreshOn: summary.refreshOn, now: now
-                            ).isUsable
-                        else { return }
-                        if let current = chosen,
-                            !CandidateOrder.prefers(
-                                cachedAt: summary.cachedAt, expiresOn: summary.expiresOn, tiebreak: key,
-                                over: current.cachedAt, current.expiresOn, current.key
-                            )
-                        {
-                            return
-                        }
-                        chosen = (key, value, summary.cachedAt, summary.expiresOn)
-                    }
-                } catch where reportingDamage {
-                    corrupt.append(store.corrupt(.accessToken, DatabaseName.accessTokens, Array(key), error.message))
-                } catch {}
-            }
-            return chosen
-        }
-        /// A candidate's body, sharing the query's strings where the stored ones are the same bytes.
-        func decodeAccessToken(_ value: UnsafeRawBufferPointer, _ key: [UInt8]) -> Result<StoredEntity<AccessToken>, CorruptRecord> {
-            store.decode(AccessToken.self, value: value, key: key) { fields throws(FormatError) in
-                try AccessToken(decoding: fields, reusing: query)
-            }
-        }
-        /// Whether a decoded token answers the query (the summary's tests, on the body's fields).
-        func usable(_ token: AccessToken) -> Bool {
-            hosts.contains(token.environment) && requested.isCovered(byTarget: token.target)
-                && AccessTokenExpiry.usability(expiresOn: token.expiresOn, cachedAt: token.cachedAt, refreshOn: token.refreshOn, now: now)
-                    .isUsable
-        }
-
+        let plan = try SilentLookupPlan(query, aliases: aliases, index: store.keyring.index)
+        var choice = AccessTokenChoice(plan: plan, opener: store)
         var accessToken: StoredEntity<AccessToken>? = nil
         var realmUsed: String? = nil
-        for realm in realms where accessToken == nil {
-            let prefix = AccessToken.bucketPrefix(
-                accountPrefix: accountPrefix, clientID: query.clientID, realm: realm, tokenType: query.tokenType,
-                keyID: query.keyID, index: index
-            )
-            // Most buckets hold one token: its body alone then decides, and opening its summary first would only be
-            // a second decryption. A token stored under the bucket prefix itself is the bucket's lone token (FORMAT.md
-            // §4.3), so the range stops there. Otherwise the bucket's end must be found: with several tokens, the
-            // summaries pick one, and only that body is opened. The first two entries are kept from this one pass; a
-            // bucket of more is walked again (rare: foreign caches).
-            var first: Entry? = nil, second: Entry? = nil
-            var entries = 0
-            var lone = false
-            try transaction.forEach(in: database, prefix: prefix) { key, value in
-                entries += 1
-                switch entries {
-                case 1:
-                    first = (key, value)
-                    if key.count == prefix.count {
-                        lone = true
-                        return false
-                    }
-                    // Most often the bucket's only token (a version-1 store), decrypted next: its bytes load while
-                    // LMDB finds the bucket's end (often on another page).
-                    transaction.prefetch(value)
-                case 2: second = (key, value)
-                default: break
+        buckets: for bucket in plan.buckets {
+            var contents = try transaction.accessTokenBucket(bucket.prefix)
+            while true {
+                switch choice.judge(contents) {
+                case .decided(nil):
+                    continue buckets
+                case .decided(let token?):
+                    accessToken = token
+                    realmUsed = bucket.realm
+                    break buckets
+                case .readWholeBucket(let skippingLone):
+                    contents = .several(try transaction.accessTokens(inBucket: bucket.prefix, skippingLone: skippingLone))
                 }
-                return entries <= 2
-            }
-            if lone || entries == 1, let only = first {
-                switch decodeAccessToken(only.value, Array(only.key)) {
-                case .success(let stored) where usable(stored.entity):
-                    accessToken = stored
-                    realmUsed = realm
-                case .success: break
-                case .failure(let record):
-                    corrupt.append(record)
-                    guard lone else { break }
-                    // A damaged lone token is not moved when others arrive (§4.3): judge any that did.
-                    try pick { body in
-                        try transaction.forEach(in: database, prefix: prefix) { key, value in
-                            if key.count != prefix.count { try body((key, value)) }
-                            return true
-                        }
-                    }
-                }
-                continue
-            }
-            /// The best candidate's decoded body; if it turns out damaged, the next best.
-            func pick(_ entries: ((Entry) throws -> Void) throws -> Void) throws {
-                var damagedBodies: [[UInt8]] = []
-                while accessToken == nil,
-                    let candidate = try bestCandidate(entries, excluding: damagedBodies, reportingDamage: damagedBodies.isEmpty)
-                {
-                    let key = Array(candidate.key)
-                    switch decodeAccessToken(candidate.value, key) {
-                    case .success(let stored):
-                        accessToken = stored
-                        realmUsed = realm
-                    case .failure(let record):
-                        corrupt.append(record)
-                        damagedBodies.append(key)
-                    }
-                }
-            }
-            if entries == 2, let first, let second {
-                try pick { body in
-                    try body(first)
-                    try body(second)
-                }
-            } else if entries > 2 {
-                try pick { body in try transaction.forEach(in: database, prefix: prefix) { key, value in try body((key, value)); return true } }
             }
         }
-        let refreshRecommended = accessToken.map {
-            AccessTokenExpiry.usability(expiresOn: $0.entity.expiresOn, cachedAt: $0.entity.cachedAt, refreshOn: $0.entity.refreshOn, now: query.now)
-                == .usable(refreshRecommended: true)
-        } ?? false
-
-        let request = CompanionRequest(
-            homeAccountID: query.homeAccountID, accountPrefix: accountPrefix, clientID: query.clientID,
-            environment: query.environment,
-            profileRealms: realmUsed.map { used in realms.first == used ? realms : [used] + realms.filter { $0 != used } } ?? realms,
-            accessTokenEnvironment: accessToken?.entity.environment
-        )
+        let corrupt = choice.corrupt
+        let refreshRecommended = accessToken.map { plan.refreshRecommended($0.entity) } ?? false
+        let request = plan.companionRequest(found: accessToken?.entity, inRealm: realmUsed)
         if let accessToken {
             let source: CompanionSource
             switch query.companionLoading {

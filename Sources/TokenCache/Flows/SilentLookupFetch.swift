@@ -1,0 +1,65 @@
+/// One record of a bucket, as the fetch lends it: views into the backend's storage, valid until the transaction ends.
+struct BucketEntry {
+    let key: UnsafeRawBufferPointer
+    let value: UnsafeRawBufferPointer
+}
+
+/// The second step of a silent lookup: what one bucket holds, from one range read through the seam.
+///
+/// Most buckets hold one token, so the read keeps the first two entries and stops: a token stored under the bucket
+/// prefix itself is the bucket's lone token (FORMAT.md §4.3), and the range ends there; otherwise the bucket's end is
+/// found by one more step. A bucket of more than two (rare: caches imported from elsewhere) is read whole by a second
+/// walk, when the judgement asks for it.
+enum BucketContents {
+    case empty
+    /// Under the bucket prefix: the bucket's only token.
+    case lone(BucketEntry)
+    /// The only token, under its entry key (a version-1 store, or a backend that keeps every token there).
+    case one(BucketEntry)
+    /// Several tokens, all of them.
+    case several([BucketEntry])
+    /// More than two tokens, not read yet.
+    case more
+}
+
+extension RecordReading {
+    /// The contents of the access-token bucket `prefix`.
+    func accessTokenBucket(_ prefix: [UInt8]) throws -> BucketContents {
+        var first: BucketEntry? = nil, second: BucketEntry? = nil
+        var count = 0
+        var lone = false
+        try forEach(in: DatabaseName.accessTokens, prefix: prefix) { key, value in
+            count += 1
+            switch count {
+            case 1:
+                first = BucketEntry(key: key, value: value)
+                if key.count == prefix.count {
+                    lone = true
+                    return false
+                }
+                // Most often the bucket's only token, decrypted next: its bytes load while the backend finds the
+                // bucket's end (often on another page).
+                prefetch(value)
+            case 2: second = BucketEntry(key: key, value: value)
+            default: break
+            }
+            return count <= 2
+        }
+        switch (first, second) {
+        case (nil, _): return .empty
+        case (let only?, nil): return lone ? .lone(only) : .one(only)
+        case (let first?, let second?): return count == 2 ? .several([first, second]) : .more
+        }
+    }
+
+    /// Every token of the access-token bucket `prefix`, without one stored under the prefix itself when `skippingLone`
+    /// is set.
+    func accessTokens(inBucket prefix: [UInt8], skippingLone: Bool) throws -> [BucketEntry] {
+        var entries: [BucketEntry] = []
+        try forEach(in: DatabaseName.accessTokens, prefix: prefix) { key, value in
+            if !skippingLone || key.count != prefix.count { entries.append(BucketEntry(key: key, value: value)) }
+            return true
+        }
+        return entries
+    }
+}
