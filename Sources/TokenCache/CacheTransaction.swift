@@ -141,12 +141,15 @@ public final class CacheWriter: CacheReader {
         return try mappingErrors { try putStorable(entity.storable, expectedRevision: expectedRevision) }
     }
 
-    private func putStorable<S: StorableEntity>(_ entity: S, expectedRevision: UInt64?) throws -> UInt64 {
+    /// `continuing` is the revision of a version of the record this transaction removed before writing it again
+    /// (intersect-delete evicts the token a response replaces): the new revision follows it, so revisions keep
+    /// growing across the replacement.
+    func putStorable<S: StorableEntity>(_ entity: S, expectedRevision: UInt64?, continuing removed: UInt64 = 0) throws -> UInt64 {
         try entity.validate()
         let key = try writeLocation(S.self, of: S.storageKey(for: entity.key, index: store.keyring.index), conditional: expectedRevision != nil)
         let current = try currentRevision(S.self, key: key, strict: expectedRevision != nil)
         try check(expectedRevision, against: current, kind: S.kind, key: key)
-        let revision = (current ?? 0) &+ 1
+        let revision = max(current ?? 0, removed) &+ 1
         try store.seal(entity, key: key, revision: revision, now: now, into: writeTransaction)
         try bucketsChanged(S.self, keys: [key])
         return revision

@@ -85,7 +85,7 @@ import Testing
     static func choose(_ records: [Record], lone: Bool = false) throws -> (verdict: AccessTokenChoice<FakeOpener>.Verdict, corrupt: [String], opener: FakeOpener) {
         let opener = try FakeOpener(records)
         let plan = try SilentLookupPlan(query, aliases: .builtIn, index: opener.keyring.index)
-        var choice = AccessTokenChoice(plan: plan, opener: opener)
+        var choice = AccessTokenChoice(opener: opener)
         return withEntries(records.count) { entries in
             let contents: BucketContents =
                 switch entries.count {
@@ -94,9 +94,9 @@ import Testing
                 case 2: .several(entries)
                 default: .more
                 }
-            var verdict = choice.judge(contents)
+            var verdict = choice.judge(contents, against: plan, for: query)
             if case .readWholeBucket(let skippingLone) = verdict {
-                verdict = choice.judge(.several(skippingLone ? Array(entries.dropFirst()) : entries))
+                verdict = choice.judge(.several(skippingLone ? Array(entries.dropFirst()) : entries), against: plan, for: query)
             }
             return (verdict, choice.corrupt.map(\.fingerprint), opener)
         }
@@ -122,14 +122,14 @@ import Testing
         // A damaged lone token with a token beside it (a writer could not move the damaged one): the other decides.
         let opener = try FakeOpener([.damaged, .token(Self.token(secret: "beside"))])
         let plan = try SilentLookupPlan(Self.query, aliases: .builtIn, index: opener.keyring.index)
-        var choice = AccessTokenChoice(plan: plan, opener: opener)
+        var choice = AccessTokenChoice(opener: opener)
         Self.withEntries(2) { entries in
-            let verdict = choice.judge(.lone(entries[0]))
+            let verdict = choice.judge(.lone(entries[0]), against: plan, for: Self.query)
             guard case .readWholeBucket(skippingLone: true) = verdict else {
                 Issue.record("a damaged lone token must send the judgement to the rest of its bucket, not \(verdict)")
                 return
             }
-            #expect(Self.secret(choice.judge(.several([entries[1]]))) == "beside")
+            #expect(Self.secret(choice.judge(.several([entries[1]]), against: plan, for: Self.query)) == "beside")
             #expect(choice.corrupt.map(\.fingerprint) == ["entry-0"])
         }
     }

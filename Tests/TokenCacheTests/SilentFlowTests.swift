@@ -228,7 +228,8 @@ import Testing
     @Test(arguments: TestBackend.allCases)
     func reIngestingKeepsUnknownFieldsAndContinuesRevisions(backend: TestBackend) throws {
         try TestStore.with(backend) { _, cache in
-            try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "rt-1")), context: try Responses.context())
+            let first = try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "rt-1")), context: try Responses.context())
+            #expect(first.accessTokenRevision == 1)
             var refresh = try #require(try cache.silentLookup(Responses.query()).refreshToken).entity
             refresh.additionalFields["x_foreign"] = .string("kept")
             #expect(try cache.put(refresh) == 2)
@@ -237,7 +238,10 @@ import Testing
             try cache.put(account)
             let result = try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "rt-2")), context: try Responses.context())
             #expect(result.refreshTokenRevision == 3)
+            // The access token the response replaces is evicted (same scopes) and written again: its revision goes on.
+            #expect(result.accessTokenRevision == 2 && result.accessTokensRemoved == 1)
             let after = try cache.silentLookup(Responses.query())
+            #expect(after.accessToken?.revision == 2)
             #expect(try after.refreshToken?.entity.secret.reveal() == "rt-2")
             #expect(try after.refreshToken?.entity.additionalFields["x_foreign"] == .string("kept"))
             #expect(try after.account?.entity.additionalFields["x_profile"] == .integer(7))

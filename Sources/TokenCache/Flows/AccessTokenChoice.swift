@@ -13,14 +13,14 @@ protocol AccessTokenOpening {
 /// A bucket of one token is decided by its body (opening its summary first would only be a second decryption).
 /// With several, the sealed summaries pick the preferred usable token (``CandidateOrder``), and only its body is
 /// opened; a body found damaged yields the next best. Damaged records are collected in ``corrupt``, never chosen.
+///
+/// The plan and the query are lent to each call, not kept: a copy would retain every string of the query.
 struct AccessTokenChoice<Opener: AccessTokenOpening> {
-    let plan: SilentLookupPlan
     let opener: Opener
     /// Damaged tokens met, in the order met.
     private(set) var corrupt: [CorruptRecord] = []
 
-    init(plan: SilentLookupPlan, opener: Opener) {
-        self.plan = plan
+    init(opener: Opener) {
         self.opener = opener
     }
 
@@ -32,13 +32,13 @@ struct AccessTokenChoice<Opener: AccessTokenOpening> {
         case readWholeBucket(skippingLone: Bool)
     }
 
-    /// Judges a bucket whose fetch found `contents`.
-    mutating func judge(_ contents: BucketContents) -> Verdict {
+    /// Judges, against `plan`, a bucket of `query`'s whose fetch found `contents`.
+    mutating func judge(_ contents: BucketContents, against plan: SilentLookupPlan, for query: SilentLookupQuery) -> Verdict {
         switch contents {
         case .empty:
             return .decided(nil)
         case .lone(let only), .one(let only):
-            switch opener.decodeAccessToken(only, reusing: plan.query) {
+            switch opener.decodeAccessToken(only, reusing: query) {
             case .success(let stored):
                 return .decided(plan.accepts(stored.entity) ? stored : nil)
             case .failure(let record):
@@ -48,17 +48,19 @@ struct AccessTokenChoice<Opener: AccessTokenOpening> {
                 return .readWholeBucket(skippingLone: true)
             }
         case .several(let entries):
-            return .decided(best(of: entries))
+            return .decided(best(of: entries, against: plan, for: query))
         case .more:
             return .readWholeBucket(skippingLone: false)
         }
     }
 
     /// The preferred usable token's decoded body among `entries`; if that body is damaged, the next best.
-    private mutating func best(of entries: [BucketEntry]) -> StoredEntity<AccessToken>? {
+    private mutating func best(of entries: [BucketEntry], against plan: SilentLookupPlan, for query: SilentLookupQuery)
+        -> StoredEntity<AccessToken>?
+    {
         var damagedBodies: [[UInt8]] = []
-        while let candidate = bestBySummary(entries, excluding: damagedBodies, reportingDamage: damagedBodies.isEmpty) {
-            switch opener.decodeAccessToken(candidate, reusing: plan.query) {
+        while let candidate = bestBySummary(entries, against: plan, excluding: damagedBodies, reportingDamage: damagedBodies.isEmpty) {
+            switch opener.decodeAccessToken(candidate, reusing: query) {
             case .success(let stored):
                 return stored
             case .failure(let record):
@@ -71,12 +73,14 @@ struct AccessTokenChoice<Opener: AccessTokenOpening> {
 
     /// The entry whose summary is usable and preferred, skipping `excluded` keys (bodies found damaged). Damaged
     /// summaries are reported on the first pass only.
-    private mutating func bestBySummary(_ entries: [BucketEntry], excluding excluded: [[UInt8]], reportingDamage: Bool) -> BucketEntry? {
+    private mutating func bestBySummary(
+        _ entries: [BucketEntry], against plan: SilentLookupPlan, excluding excluded: [[UInt8]], reportingDamage: Bool
+    ) -> BucketEntry? {
         var chosen: (entry: BucketEntry, cachedAt: Int64, expiresOn: Int64)? = nil
         for entry in entries {
             if !excluded.isEmpty, excluded.contains(where: { $0.elementsEqual(entry.key) }) { continue }
             do throws(FormatError) {
-                let preferred = try opener.withSummary(entry) { [plan] summary throws(FormatError) -> (cachedAt: Int64, expiresOn: Int64)? in
+                let preferred = try opener.withSummary(entry) { summary throws(FormatError) -> (cachedAt: Int64, expiresOn: Int64)? in
                     guard plan.accepts(summary) else { return nil }
                     if let current = chosen,
                         !CandidateOrder.prefers(

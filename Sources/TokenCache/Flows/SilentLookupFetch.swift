@@ -22,13 +22,15 @@ enum BucketContents {
     case more
 }
 
-extension RecordReading {
-    /// The contents of the access-token bucket `prefix`.
-    func accessTokenBucket(_ prefix: [UInt8]) throws -> BucketContents {
+extension BucketContents {
+    /// The contents of the access-token bucket `prefix` in `reader`'s snapshot. (A static function on the existential,
+    /// not a generic extension of the protocol: the existential's methods are called directly, with no unspecialised
+    /// generic frame between the lookup and the range read.)
+    static func read(_ prefix: [UInt8], in reader: any RecordReading) throws -> BucketContents {
         var first: BucketEntry? = nil, second: BucketEntry? = nil
         var count = 0
         var lone = false
-        try forEach(in: DatabaseName.accessTokens, prefix: prefix) { key, value in
+        try reader.forEach(in: DatabaseName.accessTokens, prefix: prefix) { key, value in
             count += 1
             switch count {
             case 1:
@@ -39,7 +41,7 @@ extension RecordReading {
                 }
                 // Most often the bucket's only token, decrypted next: its bytes load while the backend finds the
                 // bucket's end (often on another page).
-                prefetch(value)
+                reader.prefetch(value)
             case 2: second = BucketEntry(key: key, value: value)
             default: break
             }
@@ -51,6 +53,9 @@ extension RecordReading {
         case (let first?, let second?): return count == 2 ? .several([first, second]) : .more
         }
     }
+}
+
+extension RecordReading {
 
     /// Every token of the access-token bucket `prefix`, without one stored under the prefix itself when `skippingLone`
     /// is set.

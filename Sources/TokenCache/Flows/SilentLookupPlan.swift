@@ -2,71 +2,69 @@
 ///
 /// Pure (no transaction, no I/O): the scopes the token must cover, the hosts that count as the query's cloud, the
 /// realms to try in order and, for each, the bucket (the key range of FORMAT.md §4.3) its tokens live in. A lookup
-/// reads exactly these buckets, so a backend that answers in one round trip can fetch them together; what is read is
+/// reads only these buckets, so a backend that answers in one round trip can fetch them together; what is read is
 /// then judged against this plan alone (``AccessTokenChoice``), by the rules of Docs/Semantics.md ("Access-token
 /// lookup and candidate order").
+///
+/// The plan holds what it derives, not the query: the flow passes the query alongside (a copy of its strings on
+/// every lookup is measurable at these speeds).
 struct SilentLookupPlan {
-    /// One realm to try, and the key range of its access tokens for the query's account, client, token type and key id.
-    struct Bucket {
-        let realm: String
-        let prefix: [UInt8]
-    }
-
-    let query: SilentLookupQuery
     /// The request's scopes, without the reserved OIDC scopes.
     let requested: ScopeSet
     /// The query's environment and its aliases.
     let hosts: AliasGroup
     /// `P(hid)`: the prefix of every record of the query's account, shared by the buckets and the companions' ranges.
     let accountPrefix: [UInt8]
-    /// The query's realm first; for `common`, `organizations` and `consumers`, then the account's home tenant.
-    let buckets: [Bucket]
+    /// The realms to try, in order: the query's first; for `common`, `organizations` and `consumers`, then the
+    /// account's home tenant.
+    let realms: [String]
+    /// Unix seconds the tokens are judged at.
+    let now: Int64
 
     /// - Throws: ``TokenCacheError`` `.invalidArgument` when the request holds no scope besides
     ///   openid/profile/offline_access, or a malformed scope.
     init(_ query: SilentLookupQuery, aliases: EnvironmentAliases, index: BlindIndex) throws {
-        self.query = query
         requested = try ScopeSet.request(query.scopes)
         hosts = aliases.group(of: query.environment)
         accountPrefix = index.accountPrefix(query.homeAccountID)
-        buckets = RealmResolution.candidates(queryRealm: query.realm, homeAccountID: query.homeAccountID).map { [accountPrefix] realm in
-            Bucket(
-                realm: realm,
-                prefix: AccessToken.bucketPrefix(
-                    accountPrefix: accountPrefix, clientID: query.clientID, realm: realm, tokenType: query.tokenType,
-                    keyID: query.keyID, index: index
-                )
-            )
-        }
+        realms = RealmResolution.candidates(queryRealm: query.realm, homeAccountID: query.homeAccountID)
+        now = query.now
+    }
+
+    /// The bucket of `realm`: the key range of the access tokens of `query`'s account, client, token type and key id
+    /// in that realm. Derived when asked (a keyed hash), so a hit in the first realm derives no other.
+    func bucket(_ realm: String, of query: SilentLookupQuery, index: BlindIndex) -> [UInt8] {
+        AccessToken.bucketPrefix(
+            accountPrefix: accountPrefix, clientID: query.clientID, realm: realm, tokenType: query.tokenType, keyID: query.keyID,
+            index: index
+        )
     }
 
     /// Whether a token with this sealed summary answers the query: one of the query's hosts, covering the request,
     /// usable now.
     func accepts(_ summary: AccessTokenSummaryView) -> Bool {
         hosts.contains(summary.environment) && summary.covers(requested)
-            && AccessTokenExpiry.usability(
-                expiresOn: summary.expiresOn, cachedAt: summary.cachedAt, refreshOn: summary.refreshOn, now: query.now
-            ).isUsable
+            && AccessTokenExpiry.usability(expiresOn: summary.expiresOn, cachedAt: summary.cachedAt, refreshOn: summary.refreshOn, now: now)
+                .isUsable
     }
 
-    /// ``accepts(_:)-(AccessTokenSummaryView)`` on a decoded token's own fields.
+    /// The same test on a decoded token's own fields.
     func accepts(_ token: AccessToken) -> Bool {
         hosts.contains(token.environment) && requested.isCovered(byTarget: token.target)
-            && AccessTokenExpiry.usability(expiresOn: token.expiresOn, cachedAt: token.cachedAt, refreshOn: token.refreshOn, now: query.now)
+            && AccessTokenExpiry.usability(expiresOn: token.expiresOn, cachedAt: token.cachedAt, refreshOn: token.refreshOn, now: now)
                 .isUsable
     }
 
     /// Whether a usable token's refresh_on has passed: use it, and refresh in the background.
     func refreshRecommended(_ token: AccessToken) -> Bool {
-        AccessTokenExpiry.usability(expiresOn: token.expiresOn, cachedAt: token.cachedAt, refreshOn: token.refreshOn, now: query.now)
+        AccessTokenExpiry.usability(expiresOn: token.expiresOn, cachedAt: token.cachedAt, refreshOn: token.refreshOn, now: now)
             == .usable(refreshRecommended: true)
     }
 
-    /// What identifies the lookup's companions: their realms are the plan's, the one the access token was found in
+    /// What identifies `query`'s companions: their realms are the plan's, the one the access token was found in
     /// (if any) first.
-    func companionRequest(found token: AccessToken?, inRealm realmUsed: String?) -> CompanionRequest {
-        let realms = buckets.map(\.realm)
-        return CompanionRequest(
+    func companionRequest(of query: SilentLookupQuery, found token: AccessToken?, inRealm realmUsed: String?) -> CompanionRequest {
+        CompanionRequest(
             homeAccountID: query.homeAccountID, accountPrefix: accountPrefix, clientID: query.clientID,
             environment: query.environment,
             profileRealms: realmUsed.map { used in realms.first == used ? realms : [used] + realms.filter { $0 != used } } ?? realms,

@@ -19,27 +19,28 @@ extension CacheReader {
     /// through the seam, in the plan's order, and judged against the plan until one yields a usable token.
     private func silentLookupUnmapped(_ query: SilentLookupQuery, aliases: EnvironmentAliases) throws -> SilentLookupResult {
         let plan = try SilentLookupPlan(query, aliases: aliases, index: store.keyring.index)
-        var choice = AccessTokenChoice(plan: plan, opener: store)
+        var choice = AccessTokenChoice(opener: store)
         var accessToken: StoredEntity<AccessToken>? = nil
         var realmUsed: String? = nil
-        buckets: for bucket in plan.buckets {
-            var contents = try transaction.accessTokenBucket(bucket.prefix)
+        buckets: for realm in plan.realms {
+            let bucket = plan.bucket(realm, of: query, index: store.keyring.index)
+            var contents = try BucketContents.read(bucket, in: transaction)
             while true {
-                switch choice.judge(contents) {
+                switch choice.judge(contents, against: plan, for: query) {
                 case .decided(nil):
                     continue buckets
                 case .decided(let token?):
                     accessToken = token
-                    realmUsed = bucket.realm
+                    realmUsed = realm
                     break buckets
                 case .readWholeBucket(let skippingLone):
-                    contents = .several(try transaction.accessTokens(inBucket: bucket.prefix, skippingLone: skippingLone))
+                    contents = .several(try transaction.accessTokens(inBucket: bucket, skippingLone: skippingLone))
                 }
             }
         }
         let corrupt = choice.corrupt
         let refreshRecommended = accessToken.map { plan.refreshRecommended($0.entity) } ?? false
-        let request = plan.companionRequest(found: accessToken?.entity, inRealm: realmUsed)
+        let request = plan.companionRequest(of: query, found: accessToken?.entity, inRealm: realmUsed)
         if let accessToken {
             let source: CompanionSource
             switch query.companionLoading {

@@ -36,11 +36,12 @@ extension CacheWriter {
         let aliases = store.aliases
         // The access token's unknown fields are read before intersect-delete may evict its record.
         var accessToken = derived.accessToken
-        if let previous = try? get(accessToken.key)?.entity {
-            accessToken = Self.carryingUnknownFields(previous, accessToken)
+        let previous = try? get(accessToken.key)
+        if let previous {
+            accessToken = Self.carryingUnknownFields(previous.entity, accessToken)
         }
         let removed = try removeSupersededAccessTokens(by: accessToken, now: now, aliases: aliases)
-        let accessTokenRevision = try put(accessToken)
+        let accessTokenRevision = try putStorable(accessToken, expectedRevision: nil, continuing: previous?.revision ?? 0)
         var refreshTokenRevision: UInt64? = nil
         if let refreshToken = derived.refreshToken {
             refreshTokenRevision = try upsert(refreshToken, merging: Self.carryingUnknownFields)
