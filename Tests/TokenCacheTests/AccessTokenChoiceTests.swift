@@ -91,7 +91,7 @@ import Testing
                 switch entries.count {
                 case 0: .empty
                 case 1: lone ? .lone(entries[0]) : .one(entries[0])
-                case 2: .several(entries)
+                case 2: .two(entries[0], entries[1])
                 default: .more
                 }
             var verdict = choice.judge(contents, against: plan, for: query)

@@ -47,6 +47,8 @@ struct AccessTokenChoice<Opener: AccessTokenOpening> {
                 // A damaged lone token is not moved when others arrive (FORMAT.md §4.3): judge any that did.
                 return .readWholeBucket(skippingLone: true)
             }
+        case .two(let first, let second):
+            return .decided(best(of: BucketEntryPair(first: first, second: second), against: plan, for: query))
         case .several(let entries):
             return .decided(best(of: entries, against: plan, for: query))
         case .more:
@@ -55,7 +57,7 @@ struct AccessTokenChoice<Opener: AccessTokenOpening> {
     }
 
     /// The preferred usable token's decoded body among `entries`; if that body is damaged, the next best.
-    private mutating func best(of entries: [BucketEntry], against plan: SilentLookupPlan, for query: SilentLookupQuery)
+    private mutating func best(of entries: some Collection<BucketEntry>, against plan: SilentLookupPlan, for query: SilentLookupQuery)
         -> StoredEntity<AccessToken>?
     {
         var damagedBodies: [[UInt8]] = []
@@ -74,7 +76,7 @@ struct AccessTokenChoice<Opener: AccessTokenOpening> {
     /// The entry whose summary is usable and preferred, skipping `excluded` keys (bodies found damaged). Damaged
     /// summaries are reported on the first pass only.
     private mutating func bestBySummary(
-        _ entries: [BucketEntry], against plan: SilentLookupPlan, excluding excluded: [[UInt8]], reportingDamage: Bool
+        _ entries: some Collection<BucketEntry>, against plan: SilentLookupPlan, excluding excluded: [[UInt8]], reportingDamage: Bool
     ) -> BucketEntry? {
         var chosen: (entry: BucketEntry, cachedAt: Int64, expiresOn: Int64)? = nil
         for entry in entries {

@@ -1,4 +1,3 @@
-
 /// One signed-in user: a home account and its tenant profiles (one Account record per realm).
 public struct AccountSummary: Sendable {
     public var homeAccountID: String

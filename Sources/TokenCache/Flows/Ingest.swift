@@ -1,4 +1,3 @@
-
 /// What ``CacheWriter/ingest(_:context:)`` wrote.
 public struct IngestResult: Sendable {
     public var accessToken: AccessToken.Key

@@ -1,10 +1,9 @@
-
 extension CacheReader {
     /// Answers a silent token request from one snapshot, by the rules of Docs/Semantics.md ("Access-token lookup and
     /// candidate order").
     ///
     /// Cost is independent of the cache size: the access tokens scanned are those of one bucket (home
-    /// account, client, realm, token type, key id: one LMDB range), and only their small sealed summaries are
+    /// account, client, realm, token type, key id: one key range), and only their small sealed summaries are
     /// decrypted, in place, into a temporary buffer; the one chosen token is decrypted in full. The companions
     /// (refresh token, ID token, account: per-account ranges of a few records each) are read with the lookup, or
     /// on first access for a hit (``CompanionLoading``).

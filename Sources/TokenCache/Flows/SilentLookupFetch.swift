@@ -16,6 +16,8 @@ enum BucketContents {
     case lone(BucketEntry)
     /// The only token, under its entry key (a version-1 store, or a backend that keeps every token there).
     case one(BucketEntry)
+    /// Exactly two tokens (the common case of several: kept without an array).
+    case two(BucketEntry, BucketEntry)
     /// Several tokens, all of them.
     case several([BucketEntry])
     /// More than two tokens, not read yet.
@@ -50,7 +52,7 @@ extension BucketContents {
         switch (first, second) {
         case (nil, _): return .empty
         case (let only?, nil): return lone ? .lone(only) : .one(only)
-        case (let first?, let second?): return count == 2 ? .several([first, second]) : .more
+        case (let first?, let second?): return count == 2 ? .two(first, second) : .more
         }
     }
 }
@@ -67,4 +69,13 @@ extension RecordReading {
         }
         return entries
     }
+}
+
+/// Two entries as a collection, without an array.
+struct BucketEntryPair: RandomAccessCollection {
+    let first: BucketEntry
+    let second: BucketEntry
+    var startIndex: Int { 0 }
+    var endIndex: Int { 2 }
+    subscript(position: Int) -> BucketEntry { position == 0 ? first : second }
 }

@@ -86,7 +86,7 @@ public struct SilentLookupResult: Sendable {
 
     /// The refresh token to redeem, the ID token, the account and the family membership. For a hit looked up with
     /// ``CompanionLoading/onFirstAccess`` they are read on the first call (once; later calls and copies of the result
-    /// share what it read), which is why this can throw (an LMDB failure, as any read).
+    /// share what it read), which is why this can throw (a storage failure, as any read).
     public var companions: SilentLookupCompanions {
         get throws {
             switch companionSource {

@@ -138,7 +138,7 @@ struct AccessTokenSummary {
 
 extension RecordStore {
     /// Lends the summary of an access-token value to `body`; built from the body when a (foreign or older) writer
-    /// left none. `key` is the record's LMDB key.
+    /// left none. `key` is the record's storage key.
     func withSummary<R>(
         _ value: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, _ body: (AccessTokenSummaryView) throws(FormatError) -> R
     ) throws(FormatError) -> R {
