@@ -26,7 +26,9 @@ let package = Package(
         .target(name: "CCrashGuard"),
         .target(name: "TokenCacheLMDB", dependencies: ["CLMDB"]),
         .target(name: "TokenCacheSodium", dependencies: ["CSodium"]),
-        .target(name: "TokenCache", dependencies: ["TokenCacheLMDB", "TokenCacheSodium", "CCrashGuard"]),
+        // The storage seam and its backends: the only module above the LMDB wrapper that sees it.
+        .target(name: "TokenCacheStorage", dependencies: ["TokenCacheLMDB"]),
+        .target(name: "TokenCache", dependencies: ["TokenCacheStorage", "TokenCacheSodium", "CCrashGuard"]),
         .executableTarget(
             name: "cachetool",
             dependencies: [
@@ -38,7 +40,7 @@ let package = Package(
         .testTarget(name: "TokenCacheSodiumTests", dependencies: ["TokenCacheSodium"]),
         .testTarget(
             name: "TokenCacheTests",
-            dependencies: ["TokenCache", "TokenCacheLMDB", "TokenCacheSodium"],
+            dependencies: ["TokenCache", "TokenCacheStorage", "TokenCacheLMDB", "TokenCacheSodium"],
             resources: [.copy("FormatVectors")]
         ),
         .testTarget(name: "CacheToolTests", dependencies: ["cachetool", "TokenCache", "TokenCacheLMDB"]),

@@ -1,4 +1,5 @@
 import Foundation
+internal import TokenCacheStorage
 
 /// Read access to the store inside ``TokenStore/read(_:)``: one consistent snapshot.
 ///

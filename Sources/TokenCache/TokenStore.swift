@@ -1,4 +1,5 @@
 import Foundation
+internal import TokenCacheStorage
 internal import TokenCacheSodium
 
 /// An encrypted, multi-process-safe store for MSAL unified-cache entities, on LMDB.

@@ -1,4 +1,5 @@
 import Testing
+import TokenCacheStorage
 import TokenCacheLMDB
 import TokenCacheSodium
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TokenCacheStorage
 import TokenCacheLMDB
 
 @testable import TokenCache
@@ -27,7 +28,7 @@ import TokenCacheLMDB
                 try cache.replaceRefreshToken(rotated, expectedSecret: Secret("not-the-stored-one"))
             }
             #expect(conflict.code == .conflict)
-            let full = TokenCacheError.wrap(LMDBError.mapFull, directory: "/tmp/store")
+            let full = TokenCacheError.wrap(StorageError(.storageFull, "the store at /tmp/store is full"), directory: "/tmp/store")
             #expect(full.code == .storageFull)
             for error in [notFound, conflict, full] {
                 #expect(error.localizedDescription == error.description)

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TokenCacheStorage
 
 @testable import TokenCache
 
@@ -14,8 +15,10 @@ import Testing
             case .memory:
                 return try body(InMemoryRecordBackend(name: Configuration.inMemoryDirectory, spaces: DatabaseName.all))
             case .lmdb:
-                let configuration = Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key"))
-                return try body(try LMDBRecordBackend.open(configuration, spaces: DatabaseName.all, create: true))
+                let options = LMDBRecordBackend.Options(
+                    directory: root, initialMapSize: 1 << 20, maximumMapSize: 64 << 20, readOnly: false, allowNetworkFilesystem: false
+                )
+                return try body(try LMDBRecordBackend.open(options, spaces: DatabaseName.all))
             }
         }
     }
@@ -154,7 +157,7 @@ import Testing
     @Test(arguments: TestBackend.allCases)
     func aNestedWriteIsRefusedAndKeysOutsideTheLimitsAreRejected(backend kind: TestBackend) throws {
         try Self.withBackend(kind) { backend in
-            let nested = try #require(throws: TokenCacheError.self) { try backend.write { _ in try backend.write { _ in } } }
+            let nested = try #require(throws: StorageError.self) { try backend.write { _ in try backend.write { _ in } } }
             #expect(nested.code == .unsupportedEnvironment)
             for key in [[UInt8](), [UInt8](repeating: 1, count: 512)] {
                 #expect(throws: (any Error).self) { try Self.put(backend, key, "v") }

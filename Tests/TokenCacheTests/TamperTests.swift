@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TokenCacheStorage
 import TokenCacheLMDB
 
 @testable import TokenCache

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TokenCacheStorage
 import TokenCacheLMDB
 
 @testable import TokenCache
@@ -73,7 +74,11 @@ struct TestStore {
     /// The store's record backend: the one `with` opened, else the store directory's LMDB environment.
     func recordBackend() throws -> any RecordBackend {
         if let records { return records }
-        return try LMDBRecordBackend.open(configuration, spaces: DatabaseName.all, create: false)
+        let options = LMDBRecordBackend.Options(
+            directory: directory, initialMapSize: configuration.initialMapSize, maximumMapSize: configuration.maximumMapSize,
+            readOnly: false, allowNetworkFilesystem: false
+        )
+        return try LMDBRecordBackend.open(options, spaces: DatabaseName.all)
     }
 
     /// Raw (key, value) pairs of a key space, bypassing all crypto.

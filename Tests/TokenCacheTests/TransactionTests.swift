@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TokenCacheStorage
 
 @testable import TokenCache
 
@@ -88,7 +89,7 @@ import Testing
     @Test func twoCachesOnOneStoreShareOneEnvironment() throws {
         try TestStore.with { store, cache in
             let second = try TokenStore.open(store.configuration)
-            #expect(try #require(second.store.backend as? LMDBRecordBackend).environment === (try #require(cache.store.backend as? LMDBRecordBackend)).environment)
+            #expect(try #require(second.store.backend as? LMDBRecordBackend).environmentIdentity == (try #require(cache.store.backend as? LMDBRecordBackend)).environmentIdentity)
             try cache.put(Samples.account())
             #expect(try second.get(Samples.account().key) != nil)
         }

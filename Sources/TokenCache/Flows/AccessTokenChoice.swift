@@ -102,19 +102,3 @@ struct AccessTokenChoice<Opener: AccessTokenOpening> {
         return chosen?.entry
     }
 }
-
-extension RecordStore: AccessTokenOpening {
-    func withSummary<R>(_ entry: BucketEntry, _ body: (AccessTokenSummaryView) throws(FormatError) -> R) throws(FormatError) -> R {
-        try withSummary(entry.value, key: entry.key, body)
-    }
-
-    func decodeAccessToken(_ entry: BucketEntry, reusing query: SilentLookupQuery) -> Result<StoredEntity<AccessToken>, CorruptRecord> {
-        decode(AccessToken.self, value: entry.value, key: Array(entry.key)) { fields throws(FormatError) in
-            try AccessToken(decoding: fields, reusing: query)
-        }
-    }
-
-    func corruptAccessToken(_ entry: BucketEntry, _ error: FormatError) -> CorruptRecord {
-        corrupt(.accessToken, DatabaseName.accessTokens, Array(entry.key), error.message)
-    }
-}

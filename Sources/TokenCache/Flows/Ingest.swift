@@ -1,3 +1,5 @@
+internal import TokenCacheStorage
+
 /// What ``CacheWriter/ingest(_:context:)`` wrote.
 public struct IngestResult: Sendable {
     public var accessToken: AccessToken.Key

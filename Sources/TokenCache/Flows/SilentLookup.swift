@@ -1,3 +1,5 @@
+internal import TokenCacheStorage
+
 extension CacheReader {
     /// Answers a silent token request from one snapshot, by the rules of Docs/Semantics.md ("Access-token lookup and
     /// candidate order").
@@ -251,3 +253,20 @@ extension AccessToken: EnvironmentScoped {}
 extension RefreshToken: EnvironmentScoped {}
 extension IDToken: EnvironmentScoped {}
 extension AppMetadata: EnvironmentScoped {}
+
+/// The record layer opens what the judgement of a lookup asks for.
+extension RecordStore: AccessTokenOpening {
+    func withSummary<R>(_ entry: BucketEntry, _ body: (AccessTokenSummaryView) throws(FormatError) -> R) throws(FormatError) -> R {
+        try withSummary(entry.value, key: entry.key, body)
+    }
+
+    func decodeAccessToken(_ entry: BucketEntry, reusing query: SilentLookupQuery) -> Result<StoredEntity<AccessToken>, CorruptRecord> {
+        decode(AccessToken.self, value: entry.value, key: Array(entry.key)) { fields throws(FormatError) in
+            try AccessToken(decoding: fields, reusing: query)
+        }
+    }
+
+    func corruptAccessToken(_ entry: BucketEntry, _ error: FormatError) -> CorruptRecord {
+        corrupt(.accessToken, DatabaseName.accessTokens, Array(entry.key), error.message)
+    }
+}

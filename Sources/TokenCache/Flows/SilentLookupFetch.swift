@@ -1,3 +1,5 @@
+internal import TokenCacheStorage
+
 /// One record of a bucket, as the fetch lends it: views into the backend's storage, valid until the transaction ends.
 struct BucketEntry {
     let key: UnsafeRawBufferPointer

@@ -1,3 +1,5 @@
+internal import TokenCacheStorage
+
 /// What ``CacheReader/verify()`` found.
 public struct VerificationReport: Sendable {
     /// Records that authenticated and decoded, by kind.

@@ -1,4 +1,5 @@
 import Foundation
+internal import TokenCacheStorage
 internal import TokenCacheSodium
 
 /// A store's records as the domain sees them: a backend (``RecordBackend``) and the keyring that seals, opens and
@@ -35,9 +36,32 @@ final class RecordStore: Sendable {
             guard !configuration.readOnly else { throw TokenCacheError(.readOnly, "cannot create a store read-only") }
             backend = InMemoryRecordBackend(name: Configuration.inMemoryDirectory, spaces: DatabaseName.all)
         } else {
-            backend = try LMDBRecordBackend.open(configuration, spaces: DatabaseName.all, create: create)
+            backend = try openDirectory(configuration, create: create)
         }
         return try open(backend, configuration: configuration, create: create, now: now)
+    }
+
+    /// The LMDB backend of the store directory, after the checks that keep a store the user's alone: the directory
+    /// (created 0700 when `create`) and every store file in it must be owned by this user and closed to others.
+    private static func openDirectory(_ configuration: Configuration, create: Bool) throws -> LMDBRecordBackend {
+        let directory = configuration.directory
+        if create {
+            guard !configuration.readOnly else { throw TokenCacheError(.readOnly, "cannot create a store read-only") }
+            try FileSystem.makeDirectory(directory)
+        } else if !FileSystem.exists(LMDBRecordBackend.dataFilePath(directory)) {
+            throw TokenCacheError(.storeNotFound, "no token cache at \(directory) (create one with `cachetool init`)")
+        }
+        try FileSystem.checkPrivate(directory, what: "store directory", fix: "chmod 700 \(directory)")
+        for file in LMDBRecordBackend.storeFiles(directory) where FileSystem.exists(file) {
+            try FileSystem.checkPrivate(file, what: "store file", fix: "chmod 600 \(file)")
+        }
+        let options = LMDBRecordBackend.Options(
+            directory: directory, initialMapSize: configuration.initialMapSize, maximumMapSize: configuration.maximumMapSize,
+            readOnly: configuration.readOnly, allowNetworkFilesystem: configuration.allowNetworkFilesystem
+        )
+        do { return try LMDBRecordBackend.open(options, spaces: DatabaseName.all) } catch {
+            throw TokenCacheError.wrap(error, directory: directory)
+        }
     }
 
     /// Reads (or, creating, writes) the header in `backend`, unlocks the keyring, and upgrades an older format.

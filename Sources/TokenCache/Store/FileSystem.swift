@@ -1,5 +1,4 @@
 import Foundation
-internal import TokenCacheLMDB
 
 #if canImport(Glibc)
 import Glibc
@@ -77,17 +76,6 @@ enum FileSystem {
                 .insecurePermissions,
                 "the directory of \(what) \(path) (\(directory)) is writable by group or others "
                     + "(mode \(octal(info.st_mode & 0o777))); run `chmod go-w \(directory)`"
-            )
-        }
-    }
-
-    /// LMDB must not be used on network or FUSE filesystems (lmdb.h: "Do not use LMDB databases on remote
-    /// filesystems"): its locking and mmap coherence assume a local filesystem.
-    static func checkLocalFilesystem(_ path: String) throws(TokenCacheError) {
-        if let name = FilesystemKind.unsupportedFilesystem(at: path) {
-            throw TokenCacheError(
-                .unsupportedEnvironment,
-                "\(path) is on a \(name) filesystem; LMDB stores must be on a local filesystem"
             )
         }
     }

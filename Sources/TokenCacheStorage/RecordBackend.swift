@@ -10,7 +10,7 @@
 /// value, a prefix scan and a scan from a key, a count, a snapshot id, a put (of a value, or into a reserved buffer
 /// the caller seals in place), and a delete. They are synchronous: a backend across a network would serve a whole
 /// lookup's reads in one round trip, which the lookup's shape (a handful of known key ranges) allows.
-protocol RecordBackend: AnyObject, Sendable {
+package protocol RecordBackend: AnyObject, Sendable {
     /// Runs `body` on one consistent snapshot. Readers never wait for writers.
     func read<R>(_ body: (any RecordReading) throws -> R) throws -> R
 
@@ -36,7 +36,7 @@ protocol RecordBackend: AnyObject, Sendable {
 /// Views (`UnsafeRawBufferPointer`s of keys and values) point into the backend's storage: valid until the next write
 /// in this transaction or its end, never after. Readers may keep a view past the closure call that lent it, within
 /// those bounds (the silent lookup keeps its chosen token's).
-protocol RecordReading {
+package protocol RecordReading {
     /// Calls `body` with the value stored under `key` in `space`; nil when the key is absent.
     func withValue<R>(in space: String, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
 
@@ -64,7 +64,7 @@ protocol RecordReading {
 }
 
 /// Read-write access inside ``RecordBackend/write(_:)``.
-protocol RecordWriting: RecordReading {
+package protocol RecordWriting: RecordReading {
     /// Stores `value` under `key`, replacing any value there.
     func put(in space: String, key: [UInt8], value: UnsafeRawBufferPointer) throws
 
@@ -78,16 +78,24 @@ protocol RecordWriting: RecordReading {
 }
 
 extension RecordReading {
-    func prefetch(_ view: UnsafeRawBufferPointer) {}
+    package func prefetch(_ view: UnsafeRawBufferPointer) {}
 }
 
-/// Size and capacity of a backend, as ``StoreInfo`` reports them.
-struct StorageUsage: Sendable {
+/// Size and capacity of a backend, as the store's `info()` reports them.
+package struct StorageUsage: Sendable {
     /// The bytes the backend may grow to before writes fail with `.storageFull`, right now and at most.
-    var currentCapacity: Int
-    var maximumCapacity: Int
+    package var currentCapacity: Int
+    package var maximumCapacity: Int
     /// The bytes in use.
-    var usedBytes: Int
-    var readersInUse: Int
-    var maxReaders: Int
+    package var usedBytes: Int
+    package var readersInUse: Int
+    package var maxReaders: Int
+
+    package init(currentCapacity: Int, maximumCapacity: Int, usedBytes: Int, readersInUse: Int, maxReaders: Int) {
+        self.currentCapacity = currentCapacity
+        self.maximumCapacity = maximumCapacity
+        self.usedBytes = usedBytes
+        self.readersInUse = readersInUse
+        self.maxReaders = maxReaders
+    }
 }

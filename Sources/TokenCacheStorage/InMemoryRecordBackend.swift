@@ -8,7 +8,7 @@ import Synchronization
 /// bytewise key order, snapshot reads that never wait (a read sees the last commit before it began), one writer at a
 /// time with a nested write on the same thread refused, a write that throws leaving nothing behind, views valid until
 /// the transaction's next write or its end, and LMDB's key-size limits (1 to 511 bytes).
-final class InMemoryRecordBackend: RecordBackend {
+package final class InMemoryRecordBackend: RecordBackend {
     /// Bytes at a stable address, lent out as views. Values are sealed records (ciphertext), keys are blind-index
     /// digests: nothing here is plaintext, so nothing needs wiping.
     final class Bytes: @unchecked Sendable {  // written once (by its creator, before it is shared), then only read
@@ -46,25 +46,25 @@ final class InMemoryRecordBackend: RecordBackend {
     /// LMDB's default maximum key size, kept so that a key LMDB would refuse is refused here too.
     static let maximumKeySize = 511
 
-    let location: String
+    package let location: String
     private let committed: Mutex<State>
     /// Serialises writers; the id of the thread that holds it, to refuse a nested write instead of deadlocking.
     private let writer = Mutex<Void>(())
     private let writerThread = Atomic<UInt>(0)
 
-    init(name: String, spaces: [String]) {
+    package init(name: String, spaces: [String]) {
         location = name
         committed = Mutex(State(spaces: Dictionary(uniqueKeysWithValues: spaces.map { ($0, []) }), commitID: 1))
     }
 
-    func read<R>(_ body: (any RecordReading) throws -> R) throws -> R {
+    package func read<R>(_ body: (any RecordReading) throws -> R) throws -> R {
         try body(Snapshot(state: committed.withLock { $0 }))
     }
 
-    func write<R>(_ body: (any RecordWriting) throws -> R) throws -> R {
+    package func write<R>(_ body: (any RecordWriting) throws -> R) throws -> R {
         let thread = UInt(pthread_self())
         if writerThread.load(ordering: .acquiring) == thread {
-            throw TokenCacheError(.unsupportedEnvironment, "a write transaction was started inside another one on the same thread")
+            throw StorageError(.unsupportedEnvironment, "a write transaction was started inside another one on the same thread")
         }
         return try writer.withLock { _ in
             writerThread.store(thread, ordering: .releasing)
@@ -79,7 +79,7 @@ final class InMemoryRecordBackend: RecordBackend {
         }
     }
 
-    func usage() -> StorageUsage {
+    package func usage() -> StorageUsage {
         let state = committed.withLock { $0 }
         let used = state.spaces.values.reduce(0) { total, entries in
             entries.reduce(total) { $0 + $1.key.count + $1.value.count }
@@ -87,7 +87,7 @@ final class InMemoryRecordBackend: RecordBackend {
         return StorageUsage(currentCapacity: 0, maximumCapacity: 0, usedBytes: used, readersInUse: 0, maxReaders: 0)
     }
 
-    func integrityProblem() throws -> String? { nil }
+    package func integrityProblem() throws -> String? { nil }
 
     /// A read transaction: one committed state, held for the transaction's life (so every view stays valid).
     fileprivate struct Snapshot: RecordReading {
@@ -139,7 +139,7 @@ final class InMemoryRecordBackend: RecordBackend {
         }
 
         func put(in space: String, key: [UInt8], reservingCount count: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
-            guard count >= 0 else { throw TokenCacheError(.invalidArgument, "a negative value size") }
+            guard count >= 0 else { throw StorageError(.invalidArgument, "a negative value size") }
             let value = Bytes(count: count)
             value.setCount(count)
             do {
@@ -185,7 +185,7 @@ extension InMemoryRecordBackend.Snapshot {
 
     static func validate(_ key: [UInt8]) throws {
         guard !key.isEmpty, key.count <= InMemoryRecordBackend.maximumKeySize else {
-            throw TokenCacheError(.invalidArgument, "a key of \(key.count) bytes (keys are 1 to \(InMemoryRecordBackend.maximumKeySize))")
+            throw StorageError(.invalidArgument, "a key of \(key.count) bytes (keys are 1 to \(InMemoryRecordBackend.maximumKeySize))")
         }
     }
 
@@ -228,7 +228,7 @@ extension InMemoryRecordBackend.Snapshot {
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         guard start.count <= InMemoryRecordBackend.maximumKeySize else {
-            throw TokenCacheError(.invalidArgument, "a key of \(start.count) bytes (keys are 1 to \(InMemoryRecordBackend.maximumKeySize))")
+            throw StorageError(.invalidArgument, "a key of \(start.count) bytes (keys are 1 to \(InMemoryRecordBackend.maximumKeySize))")
         }
         let entries = try entries(state, space)
         var index = lowerBound(entries, start)

@@ -1,0 +1,217 @@
+internal import TokenCacheLMDB
+
+/// The records in an LMDB environment in a store directory: one named LMDB database per key space, shared by every
+/// process that opens the directory (LMDB's locks), durable at each commit.
+///
+/// Everything LMDB-specific above the thin wrapper lives here: the local-filesystem rule, the environment's options,
+/// the database handles, and the mapping of LMDB's errors to ``StorageError`` (named after the directory). Map
+/// growth, fork and nested-write checks, the stale-lock-table guard and reader-slot recovery are the wrapper's
+/// (`TokenCacheLMDB`), which this adapter runs every transaction through. The store directory's ownership and modes
+/// are the store's to check, before it opens a backend.
+package final class LMDBRecordBackend: RecordBackend {
+    /// How to open a store directory's environment.
+    package struct Options: Sendable {
+        package var directory: String
+        package var initialMapSize: Int
+        package var maximumMapSize: Int
+        package var readOnly: Bool
+        /// LMDB on NFS, SMB or FUSE can corrupt the store; refused unless this is set.
+        package var allowNetworkFilesystem: Bool
+
+        package init(directory: String, initialMapSize: Int, maximumMapSize: Int, readOnly: Bool, allowNetworkFilesystem: Bool) {
+            self.directory = directory
+            self.initialMapSize = initialMapSize
+            self.maximumMapSize = maximumMapSize
+            self.readOnly = readOnly
+            self.allowNetworkFilesystem = allowNetworkFilesystem
+        }
+    }
+
+    let environment: Environment
+    /// Identifies the LMDB environment: stores opened on one directory in one process share it.
+    package var environmentIdentity: ObjectIdentifier { ObjectIdentifier(environment) }
+    fileprivate let databases: [String: Database]
+    let maximumMapSize: Int
+
+    package var location: String { environment.directory }
+
+    private init(environment: Environment, databases: [String: Database], maximumMapSize: Int) {
+        self.environment = environment
+        self.databases = databases
+        self.maximumMapSize = maximumMapSize
+    }
+
+    /// The environment's data file in a store directory: whether it exists says whether there is a store.
+    package static func dataFilePath(_ directory: String) -> String { directory + "/data.mdb" }
+
+    /// The files LMDB and the open lock keep in a store directory (those that exist are the user's alone).
+    package static func storeFiles(_ directory: String) -> [String] {
+        [dataFilePath(directory), directory + "/lock.mdb", directory + "/open.lock"]
+    }
+
+    /// Opens (creating it when missing and not read-only) the environment in `options.directory`, with the key spaces
+    /// `spaces`.
+    /// - Throws: ``StorageError``: `.unsupportedEnvironment` (a network filesystem, an unsafe liblmdb),
+    ///   `.corruptStore` (a key space is missing), and the mapped LMDB errors.
+    package static func open(_ options: Options, spaces: [String]) throws(StorageError) -> LMDBRecordBackend {
+        let directory = options.directory
+        // LMDB must not be used on network or FUSE filesystems (lmdb.h: "Do not use LMDB databases on remote
+        // filesystems"): its locking and mmap coherence assume a local filesystem.
+        if !options.allowNetworkFilesystem, let name = FilesystemKind.unsupportedFilesystem(at: directory) {
+            throw StorageError(.unsupportedEnvironment, "\(directory) is on a \(name) filesystem; LMDB stores must be on a local filesystem")
+        }
+        var environmentOptions = EnvironmentOptions()
+        environmentOptions.initialMapSize = options.initialMapSize
+        environmentOptions.maximumMapSize = max(options.maximumMapSize, options.initialMapSize)
+        environmentOptions.readOnly = options.readOnly
+        let environment: Environment
+        do {
+            environment = try Environment.open(directory: directory, databases: spaces, options: environmentOptions)
+        } catch .notFound {
+            throw StorageError(.corruptStore, "the store at \(directory) lacks its databases (was it created by token-cache?)")
+        } catch {
+            throw StorageError(error, directory: directory)
+        }
+        var databases: [String: Database] = [:]
+        for name in spaces {
+            guard let database = environment.database(name) else {
+                throw StorageError(.corruptStore, "the store at \(directory) lacks its '\(name)' database")
+            }
+            databases[name] = database
+        }
+        return LMDBRecordBackend(environment: environment, databases: databases, maximumMapSize: environmentOptions.maximumMapSize)
+    }
+
+    package func read<R>(_ body: (any RecordReading) throws -> R) throws -> R {
+        do {
+            return try environment.read { transaction in try body(LMDBTransaction(transaction: transaction, backend: self)) }
+        } catch let error as LMDBError { throw StorageError(error, directory: location) }
+    }
+
+    package func write<R>(_ body: (any RecordWriting) throws -> R) throws -> R {
+        do {
+            return try environment.write { transaction in try body(LMDBTransaction(transaction: transaction, backend: self)) }
+        } catch let error as LMDBError { throw StorageError(error, directory: location) }
+    }
+
+    package func usage() -> StorageUsage {
+        let info = environment.info
+        return StorageUsage(
+            currentCapacity: info.mapSize, maximumCapacity: maximumMapSize, usedBytes: (info.lastPageNumber + 1) * info.pageSize,
+            readersInUse: info.readersInUse, maxReaders: info.maxReaders
+        )
+    }
+
+    /// LMDB's two meta pages must hold transaction ids that its alternation leaves (FORMAT.md §9); otherwise one of
+    /// them is damaged, and if it was the newer, the last commit was silently rolled back.
+    package func integrityProblem() throws -> String? {
+        let metaPages: MetaPages
+        do { metaPages = try environment.metaPages() } catch { throw StorageError(error, directory: location) }
+        guard !metaPages.areConsistent else { return nil }
+        return "LMDB's meta pages hold transaction ids \(metaPages.page0) and \(metaPages.page1), which no sequence of commits "
+            + "leaves: one is damaged, and the last committed transaction may have been rolled back. Copy the store "
+            + "aside before writing to it (a write overwrites the damaged page)"
+    }
+
+    package static var libraryVersion: String { Environment.libraryVersion }
+}
+
+/// An LMDB transaction seen through the seam: key spaces by name, LMDB's errors as ``StorageError`` (so that a
+/// failure reaches the store's code in its own terms even where that code catches it inside the transaction).
+/// Read-write when the transaction is.
+private struct LMDBTransaction<Transaction: ReadTransaction>: RecordReading {
+    let transaction: Transaction
+    let backend: LMDBRecordBackend  // with the transaction, two words: the existential holds it without allocating
+
+    func database(_ space: String) -> Database {
+        guard let database = backend.databases[space] else { preconditionFailure("no key space '\(space)' was opened") }
+        return database
+    }
+
+    @inline(__always)
+    func mappingErrors<R>(_ body: () throws -> R) throws -> R {
+        do { return try body() } catch let error as LMDBError { throw StorageError(error, directory: backend.location) }
+    }
+
+    func withValue<R>(in space: String, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try mappingErrors { try transaction.withValue(in: database(space), forKey: key, body) }
+    }
+
+    func forEach(
+        in space: String, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try mappingErrors { try transaction.forEach(in: database(space), prefix: prefix, body) }
+    }
+
+    func forEach(
+        in space: String, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try mappingErrors { try transaction.forEach(in: database(space), from: start, body) }
+    }
+
+    func count(in space: String) throws -> Int { try mappingErrors { try transaction.count(in: database(space)) } }
+
+    var snapshotID: Int { transaction.snapshotID }
+
+    func prefetch(_ view: UnsafeRawBufferPointer) { ReadTransaction.prefetch(view) }
+}
+
+extension LMDBTransaction: RecordWriting where Transaction == WriteTransaction {
+    func put(in space: String, key: [UInt8], value: UnsafeRawBufferPointer) throws {
+        try mappingErrors { try transaction.put(in: database(space), key: key, value: value) }
+    }
+
+    func put(in space: String, key: [UInt8], reservingCount count: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
+        try mappingErrors { try transaction.put(in: database(space), key: key, reservingCount: count, fill: fill) }
+    }
+
+    func delete(in space: String, key: [UInt8]) throws -> Bool {
+        try mappingErrors { try transaction.delete(in: database(space), key: key) }
+    }
+}
+
+extension StorageError {
+    /// The storage error for an LMDB failure on the store at `directory`.
+    init(_ lmdb: LMDBError, directory: String) {
+        self = Self.map(lmdb, directory: directory)
+    }
+
+    private static func map(_ lmdb: LMDBError, directory: String) -> StorageError {
+        switch lmdb {
+        case .mapFull, .noSpace, .txnFull:
+            return StorageError(
+                .storageFull,
+                "the store at \(directory) is full (\(lmdb)); raise the maximum map size or free disk space. Nothing was written"
+            )
+        case .staleLockTable:
+            return StorageError(
+                .staleLockTable,
+                "nothing was written to \(directory): LMDB's lock table lags the newest commit (a process was killed "
+                    + "while opening the store, or a tool opened it without token-cache's open lock), and writing now "
+                    + "would overwrite that commit. Close every process using the store, then retry"
+            )
+        case .readersFull:
+            return StorageError(.readersExhausted, "too many concurrent readers of \(directory) (\(lmdb))")
+        // MDB_BAD_TXN: the wrapper never reuses a failed transaction, so it means LMDB failed an internal read
+        // earlier in this one without reporting it (refreshing a database's record whose root page number is
+        // damaged does that) and refuses to go on: damage, not an I/O error.
+        case .invalid, .corrupted, .truncatedDataFile, .pageNotFound, .panic, .badTxn:
+            return StorageError(
+                .corruptStore,
+                "the LMDB environment at \(directory) is damaged or not an LMDB file (\(lmdb)); "
+                    + "move it aside and restore from a backup or re-create it with `cachetool init`"
+            )
+        case .versionMismatch:
+            return StorageError(.unsupportedFormatVersion, "the LMDB file at \(directory) was written by an incompatible LMDB (\(lmdb))")
+        case .accessDenied, .readOnlyFilesystem:
+            return StorageError(
+                .insecurePermissions,
+                "permission denied for \(directory) (\(lmdb)); LMDB readers need write access to lock.mdb"
+            )
+        case .usedAfterFork, .nestedWrite, .unsupportedLibraryVersion:
+            return StorageError(.unsupportedEnvironment, "\(lmdb)")
+        default:
+            return StorageError(.ioFailure, "LMDB failed on \(directory): \(lmdb)")
+        }
+    }
+}

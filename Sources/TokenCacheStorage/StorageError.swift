@@ -1,0 +1,21 @@
+/// Why a backend failed, for the store to report as its public error.
+///
+/// The codes are a subset of the library's public error codes, by the same names: the store maps each to the public
+/// code of that name, keeping the message. Messages name the store's location and the failure, never a key or a
+/// value (values are sealed; keys are blind-index digests).
+package struct StorageError: Error, Sendable, CustomStringConvertible {
+    package enum Code: String, Sendable {
+        case storeNotFound, readOnly, insecurePermissions, unsupportedEnvironment, unsupportedFormatVersion
+        case corruptStore, storageFull, staleLockTable, readersExhausted, ioFailure, invalidArgument
+    }
+
+    package let code: Code
+    package let message: String
+
+    package init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    package var description: String { message }
+}
