@@ -100,22 +100,12 @@ extension CacheWriter {
             }
             if let family = metadata?.entity.familyID, !family.isEmpty { familyID = family }
         }
-        func inScope(_ entityEnvironment: String) -> Bool {
-            environment.map { aliases.areAliases(entityEnvironment, $0) } ?? true
-        }
-        func sameClient(_ other: String) -> Bool { clientID.map { $0.asciiLowercased == other.asciiLowercased } ?? true }
-
+        let scope = SignOutScope(clientID: clientID, environment: environment, familyID: familyID, aliases: aliases)
         var summary = RemovalSummary()
-        summary.accessTokens = try remove(AccessToken.self, homeAccountID, &summary) { inScope($0.environment) && sameClient($0.clientID) }
-        summary.idTokens = try remove(IDToken.self, homeAccountID, &summary) { inScope($0.environment) && sameClient($0.clientID) }
-        summary.refreshTokens = try remove(RefreshToken.self, homeAccountID, &summary) { token in
-            guard inScope(token.environment) else { return false }
-            switch token.owner {
-            case .client(let owner): return sameClient(owner)
-            case .family(let family): return clientID == nil || family == familyID
-            }
-        }
-        summary.accounts = try remove(Account.self, homeAccountID, &summary) { inScope($0.environment) }
+        summary.accessTokens = try remove(AccessToken.self, homeAccountID, &summary, matches: scope.removes)
+        summary.idTokens = try remove(IDToken.self, homeAccountID, &summary, matches: scope.removes)
+        summary.refreshTokens = try remove(RefreshToken.self, homeAccountID, &summary, matches: scope.removes)
+        summary.accounts = try remove(Account.self, homeAccountID, &summary, matches: scope.removes)
         return summary
     }
 

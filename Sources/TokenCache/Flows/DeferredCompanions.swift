@@ -14,21 +14,27 @@ struct CompanionRequest: Sendable {
     var accessTokenEnvironment: String?
 }
 
+/// Reads a lookup's companions in a read transaction of its own: all a result needs to load them later. A protocol,
+/// so that a result holds a way to read, not the store.
+protocol CompanionReading: Sendable {
+    /// The companions `request` names, read from the current state; `lookupSnapshot` is the id of the lookup's
+    /// snapshot, to say whether the state is still that one.
+    func readCompanions(_ request: CompanionRequest, lookupSnapshot: Int) throws -> SilentLookupCompanions
+}
+
 /// The companions of a hit, read on first access (``CompanionLoading/onFirstAccess``).
 ///
 /// Holds no transaction, only the request and the id of the lookup's snapshot: the first access opens one read
 /// transaction, reads all companions in it and keeps them, so every later access (from any thread, through any
 /// copy of the result) sees the same values. Keeps the store open while it lives.
 final class DeferredCompanions: Sendable {
-    private let store: RecordStore
-    private let aliases: EnvironmentAliases
+    private let source: any CompanionReading
     private let request: CompanionRequest
     private let lookupSnapshot: Int
     private let loaded = Mutex<SilentLookupCompanions?>(nil)
 
-    init(store: RecordStore, aliases: EnvironmentAliases, request: CompanionRequest, lookupSnapshot: Int) {
-        self.store = store
-        self.aliases = aliases
+    init(source: any CompanionReading, request: CompanionRequest, lookupSnapshot: Int) {
+        self.source = source
         self.request = request
         self.lookupSnapshot = lookupSnapshot
     }
@@ -36,11 +42,15 @@ final class DeferredCompanions: Sendable {
     func load() throws -> SilentLookupCompanions {
         try loaded.withLock { loaded in
             if let loaded { return loaded }
-            let companions = try store.read { reader in
-                try reader.companions(for: request, aliases: aliases, lookupSnapshot: lookupSnapshot)
-            }
+            let companions = try source.readCompanions(request, lookupSnapshot: lookupSnapshot)
             loaded = companions
             return companions
         }
+    }
+}
+
+extension RecordStore: CompanionReading {
+    func readCompanions(_ request: CompanionRequest, lookupSnapshot: Int) throws -> SilentLookupCompanions {
+        try read { reader in try reader.companions(for: request, aliases: aliases, lookupSnapshot: lookupSnapshot) }
     }
 }

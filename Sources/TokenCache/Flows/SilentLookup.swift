@@ -47,7 +47,7 @@ extension CacheReader {
             switch query.companionLoading {
             case .onFirstAccess:
                 source = .deferred(
-                    DeferredCompanions(store: store, aliases: aliases, request: request, lookupSnapshot: transaction.snapshotID)
+                    DeferredCompanions(source: store, request: request, lookupSnapshot: transaction.snapshotID)
                 )
             case .withLookup:
                 source = .loaded(try companions(for: request, aliases: aliases, lookupSnapshot: nil))

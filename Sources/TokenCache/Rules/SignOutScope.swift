@@ -1,0 +1,38 @@
+/// Which of an account's records a sign-out removes (Docs/Semantics.md, "Sign-out"), judged record by record.
+///
+/// For one client: its access tokens, ID tokens and refresh tokens, and the family's refresh token when the client's
+/// app metadata names that family (a family token is every member's: a client that is not known to be a member
+/// leaves it alone). For every client (`clientID == nil`): every token. Accounts (the profiles) go in both cases,
+/// as MSAL removes them. An environment restricts all of it to that host's alias group; none means every cloud.
+/// App metadata is never removed: it describes the client, not the user.
+struct SignOutScope {
+    /// The client signing out; nil for every client.
+    let clientID: String?
+    /// Only records of this host's alias group; nil for every cloud.
+    let environment: String?
+    /// The family the client's app metadata names, if any.
+    let familyID: String?
+    let aliases: EnvironmentAliases
+
+    func removes(_ token: AccessToken) -> Bool { inScope(token.environment) && isTheClient(token.clientID) }
+
+    func removes(_ token: IDToken) -> Bool { inScope(token.environment) && isTheClient(token.clientID) }
+
+    func removes(_ token: RefreshToken) -> Bool {
+        guard inScope(token.environment) else { return false }
+        switch token.owner {
+        case .client(let owner): return isTheClient(owner)
+        case .family(let family): return clientID == nil || family == familyID
+        }
+    }
+
+    func removes(_ account: Account) -> Bool { inScope(account.environment) }
+
+    private func inScope(_ host: String) -> Bool {
+        environment.map { aliases.areAliases(host, $0) } ?? true
+    }
+
+    private func isTheClient(_ other: String) -> Bool {
+        clientID.map { $0.asciiLowercased == other.asciiLowercased } ?? true
+    }
+}
