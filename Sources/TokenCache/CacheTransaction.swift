@@ -66,11 +66,11 @@ public class CacheReader {
     }
 
     private static func matches<S: StorableEntity>(_ entity: S, _ filter: RecordFilter) -> Bool {
-        if let clientID = filter.clientID, entity.clientIDForFilter?.asciiLowercased != clientID.asciiLowercased {
+        if let clientID = filter.clientID, !(entity.clientIDForFilter.map { ASCII.equalIgnoringCase($0, clientID) } ?? false) {
             return false
         }
         if let homeAccountID = filter.homeAccountID,
-            entity.homeAccountIDForIndex?.asciiLowercased != homeAccountID.asciiLowercased
+            !(entity.homeAccountIDForIndex.map { ASCII.equalIgnoringCase($0, homeAccountID) } ?? false)
         {
             return false
         }

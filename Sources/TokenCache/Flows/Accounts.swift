@@ -52,7 +52,7 @@ extension CacheReader {
                 return lhsHome != rhsHome ? lhsHome : lhs.entity.realm < rhs.entity.realm
             }
             let names = ordered.compactMap { $0.entity.username }.filter { !$0.isEmpty }
-            if let username, !names.contains(where: { $0.asciiLowercased == username.asciiLowercased }) { continue }
+            if let username, !names.contains(where: { ASCII.equalIgnoringCase($0, username) }) { continue }
             if let clientID {
                 let usable = try refreshTokenToRedeem(
                     homeAccountID: first.homeAccountID, clientID: clientID, environment: environment ?? first.environment,
@@ -119,7 +119,7 @@ extension CacheWriter {
         var damaged: [CorruptRecord] = []
         let prefix = store.keyring.index.accountPrefix(homeAccountID)
         try scan(S.self, prefix: prefix, corrupt: &damaged, damagedKeys: { damagedKeys.append($0) }) { stored in
-            if stored.entity.homeAccountIDForIndex?.asciiLowercased == homeAccountID.asciiLowercased, matches(stored.entity) {
+            if let storedHome = stored.entity.homeAccountIDForIndex, ASCII.equalIgnoringCase(storedHome, homeAccountID), matches(stored.entity) {
                 doomed.append(stored.location.key)  // where it is stored (a lone access token: its bucket prefix)
             }
         }

@@ -206,7 +206,7 @@ extension CacheReader {
 
     /// Position of `realm` in `realms` (ASCII case-insensitive), nil when absent.
     private func rank(_ realm: String, in realms: [String]) -> Int? {
-        realms.firstIndex { $0.asciiLowercased == realm.asciiLowercased }
+        realms.firstIndex { ASCII.equalIgnoringCase($0, realm) }
     }
 
     /// Among the per-account records of `homeAccountID` in the alias group, the one with the smallest rank.

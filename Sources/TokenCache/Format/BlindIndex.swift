@@ -41,10 +41,9 @@ struct BlindIndex: Sendable {
                 cursor.storeBytes(of: UInt32(bytes.count).bigEndian, as: UInt32.self)
                 let start = cursor + 4
                 if lowercased {
-                    let output = start.assumingMemoryBound(to: UInt8.self)
+                    // Raw stores: the temporary buffer is raw memory, never bound to a type.
                     for index in 0..<bytes.count {
-                        let byte = bytes[index]
-                        output[index] = byte &- 0x41 < 26 ? byte | 0x20 : byte
+                        start.storeBytes(of: ASCII.lowercased(bytes[index]), toByteOffset: index, as: UInt8.self)
                     }
                 } else if let base = bytes.baseAddress, !bytes.isEmpty {
                     start.copyMemory(from: base, byteCount: bytes.count)

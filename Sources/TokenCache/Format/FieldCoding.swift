@@ -153,9 +153,3 @@ struct FieldDecoder {
     }
 }
 
-extension String {
-    /// ASCII-only lower-casing on bytes: the canonicalization FORMAT.md §4.2 prescribes for identifiers.
-    var asciiLowercased: String {
-        String(decoding: utf8.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }, as: UTF8.self)
-    }
-}

@@ -29,7 +29,7 @@ public struct Authority: Sendable, Hashable {
             throw reject("contains whitespace, a control character or non-ASCII text")
         }
         let scheme = Array("https://".utf8)
-        guard bytes.count > scheme.count, zip(bytes, scheme).allSatisfy({ Self.lowercased($0) == $1 }) else {
+        guard bytes.count > scheme.count, zip(bytes, scheme).allSatisfy({ ASCII.lowercased($0) == $1 }) else {
             throw reject("must use the https scheme")
         }
         if bytes.contains(UInt8(ascii: "?")) { throw reject("must not have a query") }
@@ -64,19 +64,15 @@ public struct Authority: Sendable, Hashable {
         }
 
         self.url = url
-        self.host = String(decoding: hostBytes.map(Self.lowercased), as: UTF8.self)
+        self.host = String(decoding: hostBytes.map(ASCII.lowercased), as: UTF8.self)
         self.tenant = String(decoding: tenantBytes, as: UTF8.self)
     }
 
     /// `common`, `organizations` or `consumers` (ASCII case-insensitive): the stored realm comes from the id_token.
-    public var isTenantless: Bool { Self.tenantlessSegments.contains(Self.asciiLowercased(tenant)) }
+    public var isTenantless: Bool { Self.tenantlessSegments.contains(tenant.asciiLowercased) }
 
     /// An ADFS authority (tenant segment `adfs`, ASCII case-insensitive).
-    public var isADFS: Bool { Self.asciiLowercased(tenant) == "adfs" }
-
-    static func lowercased(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte + 0x20 : byte }
-
-    static func asciiLowercased(_ text: String) -> String { String(decoding: text.utf8.map(lowercased), as: UTF8.self) }
+    public var isADFS: Bool { ASCII.equalIgnoringCase(tenant, "adfs") }
 
     /// Labels of letters, digits, `-` and `_` separated by single dots; no empty label, no trailing dot.
     private static func isValidHost(_ bytes: ArraySlice<UInt8>) -> Bool {

@@ -40,7 +40,7 @@ public struct EnvironmentAliases: Sendable, Hashable {
         let bytes: [UInt8]
 
         init(_ text: String) {
-            bytes = text.utf8.map { (0x41...0x5A).contains($0) ? $0 + 0x20 : $0 }
+            bytes = text.utf8.map(ASCII.lowercased)
         }
 
         var text: String { String(decoding: bytes, as: UTF8.self) }
@@ -124,20 +124,16 @@ public struct EnvironmentAliases: Sendable, Hashable {
     /// (small) table instead of building lower-cased keys.
     public func areAliases(_ a: String, _ b: String) -> Bool {
         // The common case, one host spelled the same way (up to ASCII case), needs no table.
-        if Self.equalIgnoringASCIICase(a.utf8, b.utf8) { return true }
+        if ASCII.equalIgnoringCase(a.utf8, b.utf8) { return true }
         // `a` unknown: its group is itself, and `b` is another host.
         guard let members = knownMembers(of: a.utf8) else { return false }
-        return members.contains { Self.equalIgnoringASCIICase(b.utf8, $0.bytes) }
+        return members.contains { ASCII.equalIgnoringCase(b.utf8, $0.bytes) }
     }
 
     /// The members of the configured group `host` (any case) belongs to, nil if it belongs to none: a scan of the
     /// (small) table comparing bytes, with no lower-cased key built or hashed.
     fileprivate func knownMembers(of host: some Collection<UInt8>) -> [Host]? {
-        membersByCanonical.values.first { members in members.contains { Self.equalIgnoringASCIICase(host, $0.bytes) } }
-    }
-
-    fileprivate static func equalIgnoringASCIICase(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
-        lhs.count == rhs.count && zip(lhs, rhs).allSatisfy { x, y in x == y || ((x | 0x20) == (y | 0x20) && (0x61...0x7A).contains(x | 0x20)) }
+        membersByCanonical.values.first { members in members.contains { ASCII.equalIgnoringCase(host, $0.bytes) } }
     }
 
     /// Every host of `host`'s group, canonical first (just `host`, lower-cased, if unknown).
@@ -172,7 +168,7 @@ struct AliasGroup: Sendable {
 
     /// Whether `host` (any case) is a member: for the group of `h`, exactly `EnvironmentAliases.areAliases(host, h)`.
     func contains(_ host: UnsafeRawBufferPointer) -> Bool {
-        members.contains { EnvironmentAliases.equalIgnoringASCIICase(host, $0.bytes) }
+        members.contains { ASCII.equalIgnoringCase(host, $0.bytes) }
     }
 
     func contains(_ host: String) -> Bool {

@@ -11,7 +11,7 @@ enum RealmResolution {
     /// common, organizations, consumers (ASCII case-insensitive).
     static func isTenantless(_ realm: String) -> Bool {
         // Compared in place: this runs on every lookup, whose realm is almost always a tenant id.
-        tenantless.contains { name in name.count == realm.utf8.count && realm.utf8.elementsEqual(name) { lowercased($0) == $1 } }
+        tenantless.contains { name in name.count == realm.utf8.count && realm.utf8.elementsEqual(name) { ASCII.lowercased($0) == $1 } }
     }
 
     /// The realms to try, in order: the query realm exactly (case-insensitive), then, when it is tenantless, the
@@ -30,7 +30,7 @@ enum RealmResolution {
     /// ```
     static func candidates(queryRealm: String, homeAccountID: String) -> [String] {
         guard isTenantless(queryRealm), let home = homeTenant(ofHomeAccountID: homeAccountID),
-            !equalIgnoringASCIICase(home, queryRealm)
+            !ASCII.equalIgnoringCase(home, queryRealm)
         else { return [queryRealm] }
         return [queryRealm, home]
     }
@@ -44,13 +44,5 @@ enum RealmResolution {
         guard let dot = id.utf8.lastIndex(of: UInt8(ascii: ".")) else { return nil }
         let tenant = id.utf8[id.utf8.index(after: dot)...]
         return tenant.isEmpty ? nil : String(tenant)
-    }
-
-    private static func lowercased(_ byte: UInt8) -> UInt8 {
-        (0x41...0x5A).contains(byte) ? byte + 0x20 : byte
-    }
-
-    private static func equalIgnoringASCIICase(_ a: String, _ b: String) -> Bool {
-        a.utf8.elementsEqual(b.utf8) { lowercased($0) == lowercased($1) }
     }
 }

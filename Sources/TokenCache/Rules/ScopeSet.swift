@@ -44,7 +44,7 @@ public struct ScopeSet: Sendable, Hashable, CustomStringConvertible {
                         let token = UnsafeBufferPointer(rebasing: bytes[start..<offset])
                         scopes.append(
                             String(unsafeUninitializedCapacity: token.count) { output in
-                                for index in token.indices { output[index] = Self.lowercased(token[index]) }
+                                for index in token.indices { output[index] = ASCII.lowercased(token[index]) }
                                 return token.count
                             })
                     }
@@ -108,10 +108,6 @@ public struct ScopeSet: Sendable, Hashable, CustomStringConvertible {
     static func isScopeByte(_ byte: UInt8) -> Bool {
         byte == 0x21 || (0x23...0x5B).contains(byte) || (0x5D...0x7E).contains(byte)
     }
-
-    static func lowercased(_ byte: UInt8) -> UInt8 {
-        (0x41...0x5A).contains(byte) ? byte + 0x20 : byte
-    }
 }
 
 extension ScopeSet {
@@ -132,7 +128,7 @@ extension ScopeSet {
                 for index in 0...target.count {
                     guard index == target.count || Self.isWhitespace(target[index]) else { continue }
                     if index - tokenStart == wanted.count,
-                        wanted.indices.allSatisfy({ Self.lowercased(target[tokenStart + $0]) == wanted[$0] })
+                        wanted.indices.allSatisfy({ ASCII.lowercased(target[tokenStart + $0]) == wanted[$0] })
                     {
                         return true
                     }

@@ -33,6 +33,6 @@ struct SignOutScope {
     }
 
     private func isTheClient(_ other: String) -> Bool {
-        clientID.map { $0.asciiLowercased == other.asciiLowercased } ?? true
+        clientID.map { ASCII.equalIgnoringCase($0, other) } ?? true
     }
 }
