@@ -204,7 +204,7 @@ public final class CacheWriter: CacheReader {
     /// After a write to access-token `keys`, puts the tokens of their buckets where FORMAT.md §4.3 says (a lone token
     /// under its bucket prefix), before anything reads the buckets again.
     private func bucketsChanged<S: StorableEntity>(_ type: S.Type, keys: [[UInt8]]) throws {
-        guard S.kind == .accessToken, store.placesLoneTokensAtBucketPrefix else { return }
+        guard S.kind == .accessToken, store.mayHoldLoneTokens else { return }
         var placed: Set<[UInt8]> = []
         for key in keys {
             let prefix = Array(key.prefix(RecordStore.bucketPrefixCount))

@@ -47,6 +47,8 @@ package final class InMemoryRecordBackend: RecordBackend {
     static let maximumKeySize = 511
 
     package let location: String
+    /// A sorted array gains nothing from the shorter key: every record under its own.
+    package var lonePlacement: LonePlacement { .underOwnKey }
     private let committed: Mutex<State>
     /// Serialises writers; the id of the thread that holds it, to refuse a nested write instead of deadlocking.
     private let writer = Mutex<Void>(())

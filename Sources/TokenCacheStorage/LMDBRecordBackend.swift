@@ -35,6 +35,9 @@ package final class LMDBRecordBackend: RecordBackend {
 
     package var location: String { environment.directory }
 
+    /// A bucket's lone token under its prefix: the lookup's range read then needs one B-tree step, not two.
+    package var lonePlacement: LonePlacement { .underPrefix }
+
     private init(environment: Environment, databases: [String: Database], maximumMapSize: Int) {
         self.environment = environment
         self.databases = databases

@@ -23,6 +23,9 @@ package protocol RecordBackend: AnyObject, Sendable {
     /// Where the records live, for messages: a directory, or a name for memory.
     var location: String { get }
 
+    /// How this backend prefers a group's only record to be keyed, where the format lets writers choose.
+    var lonePlacement: LonePlacement { get }
+
     /// Size and capacity figures for ``TokenStore/info()``.
     func usage() -> StorageUsage
 
@@ -98,4 +101,15 @@ package struct StorageUsage: Sendable {
         self.readersInUse = readersInUse
         self.maxReaders = maxReaders
     }
+}
+
+/// Where a writer keys the only record of a group of records that share a key prefix, where the format lets it choose
+/// (FORMAT.md §4.3: a bucket's only access token). A property of the backend's layout, not of the records: readers
+/// accept either, and a record under the prefix is moved out whenever another joins its group, whatever this says.
+package enum LonePlacement: Sendable {
+    /// Under the group's prefix itself: a range read positioned at the prefix that lands on exactly the prefix knows
+    /// the group holds nothing else and stops (in a B-tree, a second step, often to another page, saved).
+    case underPrefix
+    /// Under its own full key, as every other record: the backend gains nothing from the shorter key.
+    case underOwnKey
 }

@@ -43,9 +43,8 @@ import TokenCacheSodium
         try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: rewrapped.encoded())
     }
 
-    @Test(arguments: TestBackend.allCases)
-    func aLoneTokenLivesUnderItsBucketPrefixAndMovesWhenASecondArrives(backend: TestBackend) throws {
-        try TestStore.with(backend) { store, cache in
+    @Test func aLoneTokenLivesUnderItsBucketPrefixAndMovesWhenASecondArrives() throws {
+        try TestStore.with { store, cache in
             let first = Samples.accessToken(target: "User.Read", secret: "first")
             let second = Samples.accessToken(target: "Files.Read", secret: "second")
             let otherBucket = Samples.accessToken(client: "other-client", secret: "other")
@@ -81,9 +80,8 @@ import TokenCacheSodium
         }
     }
 
-    @Test(arguments: TestBackend.allCases)
-    func ingestReplacingTheLoneTokenKeepsItUnderThePrefixAndSignOutRemovesIt(backend: TestBackend) throws {
-        try TestStore.with(backend) { store, cache in
+    @Test func ingestReplacingTheLoneTokenKeepsItUnderThePrefixAndSignOutRemovesIt() throws {
+        try TestStore.with { store, cache in
             try cache.ingest(try TokenResponse(json: Responses.json(accessToken: "at-1")), context: try Responses.context())
             let keys = try Self.storedKeys(store)
             #expect(keys.count == 1 && keys[0].count == Self.prefixCount)
@@ -111,9 +109,8 @@ import TokenCacheSodium
         }
     }
 
-    @Test(arguments: TestBackend.allCases)
-    func verifyFlagsATokenUnderThePrefixBesideOthersAndCountsUnplacedLoneTokens(backend: TestBackend) throws {
-        try TestStore.with(backend) { store, cache in
+    @Test func verifyFlagsATokenUnderThePrefixBesideOthersAndCountsUnplacedLoneTokens() throws {
+        try TestStore.with { store, cache in
             let first = Samples.accessToken(target: "User.Read")
             let second = Samples.accessToken(target: "Files.Read")
             try cache.put(first)
@@ -149,9 +146,8 @@ import TokenCacheSodium
         )
     }
 
-    @Test(arguments: TestBackend.allCases)
-    func aDamagedLoneTokenIsReportedAndTheBucketStaysUsable(backend: TestBackend) throws {
-        try TestStore.with(backend) { store, cache in
+    @Test func aDamagedLoneTokenIsReportedAndTheBucketStaysUsable() throws {
+        try TestStore.with { store, cache in
             let first = Samples.accessToken(target: "User.Read", secret: "first")
             let second = Samples.accessToken(target: "Files.Read", secret: "second")
             try cache.put(first)
@@ -180,6 +176,28 @@ import TokenCacheSodium
             #expect(try again.accessToken?.entity.secret.reveal() == "first" && again.corrupt.count == 1)
             #expect(try Self.storedKeys(store).count == 3)
             #expect(try cache.verify().corrupt.count == 1)
+        }
+    }
+
+    /// A backend that keeps lone tokens under their entry keys (memory) still reads a token found under a bucket prefix
+    /// (a store copied from LMDB) and still moves it out when a second token joins its bucket (§4.3's MUST).
+    @Test func aStoreThatKeepsEveryTokenUnderItsEntryKeyStillMovesALoneTokenOutWhenASecondArrives() throws {
+        try TestStore.with(.memory) { store, cache in
+            let first = Samples.accessToken(target: "User.Read", secret: "first")
+            try cache.put(first)
+            #expect(try Self.storedKeys(store) == [Self.entryKey(cache, first)])
+            let moved = try cache.store.backend.write { txn in
+                try cache.store.move(DatabaseName.accessTokens, from: Self.entryKey(cache, first), to: Self.prefix(cache, first), in: txn)
+            }
+            #expect(moved)
+            #expect(try Self.storedKeys(store) == [Self.prefix(cache, first)])
+            #expect(try cache.get(first.key)?.entity.secret.reveal() == "first")
+            #expect(try cache.silentLookup(Self.query(["User.Read"])).accessToken?.entity.secret.reveal() == "first")
+            let second = Samples.accessToken(target: "Mail.Send", secret: "second")
+            try cache.put(second)
+            #expect(Set(try Self.storedKeys(store)) == [Self.entryKey(cache, first), Self.entryKey(cache, second)])
+            let report = try cache.verify()
+            #expect(report.isClean && report.loneTokensUnderEntryKey == 0)
         }
     }
 
@@ -222,11 +240,16 @@ import TokenCacheSodium
                     let stored = try #require(try cache.get(key))
                     #expect(stored.entity.secret.reveal() == expected.secret && stored.revision == expected.revision)
                 }
+                // LMDB keeps a lone token under its bucket prefix; memory keeps every token under its entry key.
+                let lonePlaced = cache.store.placesLoneTokensAtBucketPrefix
+                #expect(lonePlaced == (backend == .lmdb))
                 let keys = try Self.storedKeys(store)
                 let prefixes = Set(keys.map { Array($0.prefix(Self.prefixCount)) })
                 for prefix in prefixes {
                     let inBucket = keys.filter { $0.starts(with: prefix) }
-                    #expect(inBucket.count == 1 ? inBucket[0].count == Self.prefixCount : inBucket.allSatisfy { $0.count > Self.prefixCount })
+                    #expect(
+                        inBucket.count == 1 && lonePlaced ? inBucket[0].count == Self.prefixCount : inBucket.allSatisfy { $0.count > Self.prefixCount }
+                    )
                 }
             }
             #expect(live.count > 0)

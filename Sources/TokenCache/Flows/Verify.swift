@@ -30,7 +30,7 @@ extension CacheReader {
         report.metaPageProblem = try store.backend.integrityProblem()
         // Access tokens per bucket prefix: a lone token belongs under the prefix, others under their entry keys (§4.3).
         var bucketSizes: [[UInt8]: Int] = [:]
-        if store.placesLoneTokensAtBucketPrefix {
+        if store.mayHoldLoneTokens {
             try transaction.forEach(in: DatabaseName.accessTokens, prefix: []) { key, _ in
                 bucketSizes[Array(key.prefix(RecordStore.bucketPrefixCount)), default: 0] += 1
                 return true
@@ -45,12 +45,12 @@ extension CacheReader {
                 let derived = S.storageKey(for: stored.entity.key, index: store.keyring.index)
                 let location = stored.location.key
                 var reason: String? = derived == location ? nil : "stored under a key its fields do not derive"
-                if S.kind == .accessToken, store.placesLoneTokensAtBucketPrefix {
+                if S.kind == .accessToken, store.mayHoldLoneTokens {
                     let prefix = Array(derived.prefix(RecordStore.bucketPrefixCount))
                     let lone = bucketSizes[prefix] == 1
                     if location == prefix {
                         reason = lone ? nil : "stored under its bucket prefix beside other tokens"
-                    } else if reason == nil, lone {
+                    } else if reason == nil, lone, store.placesLoneTokensAtBucketPrefix {
                         report.loneTokensUnderEntryKey += 1
                     }
                 }

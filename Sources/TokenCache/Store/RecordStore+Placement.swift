@@ -11,9 +11,14 @@ extension RecordStore {
     /// Length of a bucket prefix `P(hid) ‖ D("at-bucket", …)`, and so of a lone token's key.
     static let bucketPrefixCount = 2 * FormatConstants.indexDigestCount
 
-    /// Whether lone tokens are stored under their bucket prefix (format version 2 on). A version-1 store, opened
-    /// read-only, keeps every token under its entry key and is read the same way (a lookup then always steps on).
-    var placesLoneTokensAtBucketPrefix: Bool { keyring.header.readVersion >= 2 }
+    /// Whether a token may be stored under its bucket prefix (format version 2 on): readers look there, and writers
+    /// move one out when a second token joins its bucket (a MUST of §4.3, whichever backend writes). A version-1
+    /// store, opened read-only, keeps every token under its entry key and is read the same way.
+    var mayHoldLoneTokens: Bool { keyring.header.readVersion >= 2 }
+
+    /// Whether writers put a bucket's only token under the bucket prefix (a SHOULD of §4.3): when the store may hold
+    /// lone tokens and the backend's layout gains from the shorter key (LMDB does; memory does not).
+    var placesLoneTokensAtBucketPrefix: Bool { mayHoldLoneTokens && backend.lonePlacement == .underPrefix }
 
     /// The entry key (`P ‖ D("at-entry", …)`) of the token stored under `key`, computed from its own fields; nil when
     /// the record cannot be read.
@@ -31,7 +36,7 @@ extension RecordStore {
     func accessTokenLocation(entryKey: [UInt8], damagedMayMatch: Bool, in txn: any RecordReading) throws -> [UInt8]? {
         let database = DatabaseName.accessTokens
         if try txn.withValue(in: database, forKey: entryKey, { _ in true }) != nil { return entryKey }
-        guard placesLoneTokensAtBucketPrefix else { return nil }
+        guard mayHoldLoneTokens else { return nil }
         let prefix = Array(entryKey.prefix(Self.bucketPrefixCount))
         let lone = try txn.withValue(in: database, forKey: prefix) { value in self.entryKey(ofTokenAt: prefix, value: value) }
         switch lone {
@@ -74,18 +79,19 @@ extension RecordStore {
         return true
     }
 
-    /// Puts the tokens of the bucket `prefix` where §4.3 says, after a change to the bucket: a lone token under the
-    /// prefix; with two or more, a token found under the prefix back under its entry key. A token that cannot be
-    /// read (damaged) stays where it is; readers cope (FORMAT.md §4.3, §9). The first two keys decide.
+    /// Puts the tokens of the bucket `prefix` where §4.3 says, after a change to the bucket: with two or more, a token
+    /// found under the prefix back under its entry key (always); a lone token under the prefix (when this store
+    /// places them). A token that cannot be read (damaged) stays where it is; readers cope (FORMAT.md §4.3, §9). The
+    /// first two keys decide.
     func placeTokens(ofBucket prefix: [UInt8], in txn: any RecordWriting) throws {
-        guard placesLoneTokensAtBucketPrefix else { return }
+        guard mayHoldLoneTokens else { return }
         let database = DatabaseName.accessTokens
         var keys: [[UInt8]] = []
         try txn.forEach(in: database, prefix: prefix) { key, _ in
             keys.append(Array(key))
             return keys.count < 2
         }
-        if keys.count == 1, keys[0].count != prefix.count {
+        if keys.count == 1, keys[0].count != prefix.count, placesLoneTokensAtBucketPrefix {
             _ = try move(DatabaseName.accessTokens, from: keys[0], to: prefix, in: txn)
         } else if keys.count >= 2, keys[0].count == prefix.count {
             let entryKey = try txn.withValue(in: database, forKey: prefix) { value in self.entryKey(ofTokenAt: prefix, value: value) }
@@ -107,7 +113,8 @@ extension RecordStore {
                 guard let start = try txn.withValue(in: meta, forKey: FormatConstants.placementCursorKey, { Array($0) }) else {
                     return true  // another process finished it
                 }
-                if let next = try placeLoneTokens(from: start, in: txn) {
+                // A backend that keeps every token under its entry key has nothing to place: the cursor just goes.
+                if placesLoneTokensAtBucketPrefix, let next = try placeLoneTokens(from: start, in: txn) {
                     try next.withUnsafeBytes { try txn.put(in: meta, key: FormatConstants.placementCursorKey, value: $0) }
                     return false
                 }
