@@ -99,28 +99,17 @@ extension RecordStore {
         }
     }
 
+    /// The upgrade's placement of lone tokens (FORMAT.md §7): a maintenance walk under the `lone-token-placement`
+    /// cursor. Each batch leaves the store valid (readers accept a lone token under either key).
+    static let loneTokenPlacement = MaintenanceWalk(cursorKey: FormatConstants.placementCursorKey)
+
     /// Moves lone tokens under their bucket prefix from the placement cursor on, in write transactions of at most
-    /// ``placementBatch`` records each, until the whole database is done; then removes the cursor (§7). Each
-    /// transaction leaves the store valid (readers accept a lone token under either key), so an interrupted
-    /// placement loses nothing, and the next writable open resumes it. Transactions stay small: one transaction for
-    /// a large store would need room for a second copy of its tree (it ran out of map at 1M tokens).
+    /// ``placementBatch`` records each, until the whole database is done; then removes the cursor.
     func finishLoneTokenPlacement() throws {
-        let meta = DatabaseName.meta
-        var done = false
-        while !done {
-            done = try backend.write { txn in
-                try checkHeaderUnchanged(in: txn)
-                guard let start = try txn.withValue(in: meta, forKey: FormatConstants.placementCursorKey, { Array($0) }) else {
-                    return true  // another process finished it
-                }
-                // A backend that keeps every token under its entry key has nothing to place: the cursor just goes.
-                if placesLoneTokensAtBucketPrefix, let next = try placeLoneTokens(from: start, in: txn) {
-                    try next.withUnsafeBytes { try txn.put(in: meta, key: FormatConstants.placementCursorKey, value: $0) }
-                    return false
-                }
-                _ = try txn.delete(in: meta, key: FormatConstants.placementCursorKey)
-                return true
-            }
+        try Self.loneTokenPlacement.run(on: self) { start, txn in
+            // A backend that keeps every token under its entry key has nothing to place: the cursor just goes.
+            guard placesLoneTokensAtBucketPrefix else { return nil }
+            return try placeLoneTokens(from: start, in: txn)
         }
     }
 

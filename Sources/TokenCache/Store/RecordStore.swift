@@ -70,7 +70,7 @@ final class RecordStore: Sendable {
         let (existing, placementPending) = try backend.read { txn in
             (
                 try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey) { Array($0) },
-                try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.placementCursorKey) { _ in true } ?? false
+                try Self.loneTokenPlacement.isPending(in: txn)
             )
         }
 
@@ -141,7 +141,7 @@ final class RecordStore: Sendable {
             let current = try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey) { Array($0) }
             guard current == storedHeader else { return }
             try header.withUnsafeBytes { try txn.put(in: DatabaseName.meta, key: FormatConstants.headerKey, value: $0) }
-            try txn.put(in: DatabaseName.meta, key: FormatConstants.placementCursorKey, value: UnsafeRawBufferPointer(start: nil, count: 0))
+            try loneTokenPlacement.begin(in: txn)
         }
     }
 
