@@ -36,8 +36,10 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        .testTarget(name: "TokenCacheLMDBTests", dependencies: ["TokenCacheLMDB"]),
-        .testTarget(name: "TokenCacheSodiumTests", dependencies: ["TokenCacheSodium"]),
+        // Helpers every test target's exit tests share.
+        .target(name: "ExitTestSupport", path: "Tests/ExitTestSupport"),
+        .testTarget(name: "TokenCacheLMDBTests", dependencies: ["TokenCacheLMDB", "ExitTestSupport"]),
+        .testTarget(name: "TokenCacheSodiumTests", dependencies: ["TokenCacheSodium", "ExitTestSupport"]),
         .testTarget(
             name: "TokenCacheTests",
             dependencies: ["TokenCache", "TokenCacheStorage", "TokenCacheLMDB", "TokenCacheSodium"],

@@ -92,49 +92,18 @@ package final class InMemoryRecordBackend: RecordBackend {
     package func integrityProblem() throws -> String? { nil }
 
     /// A read transaction: one committed state, held for the transaction's life (so every view stays valid).
-    fileprivate struct Snapshot: RecordReading {
+    fileprivate struct Snapshot: StateReading {
         let state: State
-        func withValue<R>(in space: String, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-            try Self.withValue(in: state, space, key, body)
-        }
-        func forEach(
-            in space: String, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
-        ) throws {
-            try Self.walk(state, space, from: prefix, prefix: prefix, body)
-        }
-        func forEach(
-            in space: String, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
-        ) throws {
-            try Self.walk(state, space, from: start, prefix: [], body)
-        }
-        func count(in space: String) throws -> Int { try Self.entries(state, space).count }
-        var snapshotID: Int { state.commitID }
     }
 
-    /// A write transaction: a private copy of the committed state, published whole at commit.
-    private final class WriteTransaction: RecordWriting {
+    /// A write transaction: a private copy of the committed state, published whole at commit. Its scans walk a copy
+    /// of a key space's entries, so `body` may write (delete the entry it was given, as LMDB allows).
+    private final class WriteTransaction: StateReading, RecordWriting {
         var state: State
         /// The error of a reserved put whose fill failed: the transaction must not commit a zeroed value.
         var failure: (any Error)?
 
         init(state: State) { self.state = state }
-
-        func withValue<R>(in space: String, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-            try Snapshot.withValue(in: state, space, key, body)
-        }
-        func forEach(
-            in space: String, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
-        ) throws {
-            // A snapshot of this transaction's state: `body` may write (delete the entry it was given, as LMDB allows).
-            try Snapshot.walk(state, space, from: prefix, prefix: prefix, body)
-        }
-        func forEach(
-            in space: String, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
-        ) throws {
-            try Snapshot.walk(state, space, from: start, prefix: [], body)
-        }
-        func count(in space: String) throws -> Int { try Snapshot.entries(state, space).count }
-        var snapshotID: Int { state.commitID }
 
         func put(in space: String, key: [UInt8], value: UnsafeRawBufferPointer) throws {
             try store(Bytes(copying: value), in: space, key: key)
@@ -177,6 +146,33 @@ package final class InMemoryRecordBackend: RecordBackend {
             state.spaces[space] = entries
         }
     }
+}
+
+/// Reads of a transaction over an in-memory state, read-only or not.
+private protocol StateReading: RecordReading {
+    var state: InMemoryRecordBackend.State { get }
+}
+
+extension StateReading {
+    func withValue<R>(in space: String, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        try InMemoryRecordBackend.Snapshot.withValue(in: state, space, key, body)
+    }
+
+    func forEach(
+        in space: String, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try InMemoryRecordBackend.Snapshot.walk(state, space, from: prefix, prefix: prefix, body)
+    }
+
+    func forEach(
+        in space: String, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        try InMemoryRecordBackend.Snapshot.walk(state, space, from: start, prefix: [], body)
+    }
+
+    func count(in space: String) throws -> Int { try InMemoryRecordBackend.Snapshot.entries(state, space).count }
+
+    var snapshotID: Int { state.commitID }
 }
 
 extension InMemoryRecordBackend.Snapshot {

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ExitTestSupport
 import Testing
 import TokenCacheLMDB
 

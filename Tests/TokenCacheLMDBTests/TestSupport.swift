@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ExitTestSupport
 import Testing
 import TokenCacheLMDB
 
@@ -119,32 +120,5 @@ struct SplitMix64 {
         z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
         z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
         return z ^ (z >> 31)
-    }
-}
-
-extension ExitTest.Condition {
-    /// How a Swift runtime trap (a failed `precondition`, a `fatalError`) ends the process: the trap instruction
-    /// raises SIGILL on x86_64 (`ud2`) and SIGTRAP on arm64 (`brk`). Swift Testing ends an exit test whose body
-    /// throws with the same signal, so a test of a trap also checks the runtime's report
-    /// (``ExitTest/Result/reportsTrap(_:)``).
-    static var runtimeTrap: Self {
-        #if arch(x86_64)
-        .signal(SIGILL)
-        #else
-        .signal(SIGTRAP)
-        #endif
-    }
-}
-
-extension ExitTest.Result {
-    /// Whether the process's standard error (pass `observing: [\.standardErrorContent]`) holds the runtime's report
-    /// of the trap, such as `"Precondition failed: <message>"` or `"Fatal error: <message>"`. A body that throws
-    /// prints no such line. An optimized build traps without printing the message, so there this holds trivially.
-    func reportsTrap(_ report: String) -> Bool {
-        #if DEBUG
-        String(decoding: standardErrorContent, as: UTF8.self).contains(report)
-        #else
-        true
-        #endif
     }
 }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import ExitTestSupport
 import Testing
 import TokenCacheSodium
 
@@ -64,31 +65,4 @@ func makeKey(_ bytes: [UInt8]) throws(SodiumError) -> SecureKey {
 
 func keyBytes(_ key: SecureKey) -> [UInt8] {
     key.withUnsafeBytes { Array($0) }
-}
-
-extension ExitTest.Condition {
-    /// How a Swift runtime trap (a failed `precondition`, a `fatalError`) ends the process: the trap instruction
-    /// raises SIGILL on x86_64 (`ud2`) and SIGTRAP on arm64 (`brk`). Swift Testing ends an exit test whose body
-    /// throws with the same signal, so a test of a trap also checks the runtime's report
-    /// (``ExitTest/Result/reportsTrap(_:)``).
-    static var runtimeTrap: Self {
-        #if arch(x86_64)
-        .signal(SIGILL)
-        #else
-        .signal(SIGTRAP)
-        #endif
-    }
-}
-
-extension ExitTest.Result {
-    /// Whether the process's standard error (pass `observing: [\.standardErrorContent]`) holds the runtime's report
-    /// of the trap, such as `"Precondition failed: <message>"` or `"Fatal error: <message>"`. A body that throws
-    /// prints no such line. An optimized build traps without printing the message, so there this holds trivially.
-    func reportsTrap(_ report: String) -> Bool {
-        #if DEBUG
-        String(decoding: standardErrorContent, as: UTF8.self).contains(report)
-        #else
-        true
-        #endif
-    }
 }

@@ -1,3 +1,4 @@
+import ExitTestSupport
 import Testing
 import TokenCacheSodium
 
