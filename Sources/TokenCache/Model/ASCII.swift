@@ -16,7 +16,17 @@ enum ASCII {
     /// Whether two byte strings are equal after `ascii_lower`, without building either.
     @inline(__always)
     static func equalIgnoringCase(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
-        lhs.count == rhs.count && lhs.elementsEqual(rhs) { lowercased($0) == lowercased($1) }
+        lhs.count == rhs.count && lhs.elementsEqual(rhs) { $0 == $1 || lowercased($0) == lowercased($1) }
+    }
+
+    /// Whether `bytes` equal `folded`, a byte string already in `ascii_lower` form, after `ascii_lower`: half the
+    /// folding of ``equalIgnoringCase(_:_:)-(some Collection<UInt8>, some Collection<UInt8>)``, for tables kept folded.
+    @inline(__always)
+    static func equal(_ bytes: UnsafeRawBufferPointer, toFolded folded: [UInt8]) -> Bool {
+        bytes.count == folded.count && folded.withUnsafeBufferPointer { folded in
+            for index in 0..<folded.count where lowercased(bytes[index]) != folded[index] { return false }
+            return true
+        }
     }
 
     /// ``equalIgnoringCase(_:_:)-(some Collection<UInt8>, some Collection<UInt8>)`` for strings.

@@ -168,7 +168,7 @@ struct AliasGroup: Sendable {
 
     /// Whether `host` (any case) is a member: for the group of `h`, exactly `EnvironmentAliases.areAliases(host, h)`.
     func contains(_ host: UnsafeRawBufferPointer) -> Bool {
-        members.contains { ASCII.equalIgnoringCase(host, $0.bytes) }
+        members.contains { ASCII.equal(host, toFolded: $0.bytes) }
     }
 
     func contains(_ host: String) -> Bool {
