@@ -13,8 +13,11 @@ package final class InMemoryRecordBackend: RecordBackend {
     /// digests: nothing here is plaintext, so nothing needs wiping.
     final class Bytes: @unchecked Sendable {  // written once (by its creator, before it is shared), then only read
         let buffer: UnsafeMutableRawBufferPointer
+        let count: Int
 
+        /// `count` zero bytes, for the creator to fill.
         init(count: Int) {
+            self.count = count
             buffer = .allocate(byteCount: max(count, 1), alignment: 16)
             buffer.initializeMemory(as: UInt8.self, repeating: 0)
         }
@@ -22,12 +25,9 @@ package final class InMemoryRecordBackend: RecordBackend {
         convenience init(copying bytes: UnsafeRawBufferPointer) {
             self.init(count: bytes.count)
             if let base = bytes.baseAddress { buffer.baseAddress!.copyMemory(from: base, byteCount: bytes.count) }
-            count = bytes.count
         }
 
-        private(set) var count = 0
         var view: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: buffer.baseAddress, count: count) }
-        fileprivate func setCount(_ count: Int) { self.count = count }
 
         deinit { buffer.deallocate() }
     }
@@ -112,7 +112,6 @@ package final class InMemoryRecordBackend: RecordBackend {
         func put(in space: String, key: [UInt8], reservingCount count: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
             guard count >= 0 else { throw StorageError(.invalidArgument, "a negative value size") }
             let value = Bytes(count: count)
-            value.setCount(count)
             do {
                 try fill(UnsafeMutableRawBufferPointer(rebasing: value.buffer[..<count]))
             } catch {

@@ -28,12 +28,12 @@ final class RecordStore: Sendable {
     /// Opens an existing store (`create == false`) or creates a new one (`create == true`): in the directory the
     /// configuration names, or in memory (``Configuration/inMemoryDirectory``: only `create` finds one, new).
     static func open(_ configuration: Configuration, create: Bool, now: Int64) throws -> RecordStore {
+        if create, configuration.readOnly { throw TokenCacheError(.readOnly, "cannot create a store read-only") }
         let backend: any RecordBackend
         if configuration.isInMemory {
             guard create else {
                 throw TokenCacheError(.storeNotFound, "an in-memory store exists only as the TokenStore that created it")
             }
-            guard !configuration.readOnly else { throw TokenCacheError(.readOnly, "cannot create a store read-only") }
             backend = InMemoryRecordBackend(name: Configuration.inMemoryDirectory, spaces: DatabaseName.all)
         } else {
             backend = try openDirectory(configuration, create: create)
@@ -46,7 +46,6 @@ final class RecordStore: Sendable {
     private static func openDirectory(_ configuration: Configuration, create: Bool) throws -> LMDBRecordBackend {
         let directory = configuration.directory
         if create {
-            guard !configuration.readOnly else { throw TokenCacheError(.readOnly, "cannot create a store read-only") }
             try FileSystem.makeDirectory(directory)
         } else if !FileSystem.exists(LMDBRecordBackend.dataFilePath(directory)) {
             throw TokenCacheError(.storeNotFound, "no token cache at \(directory) (create one with `cachetool init`)")
