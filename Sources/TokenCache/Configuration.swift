@@ -5,6 +5,7 @@ internal import TokenCacheSodium
 public struct Configuration: Sendable {
     /// The store directory (LMDB's `data.mdb` and `lock.mdb`), mode 0700.
     public var directory: String
+    /// How the store's root key is obtained (key file, passphrase or base64 key).
     public var keySource: KeySource
     /// Argon2id cost for a store created from a passphrase.
     public var passphraseCost: PassphraseCost = .interactive
@@ -26,6 +27,7 @@ public struct Configuration: Sendable {
     /// these groups; the built-in table can be extended (``EnvironmentAliases/adding(_:)``).
     public var environmentAliases: EnvironmentAliases = .builtIn
 
+    /// A configuration with the default limits for a store in `directory`, keyed by `keySource`.
     public init(directory: String, keySource: KeySource) {
         self.directory = directory
         self.keySource = keySource
@@ -52,9 +54,13 @@ public struct Configuration: Sendable {
 
     /// Environment variables the defaults read.
     public enum Variable {
+        /// `TOKEN_CACHE_DIR`: the store directory (``Configuration/defaultDirectory(environment:)``).
         public static let directory = "TOKEN_CACHE_DIR"
+        /// `TOKEN_CACHE_KEY_FILE`: the key file path (``Configuration/defaultKeyFilePath(environment:)``).
         public static let keyFile = "TOKEN_CACHE_KEY_FILE"
+        /// `TOKEN_CACHE_PASSPHRASE`: a passphrase to derive the root key from, used when no base64 key is set.
         public static let passphrase = "TOKEN_CACHE_PASSPHRASE"
+        /// `TOKEN_CACHE_KEY`: the 32-byte root key, base64-encoded; preferred over a passphrase and the key file.
         public static let base64Key = "TOKEN_CACHE_KEY"
         /// `interactive`, `moderate` or `sensitive`: sets ``Configuration/maximumPassphraseCost``.
         public static let maximumPassphraseCost = "TOKEN_CACHE_MAX_PASSPHRASE_COST"

@@ -13,8 +13,10 @@ public import Foundation
 public struct TokenCacheError: Error, Sendable, CustomStringConvertible, LocalizedError {
     /// What kind of failure this is. Compare with the static members: `error.code == .wrongKey`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, e.g. `wrongKey`.
         public let name: String
         init(_ name: String) { self.name = name }
+        /// The code's ``name``.
         public var description: String { name }
 
         /// No store exists at the configured directory.
@@ -60,6 +62,7 @@ public struct TokenCacheError: Error, Sendable, CustomStringConvertible, Localiz
         public static let internalError = Code("internalError")
     }
 
+    /// What kind of failure this is.
     public let code: Code
     /// A human-readable explanation. Never contains secrets or personal data.
     public let message: String
@@ -75,6 +78,7 @@ public struct TokenCacheError: Error, Sendable, CustomStringConvertible, Localiz
         self.currentRevision = currentRevision
     }
 
+    /// The code's name and the message, e.g. `wrongKey: …`.
     public var description: String { "\(code.name): \(message)" }
 
     /// The same redacted text as ``description``: without it, Foundation's `localizedDescription` (what apps log

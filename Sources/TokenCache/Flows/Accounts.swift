@@ -1,5 +1,6 @@
 /// One signed-in user: a home account and its tenant profiles (one Account record per realm).
 public struct AccountSummary: Sendable {
+    /// The home account id shared by every profile: `uid.utid`, or the id_token `sub` (ADFS).
     public var homeAccountID: String
     /// The username of the home-tenant profile, else of any profile.
     public var username: String?
@@ -9,9 +10,13 @@ public struct AccountSummary: Sendable {
 
 /// What a sign-out removed.
 public struct RemovalSummary: Sendable, Hashable {
+    /// Access tokens removed.
     public var accessTokens = 0
+    /// Refresh tokens removed.
     public var refreshTokens = 0
+    /// ID tokens removed.
     public var idTokens = 0
+    /// Account records (tenant profiles) removed.
     public var accounts = 0
     /// Records under the account's key prefix that could not be opened (damaged or tampered with), removed too.
     public var damagedRecords: [CorruptRecord] = []

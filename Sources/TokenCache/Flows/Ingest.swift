@@ -2,9 +2,13 @@ internal import TokenCacheStorage
 
 /// What ``CacheWriter/ingest(_:context:)`` wrote.
 public struct IngestResult: Sendable {
+    /// The key of the access token written.
     public var accessToken: AccessToken.Key
+    /// The revision the access token's record now has.
     public var accessTokenRevision: UInt64
+    /// The revision of the refresh token written; nil when the response carried none (or it is an app token).
     public var refreshTokenRevision: UInt64?
+    /// The home account the records were written under; empty for an app (client-credential) token.
     public var homeAccountID: String
     /// Access tokens of the same bucket that the new one replaced (intersecting scopes) or that had expired.
     public var accessTokensRemoved: Int

@@ -1,20 +1,26 @@
 /// What a silent token request asks the cache (Docs/Semantics.md, "Access-token lookup and candidate order").
 public struct SilentLookupQuery: Sendable, Hashable {
+    /// The requesting application's client id.
     public var clientID: String
+    /// The signed-in user's home account id (`uid.utid`); empty for an app token.
     public var homeAccountID: String
     /// Any host of the wanted cloud: tokens are matched by alias group, not by string.
     public var environment: String
     /// A tenant id, or `common` / `organizations` / `consumers` (then the account's home tenant is tried too).
     public var realm: String
+    /// The scopes requested; each element may hold several space-separated scopes. `openid`, `profile` and
+    /// `offline_access` are dropped, and what is left must not be empty.
     public var scopes: [String]
     /// nil means Bearer.
     public var tokenType: String?
+    /// The key id a proof-of-possession token must be bound to; nil for Bearer.
     public var keyID: String?
     /// Unix seconds.
     public var now: Int64
     /// When a hit's companions (refresh token, ID token, account, family membership) are read.
     public var companionLoading: CompanionLoading
 
+    /// A query for an explicit environment and realm. `now` is the caller's clock, in Unix seconds.
     public init(
         clientID: String, homeAccountID: String, environment: String, realm: String, scopes: [String],
         tokenType: String? = nil, keyID: String? = nil, now: Int64, companionLoading: CompanionLoading = .onFirstAccess
@@ -44,6 +50,7 @@ public struct SilentLookupQuery: Sendable, Hashable {
 
 /// The cache's answer to a silent request.
 public struct SilentLookupResult: Sendable {
+    /// What the caller should do next.
     public enum Outcome: String, Sendable, Hashable {
         /// A usable access token: at least 300 s left and not cached in the future.
         case hit
@@ -65,9 +72,11 @@ public struct SilentLookupResult: Sendable {
         case unknown
     }
 
+    /// Whether the cache holds a usable access token, only a refresh token, or neither.
     public let outcome: Outcome
     /// The access token's refresh_on has passed: use it, and refresh in the background.
     public let refreshRecommended: Bool
+    /// The access token to use: set for ``Outcome/hit``, nil otherwise.
     public let accessToken: StoredEntity<AccessToken>?
     /// Damaged access tokens the bucket scan skipped.
     let accessTokenCorrupt: [CorruptRecord]
@@ -98,8 +107,11 @@ public struct SilentLookupResult: Sendable {
 
     /// The refresh token that would be redeemed (family first when the client may use it), whatever the outcome.
     public var refreshToken: StoredEntity<RefreshToken>? { get throws { try companions.refreshToken } }
+    /// The account's ID token for this client (``SilentLookupCompanions/idToken``).
     public var idToken: StoredEntity<IDToken>? { get throws { try companions.idToken } }
+    /// The account's tenant profile (``SilentLookupCompanions/account``).
     public var account: StoredEntity<Account>? { get throws { try companions.account } }
+    /// Whether the client is known to be in the family of client ids (``SilentLookupCompanions/familyMembership``).
     public var familyMembership: FamilyMembership { get throws { try companions.familyMembership } }
 
     /// Damaged records met on the way (the access-token scan's and the companions'); they were skipped (treated
@@ -123,10 +135,13 @@ public enum CompanionLoading: String, Sendable, Hashable, CaseIterable {
 
 /// What a silent request gets besides the access token.
 public struct SilentLookupCompanions: Sendable {
+    /// What app metadata says of the client's family membership; decides which refresh token is offered.
     public var familyMembership: SilentLookupResult.FamilyMembership
     /// The refresh token that would be redeemed (family first when the client may use it).
     public var refreshToken: StoredEntity<RefreshToken>?
+    /// The account's ID token for this client, from the first candidate realm that has one (the token's realm first).
     public var idToken: StoredEntity<IDToken>?
+    /// The account's tenant profile, from the first candidate realm that has one (the token's realm first).
     public var account: StoredEntity<Account>?
     /// Damaged records met while reading these; skipped, never returned.
     public var corrupt: [CorruptRecord]

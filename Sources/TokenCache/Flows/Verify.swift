@@ -17,6 +17,7 @@ public struct VerificationReport: Sendable {
     /// of them is damaged, and if it was the newer one, the last committed transaction was silently rolled back.
     public var metaPageProblem: String?
 
+    /// No corrupt or misplaced record and no meta-page problem (lone tokens under their entry key do not count).
     public var isClean: Bool { corrupt.isEmpty && misplaced.isEmpty && metaPageProblem == nil }
 }
 

@@ -1,6 +1,9 @@
 /// What the auth client asked for when it received a ``TokenResponse``: needed to derive the cache entities.
 public struct TokenRequestContext: Sendable {
+    /// The client id that made the request; becomes the tokens' and app metadata's `client_id`.
     public var clientID: String
+    /// The authority the request went to: its host becomes `environment`, its tenant the realm (for `common`,
+    /// `organizations` or `consumers`, the id_token's `tid` when there is one).
     public var authority: Authority
     /// The scopes requested; the stored target when the response has no `scope`. Each element may itself hold
     /// several space-separated scopes.
@@ -12,6 +15,7 @@ public struct TokenRequestContext: Sendable {
     /// Unix seconds: the time the response was received. Must be in 0 ... 253402300799 (year 9999).
     public var now: Int64
 
+    /// The request's context; `now` must be in the range given for ``now``.
     public init(clientID: String, authority: Authority, requestedScopes: [String], grantType: String? = nil, now: Int64) {
         self.clientID = clientID
         self.authority = authority

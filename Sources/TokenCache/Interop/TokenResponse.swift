@@ -19,12 +19,17 @@
 /// Every rejection is a ``TokenCacheError`` with code `.invalidArgument` whose message names the member and never
 /// contains a value from the response.
 public struct TokenResponse: Sendable {
+    /// `access_token`: the access token itself.
     public var accessToken: Secret
+    /// `token_type`, e.g. `Bearer` or `pop`; nil (or empty) is stored as absent and read as Bearer.
     public var tokenType: String?
     /// Seconds.
     public var expiresIn: Int64
+    /// `ext_expires_in`: seconds the token stays usable when the service is down; gives `extended_expires_on`.
     public var extExpiresIn: Int64?
+    /// `refresh_in`: seconds after which a refresh is recommended; gives `refresh_on`.
     public var refreshIn: Int64?
+    /// `refresh_token`; nil when the response has none.
     public var refreshToken: Secret?
     /// The raw JWT.
     public var idToken: Secret?
@@ -40,6 +45,7 @@ public struct TokenResponse: Sendable {
     /// The longest lifetime accepted for `expires_in`, `ext_expires_in` and `refresh_in`: ten years of 365.25 days.
     static let maximumLifetime: Int64 = 315_576_000
 
+    /// A response from its members, as ``init(json:)`` would have parsed them.
     public init(
         accessToken: Secret, tokenType: String? = "Bearer", expiresIn: Int64, extExpiresIn: Int64? = nil,
         refreshIn: Int64? = nil, refreshToken: Secret? = nil, idToken: Secret? = nil, clientInfo: String? = nil,

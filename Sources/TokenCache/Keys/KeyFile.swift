@@ -7,6 +7,7 @@ import Glibc
 
 /// Key files: 32 random bytes, checked the way OpenSSH checks private keys before trusting them.
 public enum KeyFile {
+    /// The size of a key file, and of the root key: 32 bytes.
     public static let byteCount = 32
 
     /// Creates a new key file with 32 random bytes, mode 0600 regardless of the umask, refusing to

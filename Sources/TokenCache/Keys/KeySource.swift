@@ -11,6 +11,7 @@ public enum KeySource: Sendable, CustomStringConvertible {
     /// `origin` names where it came from (an environment variable) for error messages.
     case base64Key(Secret, origin: String)
 
+    /// Names the source (the key file's path, or the origin of a passphrase or key) without any key material.
     public var description: String {
         switch self {
         case .keyFile(let path): "key file \(path)"
@@ -25,9 +26,13 @@ public enum KeySource: Sendable, CustomStringConvertible {
 /// above the configured ceiling (``Configuration/maximumPassphraseCost``, default ``moderate``: at most 256 MiB and
 /// about 0.7 s per open; never above ``sensitive``), before running Argon2id.
 public struct PassphraseCost: Sendable, Hashable {
+    /// Argon2id passes over memory (libsodium's `opslimit`).
     public var opsLimit: UInt64
+    /// Argon2id memory, in bytes (libsodium's `memlimit`).
     public var memLimit: UInt64
 
+    /// Explicit work factors; an open refuses values below ``interactive`` or above
+    /// ``Configuration/maximumPassphraseCost``.
     public init(opsLimit: UInt64, memLimit: UInt64) {
         self.opsLimit = opsLimit
         self.memLimit = memLimit

@@ -1,21 +1,28 @@
 /// An OAuth access token, as MSAL's unified cache stores it (`AccessToken` section).
 public struct AccessToken: CacheEntity {
+    /// The record kind: ``EntityKind/accessToken``.
     public static let kind = EntityKind.accessToken
 
     /// `uid.utid` for user tokens; empty for client-credential (app) tokens.
     public var homeAccountID: String
     /// The authority host, e.g. `login.microsoftonline.com`.
     public var environment: String
+    /// The client the token was issued to (`client_id`).
     public var clientID: String
     /// The tenant.
     public var realm: String
     /// Space-separated scopes, in the server's casing and order.
     public var target: String
+    /// The access token itself (`secret`).
     public var secret: Secret
     /// Unix seconds.
     public var cachedAt: Int64
+    /// When the token expires (`expires_on`), Unix seconds; a lookup wants at least 300 s left.
     public var expiresOn: Int64
+    /// `extended_expires_on`, Unix seconds: until when the token stays usable while the service is down. Stored,
+    /// never used for a decision.
     public var extendedExpiresOn: Int64?
+    /// `refresh_on`, Unix seconds: once passed, a lookup still returns the token but recommends a refresh.
     public var refreshOn: Int64?
     /// `Bearer` when nil; `pop`, `ssh-cert` for bound tokens.
     public var tokenType: String?
@@ -23,8 +30,11 @@ public struct AccessToken: CacheEntity {
     public var keyID: String?
     /// On-behalf-of partition.
     public var userAssertionHash: String?
+    /// Fields this library does not model, preserved verbatim.
     public var additionalFields: [String: JSONValue]
 
+    /// An access token. Storing it requires a non-empty environment, client id, secret and target, and a target made
+    /// of valid scope tokens.
     public init(
         homeAccountID: String, environment: String, clientID: String, realm: String, target: String,
         secret: Secret, cachedAt: Int64, expiresOn: Int64, extendedExpiresOn: Int64? = nil, refreshOn: Int64? = nil,
@@ -49,14 +59,22 @@ public struct AccessToken: CacheEntity {
 
     /// What identifies an access token: MSAL's key components. Scopes compare as a normalized set.
     public struct Key: Sendable, Hashable {
+        /// `uid.utid`; empty for an app token. Compared ASCII-case-insensitively.
         public var homeAccountID: String
+        /// The authority host. Compared ASCII-case-insensitively.
         public var environment: String
+        /// The client id. Compared ASCII-case-insensitively.
         public var clientID: String
+        /// The tenant id. Compared ASCII-case-insensitively.
         public var realm: String
+        /// The space-separated scopes, compared as a normalized ``ScopeSet``.
         public var target: String
+        /// nil or empty means Bearer. Compared ASCII-case-insensitively.
         public var tokenType: String?
+        /// The proof-of-possession key id, compared byte for byte; nil for Bearer.
         public var keyID: String?
 
+        /// The key of the access token with these identifying fields.
         public init(
             homeAccountID: String, environment: String, clientID: String, realm: String, target: String,
             tokenType: String? = nil, keyID: String? = nil
@@ -71,6 +89,7 @@ public struct AccessToken: CacheEntity {
         }
     }
 
+    /// This token's identity: account, environment, client, realm, scopes, token type and key id.
     public var key: Key {
         Key(
             homeAccountID: homeAccountID, environment: environment, clientID: clientID, realm: realm, target: target,

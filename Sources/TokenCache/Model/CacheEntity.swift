@@ -6,6 +6,7 @@ public enum EntityKind: String, Sendable, Hashable, CaseIterable, CustomStringCo
     case idToken = "IdToken"
     case appMetadata = "AppMetadata"
 
+    /// The MSAL section name, e.g. `AccessToken`.
     public var description: String { rawValue }
 }
 

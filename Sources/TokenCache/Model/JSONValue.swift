@@ -11,6 +11,7 @@ public indirect enum JSONValue: Sendable, Hashable, Codable, CustomStringConvert
     case array([JSONValue])
     case object([String: JSONValue])
 
+    /// Decodes any JSON value, trying null, Bool, `Int64`, `Double`, string, array and object in that order.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
@@ -30,6 +31,7 @@ public indirect enum JSONValue: Sendable, Hashable, Codable, CustomStringConvert
         }
     }
 
+    /// Encodes the value as the JSON it stands for.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {

@@ -1,23 +1,33 @@
 /// An OAuth refresh token (`RefreshToken` section). Refresh tokens are cross-tenant: no realm in the key.
 public struct RefreshToken: CacheEntity {
+    /// The record kind: ``EntityKind/refreshToken``.
     public static let kind = EntityKind.refreshToken
 
+    /// `uid.utid`, or the id_token `sub` (ADFS).
     public var homeAccountID: String
+    /// The authority host, e.g. `login.microsoftonline.com`.
     public var environment: String
+    /// The client that obtained the token (`client_id`).
     public var clientID: String
+    /// The refresh token itself (`secret`).
     public var secret: Secret
     /// `"1"` for a family (FOCI) refresh token, usable by every client of the family.
     public var familyID: String?
     /// Scopes the token was issued with (MSAL Python writes it; it is not part of the identity).
     public var target: String?
+    /// A tenant id some SDKs record; not part of the identity, and ingest writes none.
     public var realm: String?
     /// Unix seconds of the last change (MSAL Python tries newer refresh tokens first).
     public var lastModificationTime: Int64?
+    /// The on-behalf-of assertion hash (`user_assertion_hash`), when obtained on behalf of a user assertion.
     public var userAssertionHash: String?
     /// Unix seconds; only some writers know a refresh token's expiry.
     public var expiresOn: Int64?
+    /// Fields this library does not model, preserved verbatim.
     public var additionalFields: [String: JSONValue]
 
+    /// A refresh token. Storing it requires a non-empty home account id, environment, client id and secret, and a
+    /// `target` (if any) made of valid scope tokens.
     public init(
         homeAccountID: String, environment: String, clientID: String, secret: Secret, familyID: String? = nil,
         target: String? = nil, realm: String? = nil, lastModificationTime: Int64? = nil,
@@ -44,10 +54,14 @@ public struct RefreshToken: CacheEntity {
 
     /// A refresh token is identified by account, environment, and owner (client or family).
     public struct Key: Sendable, Hashable {
+        /// `uid.utid` or the ADFS `sub`. Compared ASCII-case-insensitively.
         public var homeAccountID: String
+        /// The authority host. Compared ASCII-case-insensitively.
         public var environment: String
+        /// The client or family that owns the token. Compared ASCII-case-insensitively.
         public var owner: Owner
 
+        /// The key of the refresh token of `owner` for this account and environment.
         public init(homeAccountID: String, environment: String, owner: Owner) {
             self.homeAccountID = homeAccountID
             self.environment = environment
@@ -55,11 +69,13 @@ public struct RefreshToken: CacheEntity {
         }
     }
 
+    /// The family when ``familyID`` is non-empty, else the client.
     public var owner: Owner {
         if let familyID, !familyID.isEmpty { return .family(familyID) }
         return .client(clientID)
     }
 
+    /// This token's identity.
     public var key: Key { Key(homeAccountID: homeAccountID, environment: environment, owner: owner) }
 }
 

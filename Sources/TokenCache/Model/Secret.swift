@@ -30,6 +30,7 @@ public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
 
     /// The number of bytes.
     public var count: Int { storage.buffer.count }
+    /// Whether the secret has no bytes.
     public var isEmpty: Bool { storage.buffer.isEmpty }
 
     /// The secret as a string. Every call site of this is a place where a token leaves the library's custody.
@@ -42,8 +43,11 @@ public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
         try body(UnsafeRawBufferPointer(storage.buffer))
     }
 
+    /// Redacted: always ``redactionMarker``.
     public var description: String { Self.redactionMarker }
+    /// Redacted: `Secret(<redacted>)`.
     public var debugDescription: String { "Secret(\(Self.redactionMarker))" }
+    /// Redacted: a mirror without children, so `dump` and reflection show no bytes.
     public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
 
     /// Constant-time comparison of the bytes (lengths are not hidden).

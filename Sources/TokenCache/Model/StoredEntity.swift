@@ -11,6 +11,7 @@ extension AppMetadata.Key: CacheEntityKey { public typealias Entity = AppMetadat
 
 /// An entity as stored, with its record metadata.
 public struct StoredEntity<Entity: CacheEntity>: Sendable, Hashable {
+    /// The entity as decoded from the record.
     public var entity: Entity
     /// Starts at 1 and grows by one on every write of the record: the token for compare-and-swap writes.
     public var revision: UInt64
@@ -21,11 +22,13 @@ public struct StoredEntity<Entity: CacheEntity>: Sendable, Hashable {
     /// The record's keyed, non-secret fingerprint (16 hex digits). Computed on demand: most reads never need it.
     public var fingerprint: String { location.fingerprint }
 
+    /// Equal when the entity, revision, write time and storage location are equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.entity == rhs.entity && lhs.revision == rhs.revision && lhs.updatedAt == rhs.updatedAt
             && lhs.location.key == rhs.location.key
     }
 
+    /// Hashes the entity and the revision.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(entity)
         hasher.combine(revision)
@@ -43,11 +46,14 @@ struct RecordLocation: Sendable {
 
 /// A record that failed authentication or decoding. It is never returned as an entity.
 public struct CorruptRecord: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The kind of record (which database it was in).
     public var kind: EntityKind
+    /// The record's keyed, non-secret fingerprint (16 hex digits), as in ``StoredEntity/fingerprint``.
     public var fingerprint: String
     /// Why, without any of the record's content.
     public var reason: String
 
+    /// Kind, fingerprint and reason; no content of the record.
     public var description: String { "\(kind) record \(fingerprint): \(reason)" }
 }
 
@@ -62,7 +68,9 @@ extension [CorruptRecord] {
 
 /// The records of one kind that a listing found, and those it had to skip.
 public struct RecordList<Entity: CacheEntity>: Sendable {
+    /// The records that matched and could be read.
     public var records: [StoredEntity<Entity>]
+    /// Records that could not be read (failed authentication or decoding); skipped.
     public var corrupt: [CorruptRecord]
 }
 
@@ -74,20 +82,27 @@ public struct RecordFilter: Sendable, Hashable {
     /// hot path; app metadata excepted, which is indexed by client).
     public var clientID: String?
 
+    /// A filter; nil for either field means no restriction on it.
     public init(homeAccountID: String? = nil, clientID: String? = nil) {
         self.homeAccountID = homeAccountID
         self.clientID = clientID
     }
 
+    /// No restriction: every record.
     public static let all = RecordFilter()
 }
 
 /// Everything in the store that matches a filter, by kind.
 public struct CacheSnapshot: Sendable {
+    /// The Account records (tenant profiles).
     public var accounts: [StoredEntity<Account>] = []
+    /// The access tokens.
     public var accessTokens: [StoredEntity<AccessToken>] = []
+    /// The refresh tokens.
     public var refreshTokens: [StoredEntity<RefreshToken>] = []
+    /// The ID tokens.
     public var idTokens: [StoredEntity<IDToken>] = []
+    /// The app metadata records.
     public var appMetadata: [StoredEntity<AppMetadata>] = []
     /// Records that could not be read; the rest of the snapshot is complete.
     public var corrupt: [CorruptRecord] = []

@@ -64,8 +64,11 @@ public struct ScopeSet: Sendable, Hashable, CustomStringConvertible {
 
     /// The canonical form: normalized scopes joined by single spaces. Used in blind-index keys.
     public var canonical: String { normalized.joined(separator: " ") }
+    /// The ``canonical`` form.
     public var description: String { canonical }
+    /// Whether the set holds no scope.
     public var isEmpty: Bool { normalized.isEmpty }
+    /// The number of distinct scopes.
     public var count: Int { normalized.count }
 
     /// Whether every scope of `other` is in this set.
