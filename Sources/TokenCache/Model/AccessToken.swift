@@ -28,7 +28,8 @@ public struct AccessToken: CacheEntity {
     public var tokenType: String?
     /// Key binding of PoP / SSH-cert tokens (`key_id`; MSAL .NET and ObjC write `kid`, Go `keyid`).
     public var keyID: String?
-    /// On-behalf-of partition.
+    /// The on-behalf-of assertion hash (`user_assertion_hash`). Stored and returned, but not part of the key, the bucket
+    /// or the lookup (Docs/Semantics.md, "Differences from the MSAL SDKs").
     public var userAssertionHash: String?
     /// Fields this library does not model, preserved verbatim.
     public var additionalFields: [String: JSONValue]
