@@ -80,4 +80,24 @@ import Testing
         #expect(IntersectDelete.evicts(newTarget: lhs, storedTarget: rhs), "\(request): \(a) / \(b)")
         #expect(IntersectDelete.evicts(newTarget: rhs, storedTarget: lhs), "\(request): \(b) / \(a)")
     }
+
+    /// Expired tokens go whatever their cloud; live ones only within the new token's alias group and by scopes.
+    @Test(arguments: [
+        // (stored environment, stored target, expires in, superseded)
+        ("login.windows.net", "user.read", 3600, true),  // an alias of the new token's host, overlapping scopes
+        ("login.windows.net", "files.read", 3600, false),  // same group, disjoint scopes
+        ("login.chinacloudapi.cn", "user.read", 3600, false),  // overlapping scopes, another cloud
+        ("login.chinacloudapi.cn", "files.read", -1, true),  // expired: goes wherever it lives
+        ("login.microsoftonline.com", "files.read", 0, false),  // expires exactly now: still live
+    ] as [(String, String, Int64, Bool)])
+    func supersededTokensAreThoseOfTheGroupWhoseScopesIntersectOrAnyExpiredOne(
+        environment: String, target: String, expiresIn: Int64, superseded: Bool
+    ) throws {
+        let now: Int64 = 1_800_000_000
+        let verdict = IntersectDelete.supersedes(
+            new: try ScopeSet(parsing: "User.Read openid"), environment: "login.microsoftonline.com",
+            stored: try ScopeSet(parsing: target), environment: environment, expiresOn: now + expiresIn, now: now, aliases: .builtIn
+        )
+        #expect(verdict == superseded)
+    }
 }

@@ -138,8 +138,10 @@ extension CacheWriter {
         try writeTransaction.forEach(in: DatabaseName.accessTokens, prefix: prefix) { key, value in
             // A damaged record in the bucket is left for `verify`/repair tooling, not silently deleted.
             guard let summary = try? store.openSummary(value, key: Array(key)), let storedScopes = try? summary.scopes else { return true }
-            let sameGroup = aliases.areAliases(summary.environment, new.environment)
-            if (sameGroup && IntersectDelete.evicts(newTarget: newScopes, storedTarget: storedScopes)) || summary.expiresOn < now {
+            if IntersectDelete.supersedes(
+                new: newScopes, environment: new.environment, stored: storedScopes, environment: summary.environment,
+                expiresOn: summary.expiresOn, now: now, aliases: aliases
+            ) {
                 doomed.append(Array(key))
             }
             return true

@@ -32,4 +32,15 @@ enum IntersectDelete {
         // comparing against the full stored set is the same as removing them from both, without the copy.
         return newScopes.intersects(storedTarget)
     }
+
+    /// Whether ingesting `new` deletes a stored token of its bucket with this environment, target and expiry: one of
+    /// `new`'s alias group whose scopes ``evicts(newTarget:storedTarget:)`` says the new ones supersede, or any that
+    /// has expired by `now` (a dead token is never worth keeping, whatever its cloud).
+    static func supersedes(
+        new newTarget: ScopeSet, environment newEnvironment: String, stored storedTarget: ScopeSet, environment storedEnvironment: String,
+        expiresOn: Int64, now: Int64, aliases: EnvironmentAliases
+    ) -> Bool {
+        if expiresOn < now { return true }
+        return aliases.areAliases(storedEnvironment, newEnvironment) && evicts(newTarget: newTarget, storedTarget: storedTarget)
+    }
 }
