@@ -22,7 +22,13 @@ public class CacheReader {
     }
 
     private func getStorable<S: StorableEntity, Key: CacheEntityKey>(_ type: S.Type, _ key: Key) throws -> StoredEntity<Key.Entity>? {
-        guard let storageKey = try location(S.self, of: S.storageKey(for: key as! S.Key, index: store.keyring.index), damagedMayMatch: true)
+        try stored(S.self, entryKey: S.storageKey(for: key as! S.Key, index: store.keyring.index)).map { $0 as! StoredEntity<Key.Entity> }
+    }
+
+    /// The entity whose storage key (FORMAT.md §4.3, from its fields) is `entryKey`, or nil; damage throws
+    /// `.corruptRecord`.
+    func stored<S: StorableEntity>(_ type: S.Type, entryKey: [UInt8]) throws -> StoredEntity<S>? {
+        guard let storageKey = try location(S.self, of: entryKey, damagedMayMatch: true)
         else { return nil }
         let database = DatabaseName.forKind(S.kind)
         let result = try transaction.withValue(in: database, forKey: storageKey) { value in
@@ -30,7 +36,7 @@ public class CacheReader {
         }
         switch result {
         case nil: return nil
-        case .success(let stored)?: return (stored as! StoredEntity<Key.Entity>)
+        case .success(let stored)?: return stored
         case .failure(let corrupt)?:
             throw TokenCacheError(.corruptRecord, corrupt.description, recordFingerprint: corrupt.fingerprint)
         }
@@ -145,9 +151,13 @@ public final class CacheWriter: CacheReader {
     /// `continuing` is the revision of a version of the record this transaction removed before writing it again
     /// (intersect-delete evicts the token a response replaces): the new revision follows it, so revisions keep
     /// growing across the replacement.
-    func putStorable<S: StorableEntity>(_ entity: S, expectedRevision: UInt64?, continuing removed: UInt64 = 0) throws -> UInt64 {
+    /// `entryKey`, when given, is the entity's storage key already derived (an ingest plan's).
+    func putStorable<S: StorableEntity>(
+        _ entity: S, expectedRevision: UInt64?, continuing removed: UInt64 = 0, entryKey: [UInt8]? = nil
+    ) throws -> UInt64 {
         try entity.validate()
-        let key = try writeLocation(S.self, of: S.storageKey(for: entity.key, index: store.keyring.index), conditional: expectedRevision != nil)
+        let entryKey = entryKey ?? S.storageKey(for: entity.key, index: store.keyring.index)
+        let key = try writeLocation(S.self, of: entryKey, conditional: expectedRevision != nil)
         let current = try currentRevision(S.self, key: key, strict: expectedRevision != nil)
         try check(expectedRevision, against: current, kind: S.kind, key: key)
         let revision = max(current ?? 0, removed) &+ 1
@@ -160,9 +170,10 @@ public final class CacheWriter: CacheReader {
     /// As for an unconditional ``put(_:expectedRevision:)``, a damaged previous record counts as absent (the write
     /// heals it) and the revision grows by one.
     @discardableResult
-    func upsert<S: StorableEntity>(_ entity: S, merging merge: (_ previous: S, _ new: S) -> S) throws -> UInt64 {
+    func upsert<S: StorableEntity>(_ entity: S, entryKey: [UInt8]? = nil, merging merge: (_ previous: S, _ new: S) -> S) throws -> UInt64 {
         try store.checkWritable()
-        let key = try writeLocation(S.self, of: S.storageKey(for: entity.key, index: store.keyring.index), conditional: false)
+        let entryKey = entryKey ?? S.storageKey(for: entity.key, index: store.keyring.index)
+        let key = try writeLocation(S.self, of: entryKey, conditional: false)
         let previous = try writeTransaction.withValue(in: DatabaseName.forKind(S.kind), forKey: key) { value in
             store.decode(S.self, value: value, key: key)
         }

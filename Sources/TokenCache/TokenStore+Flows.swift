@@ -3,8 +3,8 @@ extension TokenStore {
     /// Ingests one token response in one durable write transaction. See ``CacheWriter/ingest(_:context:)``.
     @discardableResult
     public func ingest(_ response: TokenResponse, context: TokenRequestContext) throws -> IngestResult {
-        let derived = try DerivedEntities.mapped(response: response, context: context)
-        return try write { try $0.ingest(derived, now: context.now) }
+        let plan = try IngestPlan.mapped(response: response, context: context, index: store.keyring.index)
+        return try write { try $0.ingest(plan, now: context.now) }
     }
 
     /// Answers a silent token request. See ``CacheReader/silentLookup(_:)``.

@@ -27,33 +27,35 @@ extension CacheWriter {
     @discardableResult
     public func ingest(_ response: TokenResponse, context: TokenRequestContext) throws -> IngestResult {
         try store.checkWritable()
-        return try ingest(try DerivedEntities.mapped(response: response, context: context), now: context.now)
+        return try ingest(try IngestPlan.mapped(response: response, context: context, index: store.keyring.index), now: context.now)
     }
 
-    /// Writes what one token response yields, already derived: the part of an ingest that needs the transaction.
-    /// ``TokenStore/ingest(_:context:)`` derives before it begins one, so that no parsing runs under the writer lock
-    /// (nor again when a transaction re-runs).
-    func ingest(_ derived: DerivedEntities, now: Int64) throws -> IngestResult {
-        try mappingErrors { try ingestUnmapped(derived, now: now) }
+    /// Writes what one token response yields, already derived and keyed: the part of an ingest that needs the
+    /// transaction. ``TokenStore/ingest(_:context:)`` prepares the plan before it begins one, so that no parsing or
+    /// key derivation runs under the writer lock (nor again when a transaction re-runs).
+    func ingest(_ plan: IngestPlan, now: Int64) throws -> IngestResult {
+        try mappingErrors { try ingestUnmapped(plan, now: now) }
     }
 
-    private func ingestUnmapped(_ derived: DerivedEntities, now: Int64) throws -> IngestResult {
-        let aliases = store.aliases
+    private func ingestUnmapped(_ plan: IngestPlan, now: Int64) throws -> IngestResult {
+        let derived = plan.derived
         // The access token's unknown fields are read before intersect-delete may evict its record.
         var accessToken = derived.accessToken
-        let previous = try? get(accessToken.key)
+        let previous = try? stored(AccessToken.self, entryKey: plan.accessTokenKey)
         if let previous {
             accessToken = Self.carryingUnknownFields(previous.entity, accessToken)
         }
-        let removed = try removeSupersededAccessTokens(by: accessToken, now: now, aliases: aliases)
-        let accessTokenRevision = try putStorable(accessToken, expectedRevision: nil, continuing: previous?.revision ?? 0)
+        let removed = try removeSupersededAccessTokens(by: accessToken, plan: plan, now: now)
+        let accessTokenRevision = try putStorable(
+            accessToken, expectedRevision: nil, continuing: previous?.revision ?? 0, entryKey: plan.accessTokenKey
+        )
         var refreshTokenRevision: UInt64? = nil
         if let refreshToken = derived.refreshToken {
-            refreshTokenRevision = try upsert(refreshToken, merging: Self.carryingUnknownFields)
+            refreshTokenRevision = try upsert(refreshToken, entryKey: plan.refreshTokenKey, merging: Self.carryingUnknownFields)
         }
-        if let idToken = derived.idToken { try upsert(idToken, merging: Self.carryingUnknownFields) }
-        if let account = derived.account { try upsert(account, merging: Self.merging) }
-        try upsert(derived.appMetadata, merging: Self.carryingUnknownFields)
+        if let idToken = derived.idToken { try upsert(idToken, entryKey: plan.idTokenKey, merging: Self.carryingUnknownFields) }
+        if let account = derived.account { try upsert(account, entryKey: plan.accountKey, merging: Self.merging) }
+        try upsert(derived.appMetadata, entryKey: plan.appMetadataKey, merging: Self.carryingUnknownFields)
         return IngestResult(
             accessToken: derived.accessToken.key, accessTokenRevision: accessTokenRevision,
             refreshTokenRevision: refreshTokenRevision, homeAccountID: derived.accessToken.homeAccountID,
@@ -127,15 +129,12 @@ extension CacheWriter {
         return families.map { key(.family($0)) }
     }
 
-    /// Deletes the access tokens `new` supersedes in its bucket; returns how many.
-    private func removeSupersededAccessTokens(by new: AccessToken, now: Int64, aliases: EnvironmentAliases) throws -> Int {
-        let newScopes = try ScopeSet(parsing: new.target)
-        let prefix = AccessToken.bucketPrefix(
-            homeAccountID: new.homeAccountID, clientID: new.clientID, realm: new.realm, tokenType: new.tokenType,
-            keyID: new.keyID, index: store.keyring.index
-        )
+    /// Deletes the access tokens `new` supersedes in its bucket (``IntersectDelete/supersedes(new:environment:stored:environment:expiresOn:now:aliases:)``);
+    /// returns how many.
+    private func removeSupersededAccessTokens(by new: AccessToken, plan: IngestPlan, now: Int64) throws -> Int {
+        let (newScopes, aliases) = (plan.scopes, store.aliases)
         var doomed: [[UInt8]] = []
-        try writeTransaction.forEach(in: DatabaseName.accessTokens, prefix: prefix) { key, value in
+        try writeTransaction.forEach(in: DatabaseName.accessTokens, prefix: plan.bucket) { key, value in
             // A damaged record in the bucket is left for `verify`/repair tooling, not silently deleted.
             guard let summary = try? store.openSummary(value, key: Array(key)), let storedScopes = try? summary.scopes else { return true }
             if IntersectDelete.supersedes(

@@ -114,7 +114,12 @@ extension AccessToken {
             homeAccountID: key.homeAccountID, clientID: key.clientID, realm: key.realm, tokenType: key.tokenType,
             keyID: key.keyID, index: index
         )
-        return index.digest("at-entry", key.environment, canonicalTarget(key.target), after: bucket)
+        return entryKey(for: key, bucket: bucket, index: index)
+    }
+
+    /// The entry key of `key` in its bucket, `bucket` already computed.
+    static func entryKey(for key: Key, bucket: [UInt8], index: BlindIndex) -> [UInt8] {
+        index.digest("at-entry", key.environment, canonicalTarget(key.target), after: bucket)
     }
 }
 
@@ -131,7 +136,12 @@ extension RefreshToken {
     }
 
     static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
-        index.digest("rt-entry", key.environment, after: ownerPrefix(homeAccountID: key.homeAccountID, owner: key.owner, index: index))
+        storageKey(for: key, accountPrefix: index.accountPrefix(key.homeAccountID), index: index)
+    }
+
+    /// The key under an account prefix already computed.
+    static func storageKey(for key: Key, accountPrefix: [UInt8], index: BlindIndex) -> [UInt8] {
+        index.digest("rt-entry", key.environment, after: ownerPrefix(accountPrefix: accountPrefix, owner: key.owner, index: index))
     }
 }
 
@@ -146,7 +156,12 @@ extension IDToken {
     }
 
     static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
-        let owner = ownerPrefix(homeAccountID: key.homeAccountID, clientID: key.clientID, realm: key.realm, index: index)
+        storageKey(for: key, accountPrefix: index.accountPrefix(key.homeAccountID), index: index)
+    }
+
+    /// The key under an account prefix already computed.
+    static func storageKey(for key: Key, accountPrefix: [UInt8], index: BlindIndex) -> [UInt8] {
+        let owner = ownerPrefix(accountPrefix: accountPrefix, clientID: key.clientID, realm: key.realm, index: index)
         return index.digest("idt-entry", key.environment, after: owner)
     }
 }

@@ -125,13 +125,3 @@ struct DerivedEntities: Sendable {
         return joined
     }
 }
-
-extension DerivedEntities {
-    /// ``init(response:context:)`` with its failures as ``TokenCacheError`` (a malformed response is
-    /// `.invalidArgument`), for the public entry points.
-    static func mapped(response: TokenResponse, context: TokenRequestContext) throws(TokenCacheError) -> DerivedEntities {
-        do { return try DerivedEntities(response: response, context: context) } catch {
-            throw TokenCacheError.wrap(error, directory: "")
-        }
-    }
-}
