@@ -30,7 +30,9 @@ package final class LMDBRecordBackend: RecordBackend {
     let environment: Environment
     /// Identifies the LMDB environment: stores opened on one directory in one process share it.
     package var environmentIdentity: ObjectIdentifier { ObjectIdentifier(environment) }
-    fileprivate let databases: [String: Database]
+    /// The key spaces' handles, in the order opened. A handful of short names: comparing them (inline small strings)
+    /// costs less than hashing one, on every call of every transaction.
+    fileprivate let databases: [(name: String, database: Database)]
     let maximumMapSize: Int
 
     package var location: String { environment.directory }
@@ -38,7 +40,7 @@ package final class LMDBRecordBackend: RecordBackend {
     /// A bucket's lone token under its prefix: the lookup's range read then needs one B-tree step, not two.
     package var lonePlacement: LonePlacement { .underPrefix }
 
-    private init(environment: Environment, databases: [String: Database], maximumMapSize: Int) {
+    private init(environment: Environment, databases: [(name: String, database: Database)], maximumMapSize: Int) {
         self.environment = environment
         self.databases = databases
         self.maximumMapSize = maximumMapSize
@@ -75,12 +77,12 @@ package final class LMDBRecordBackend: RecordBackend {
         } catch {
             throw StorageError(error, directory: directory)
         }
-        var databases: [String: Database] = [:]
+        var databases: [(name: String, database: Database)] = []
         for name in spaces {
             guard let database = environment.database(name) else {
                 throw StorageError(.corruptStore, "the store at \(directory) lacks its '\(name)' database")
             }
-            databases[name] = database
+            databases.append((name, database))
         }
         return LMDBRecordBackend(environment: environment, databases: databases, maximumMapSize: environmentOptions.maximumMapSize)
     }
@@ -127,8 +129,8 @@ private struct LMDBTransaction<Transaction: ReadTransaction>: RecordReading {
     let backend: LMDBRecordBackend  // with the transaction, two words: the existential holds it without allocating
 
     func database(_ space: String) -> Database {
-        guard let database = backend.databases[space] else { preconditionFailure("no key space '\(space)' was opened") }
-        return database
+        for entry in backend.databases where entry.name == space { return entry.database }
+        preconditionFailure("no key space '\(space)' was opened")
     }
 
     @inline(__always)
