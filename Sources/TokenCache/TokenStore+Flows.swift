@@ -3,7 +3,7 @@ extension TokenStore {
     /// Ingests one token response in one durable write transaction. See ``CacheWriter/ingest(_:context:)``.
     @discardableResult
     public func ingest(_ response: TokenResponse, context: TokenRequestContext) throws -> IngestResult {
-        let plan = try IngestPlan.mapped(response: response, context: context, index: store.keyring.index)
+        let plan = try IngestPlan.mapped(response: response, context: context, for: store)
         return try write { try $0.ingest(plan, now: context.now) }
     }
 

@@ -122,10 +122,8 @@ package final class InMemoryRecordBackend: RecordBackend {
         }
 
         func delete(in space: String, key: [UInt8]) throws -> Bool {
-            try Snapshot.validate(key)
-            var entries = try Snapshot.entries(state, space)
-            let index = Snapshot.lowerBound(entries, key)
-            guard index < entries.count, Snapshot.compare(entries[index].key.view, key) == 0 else { return false }
+            var entries = state.entries(space)
+            guard case (let index, true) = try State.position(of: key, in: entries) else { return false }
             state.spaces[space] = nil  // keeps the array uniquely referenced while it changes
             entries.remove(at: index)
             state.spaces[space] = entries
@@ -133,11 +131,10 @@ package final class InMemoryRecordBackend: RecordBackend {
         }
 
         private func store(_ value: Bytes, in space: String, key: [UInt8]) throws {
-            try Snapshot.validate(key)
-            var entries = try Snapshot.entries(state, space)
-            let index = Snapshot.lowerBound(entries, key)
+            var entries = state.entries(space)
+            let (index, found) = try State.position(of: key, in: entries)
             state.spaces[space] = nil
-            if index < entries.count, Snapshot.compare(entries[index].key.view, key) == 0 {
+            if found {
                 entries[index].value = value
             } else {
                 entries.insert(Entry(key: key.withUnsafeBytes { Bytes(copying: $0) }, value: value), at: index)
@@ -154,34 +151,39 @@ private protocol StateReading: RecordReading {
 
 extension StateReading {
     func withValue<R>(in space: String, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        try InMemoryRecordBackend.Snapshot.withValue(in: state, space, key, body)
+        let entries = state.entries(space)
+        guard case (let index, true) = try InMemoryRecordBackend.State.position(of: key, in: entries) else { return nil }
+        return try body(entries[index].value.view)
     }
 
     func forEach(
         in space: String, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        try InMemoryRecordBackend.Snapshot.walk(state, space, from: prefix, prefix: prefix, body)
+        try state.walk(space, from: prefix, prefix: prefix, body)
     }
 
     func forEach(
         in space: String, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        try InMemoryRecordBackend.Snapshot.walk(state, space, from: start, prefix: [], body)
+        try state.walk(space, from: start, prefix: [], body)
     }
 
-    func count(in space: String) throws -> Int { try InMemoryRecordBackend.Snapshot.entries(state, space).count }
+    func count(in space: String) throws -> Int { state.entries(space).count }
 
     var snapshotID: Int { state.commitID }
 }
 
-extension InMemoryRecordBackend.Snapshot {
-    static func entries(_ state: InMemoryRecordBackend.State, _ space: String) throws -> [InMemoryRecordBackend.Entry] {
-        guard let entries = state.spaces[space] else { preconditionFailure("no key space '\(space)' was opened") }
+extension InMemoryRecordBackend.State {
+    typealias Entry = InMemoryRecordBackend.Entry
+
+    func entries(_ space: String) -> [Entry] {
+        guard let entries = spaces[space] else { preconditionFailure("no key space '\(space)' was opened") }
         return entries
     }
 
-    static func validate(_ key: [UInt8]) throws {
-        guard !key.isEmpty, key.count <= InMemoryRecordBackend.maximumKeySize else {
+    /// Refuses a key LMDB would refuse: empty (unless `allowingEmpty`, for a scan from the first key) or too long.
+    static func check(_ key: [UInt8], allowingEmpty: Bool = false) throws {
+        guard allowingEmpty || !key.isEmpty, key.count <= InMemoryRecordBackend.maximumKeySize else {
             throw StorageError(.invalidArgument, "a key of \(key.count) bytes (keys are 1 to \(InMemoryRecordBackend.maximumKeySize))")
         }
     }
@@ -199,7 +201,7 @@ extension InMemoryRecordBackend.Snapshot {
     }
 
     /// The index of the first entry whose key is at least `key`.
-    static func lowerBound(_ entries: [InMemoryRecordBackend.Entry], _ key: [UInt8]) -> Int {
+    static func lowerBound(_ entries: [Entry], _ key: [UInt8]) -> Int {
         var low = 0, high = entries.count
         while low < high {
             let middle = (low + high) / 2
@@ -208,31 +210,26 @@ extension InMemoryRecordBackend.Snapshot {
         return low
     }
 
-    static func withValue<R>(
-        in state: InMemoryRecordBackend.State, _ space: String, _ key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R
-    ) throws -> R? {
-        try validate(key)
-        let entries = try entries(state, space)
+    /// Where `key` is in `entries` (sorted), or where it would go, after checking it.
+    static func position(of key: [UInt8], in entries: [Entry]) throws -> (index: Int, found: Bool) {
+        try check(key)
         let index = lowerBound(entries, key)
-        guard index < entries.count, compare(entries[index].key.view, key) == 0 else { return nil }
-        return try body(entries[index].value.view)
+        return (index, index < entries.count && compare(entries[index].key.view, key) == 0)
     }
 
-    /// The entries from the first key at least `start` on, while they begin with `prefix`, on a copy of the state's
-    /// array: the entries (and so the views) outlive any write `body` makes.
-    static func walk(
-        _ state: InMemoryRecordBackend.State, _ space: String, from start: [UInt8], prefix: [UInt8],
+    /// The entries of `space` from the first key at least `start` on, while they begin with `prefix`, on a copy of
+    /// the array: the entries (and so the views) outlive any write `body` makes.
+    func walk(
+        _ space: String, from start: [UInt8], prefix: [UInt8],
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        guard start.count <= InMemoryRecordBackend.maximumKeySize else {
-            throw StorageError(.invalidArgument, "a key of \(start.count) bytes (keys are 1 to \(InMemoryRecordBackend.maximumKeySize))")
-        }
-        let entries = try entries(state, space)
-        var index = lowerBound(entries, start)
+        try Self.check(start, allowingEmpty: true)
+        let entries = entries(space)
+        var index = Self.lowerBound(entries, start)
         while index < entries.count {
             let entry = entries[index]
             let key = entry.key.view
-            guard key.count >= prefix.count, prefix.isEmpty || compare(UnsafeRawBufferPointer(rebasing: key[..<prefix.count]), prefix) == 0
+            guard key.count >= prefix.count, prefix.isEmpty || Self.compare(UnsafeRawBufferPointer(rebasing: key[..<prefix.count]), prefix) == 0
             else { return }
             guard try body(key, entry.value.view) else { return }
             index += 1

@@ -27,7 +27,7 @@ extension CacheWriter {
     @discardableResult
     public func ingest(_ response: TokenResponse, context: TokenRequestContext) throws -> IngestResult {
         try store.checkWritable()
-        return try ingest(try IngestPlan.mapped(response: response, context: context, index: store.keyring.index), now: context.now)
+        return try ingest(try IngestPlan.mapped(response: response, context: context, for: store), now: context.now)
     }
 
     /// Writes what one token response yields, already derived and keyed: the part of an ingest that needs the

@@ -44,9 +44,9 @@ struct IngestPlan {
 extension IngestPlan {
     /// Derives the entities of `response` and prepares their keys, with every failure as ``TokenCacheError`` (a
     /// malformed response is `.invalidArgument`): for the public entry points.
-    static func mapped(response: TokenResponse, context: TokenRequestContext, index: BlindIndex) throws(TokenCacheError) -> IngestPlan {
-        do { return try IngestPlan(try DerivedEntities(response: response, context: context), index: index) } catch {
-            throw TokenCacheError.wrap(error, directory: "")
+    static func mapped(response: TokenResponse, context: TokenRequestContext, for store: RecordStore) throws(TokenCacheError) -> IngestPlan {
+        do { return try IngestPlan(try DerivedEntities(response: response, context: context), index: store.keyring.index) } catch {
+            throw TokenCacheError.wrap(error, directory: store.directory)
         }
     }
 }

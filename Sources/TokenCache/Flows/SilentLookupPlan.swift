@@ -44,21 +44,23 @@ struct SilentLookupPlan {
     /// usable now.
     func accepts(_ summary: AccessTokenSummaryView) -> Bool {
         hosts.contains(summary.environment) && summary.covers(requested)
-            && AccessTokenExpiry.usability(expiresOn: summary.expiresOn, cachedAt: summary.cachedAt, refreshOn: summary.refreshOn, now: now)
-                .isUsable
+            && usability(expiresOn: summary.expiresOn, cachedAt: summary.cachedAt, refreshOn: summary.refreshOn).isUsable
     }
 
     /// The same test on a decoded token's own fields.
     func accepts(_ token: AccessToken) -> Bool {
-        hosts.contains(token.environment) && requested.isCovered(byTarget: token.target)
-            && AccessTokenExpiry.usability(expiresOn: token.expiresOn, cachedAt: token.cachedAt, refreshOn: token.refreshOn, now: now)
-                .isUsable
+        hosts.contains(token.environment) && requested.isCovered(byTarget: token.target) && usability(of: token).isUsable
     }
 
     /// Whether a usable token's refresh_on has passed: use it, and refresh in the background.
-    func refreshRecommended(_ token: AccessToken) -> Bool {
-        AccessTokenExpiry.usability(expiresOn: token.expiresOn, cachedAt: token.cachedAt, refreshOn: token.refreshOn, now: now)
-            == .usable(refreshRecommended: true)
+    func refreshRecommended(_ token: AccessToken) -> Bool { usability(of: token) == .usable(refreshRecommended: true) }
+
+    private func usability(of token: AccessToken) -> AccessTokenUsability {
+        usability(expiresOn: token.expiresOn, cachedAt: token.cachedAt, refreshOn: token.refreshOn)
+    }
+
+    private func usability(expiresOn: Int64, cachedAt: Int64, refreshOn: Int64?) -> AccessTokenUsability {
+        AccessTokenExpiry.usability(expiresOn: expiresOn, cachedAt: cachedAt, refreshOn: refreshOn, now: now)
     }
 
     /// What identifies `query`'s companions: their realms are the plan's, the one the access token was found in
