@@ -125,6 +125,9 @@ extension CacheReader: Sendable {}
 
 /// Read-write access inside ``TokenStore/write(_:)``. Everything written in one closure commits
 /// together, durably, or not at all.
+///
+/// A writer exists only inside a write transaction the store began after checking that it may write (not opened
+/// read-only, format not newer), so its methods do not check that again.
 public final class CacheWriter: CacheReader {
     let writeTransaction: any RecordWriting
     let now: Int64
@@ -144,7 +147,6 @@ public final class CacheWriter: CacheReader {
     ///   `currentRevision`) when `expectedRevision` does not match, `.recordTooLarge`, `.readOnly`.
     @discardableResult
     public func put<Entity: CacheEntity>(_ entity: Entity, expectedRevision: UInt64? = nil) throws -> UInt64 {
-        try store.checkWritable()
         return try mappingErrors { try putStorable(entity.storable, expectedRevision: expectedRevision) }
     }
 
@@ -171,7 +173,6 @@ public final class CacheWriter: CacheReader {
     /// heals it) and the revision grows by one.
     @discardableResult
     func upsert<S: StorableEntity>(_ entity: S, entryKey: [UInt8]? = nil, merging merge: (_ previous: S, _ new: S) -> S) throws -> UInt64 {
-        try store.checkWritable()
         let entryKey = entryKey ?? S.storageKey(for: entity.key, index: store.keyring.index)
         let key = try writeLocation(S.self, of: entryKey, conditional: false)
         let previous = try writeTransaction.withValue(in: DatabaseName.forKind(S.kind), forKey: key) { value in
@@ -228,7 +229,6 @@ public final class CacheWriter: CacheReader {
     /// - Returns: Whether a record was removed.
     @discardableResult
     public func delete<Key: CacheEntityKey>(_ key: Key, expectedRevision: UInt64? = nil) throws -> Bool {
-        try store.checkWritable()
         let storable = Self.storableType(Key.Entity.self)
         return try mappingErrors { try deleteStorable(storable, key, expectedRevision: expectedRevision) }
     }

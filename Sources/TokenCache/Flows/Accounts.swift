@@ -95,7 +95,6 @@ extension CacheWriter {
     private func removeAccountUnmapped(
         homeAccountID: String, clientID: String?, environment: String?, aliases: EnvironmentAliases
     ) throws -> RemovalSummary {
-        try store.checkWritable()
         var familyID: String? = nil
         if let clientID {
             var ignored: [CorruptRecord] = []

@@ -26,8 +26,7 @@ extension CacheWriter {
     /// - Throws: ``TokenCacheError`` `.invalidArgument` for a malformed response; nothing is written then.
     @discardableResult
     public func ingest(_ response: TokenResponse, context: TokenRequestContext) throws -> IngestResult {
-        try store.checkWritable()
-        return try ingest(try IngestPlan.mapped(response: response, context: context, for: store), now: context.now)
+        try ingest(try IngestPlan.mapped(response: response, context: context, for: store), now: context.now)
     }
 
     /// Writes what one token response yields, already derived and keyed: the part of an ingest that needs the
