@@ -28,7 +28,10 @@ let package = Package(
         .target(name: "TokenCacheSodium", dependencies: ["CSodium"]),
         // The storage seam and its backends: the only module above the LMDB wrapper that sees it.
         .target(name: "TokenCacheStorage", dependencies: ["TokenCacheLMDB"]),
-        .target(name: "TokenCache", dependencies: ["TokenCacheStorage", "TokenCacheSodium", "CCrashGuard"]),
+        // The record format (FORMAT.md): bytes, field maps, envelopes, the header, keyring and blind index. It knows
+        // no entity and no backend.
+        .target(name: "TokenCacheRecords", dependencies: ["TokenCacheSodium"]),
+        .target(name: "TokenCache", dependencies: ["TokenCacheRecords", "TokenCacheStorage", "TokenCacheSodium", "CCrashGuard"]),
         .executableTarget(
             name: "cachetool",
             dependencies: [
@@ -42,7 +45,7 @@ let package = Package(
         .testTarget(name: "TokenCacheSodiumTests", dependencies: ["TokenCacheSodium", "ExitTestSupport"]),
         .testTarget(
             name: "TokenCacheTests",
-            dependencies: ["TokenCache", "TokenCacheStorage", "TokenCacheLMDB", "TokenCacheSodium"],
+            dependencies: ["TokenCache", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheLMDB", "TokenCacheSodium"],
             resources: [.copy("FormatVectors")]
         ),
         .testTarget(name: "CacheToolTests", dependencies: ["cachetool", "TokenCache", "TokenCacheLMDB"]),

@@ -1,5 +1,6 @@
 import Foundation
 internal import TokenCacheStorage
+internal import TokenCacheRecords
 
 /// Read access to the store inside ``TokenStore/read(_:)``: one consistent snapshot.
 ///

@@ -1,5 +1,6 @@
 internal import TokenCacheStorage
 internal import TokenCacheSodium
+internal import TokenCacheRecords
 
 extension TokenCacheError {
     /// Maps whatever the layers below throw to the public error, naming the store: what makes ``TokenCacheError``
@@ -25,6 +26,7 @@ extension TokenCacheError {
         case let error as StorageError: TokenCacheError(Code(error.code.rawValue), error.message)
         case let error as SodiumError: map(error)
         case let error as FormatError: map(error)
+        case let error as KeyringError: map(error)
         case let error as CorruptRecord: TokenCacheError(.corruptRecord, error.description, recordFingerprint: error.fingerprint)
         default: nil
         }
@@ -57,6 +59,16 @@ extension TokenCacheError {
     /// known, so it has none.
     private static func map(_ format: FormatError) -> TokenCacheError {
         TokenCacheError(.corruptRecord, "a stored record does not decode: \(format.message)")
+    }
+
+    /// The keyring's failures: a root key that opens no data key is the caller's wrong key; memory refused is an
+    /// I/O-class failure (as ``SodiumCall`` reports it for key loading); the rest are the library's own faults.
+    private static func map(_ keyring: KeyringError) -> TokenCacheError {
+        switch keyring.code {
+        case .wrongKey: TokenCacheError(.wrongKey, keyring.message)
+        case .outOfMemory: TokenCacheError(.ioFailure, keyring.message)
+        case .cryptographicFailure, .unknownDataKey: TokenCacheError(.internalError, keyring.message)
+        }
     }
 }
 

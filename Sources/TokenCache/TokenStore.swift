@@ -1,6 +1,7 @@
 import Foundation
 internal import TokenCacheStorage
 internal import TokenCacheSodium
+internal import TokenCacheRecords
 
 /// An encrypted, multi-process-safe store for MSAL unified-cache entities, on LMDB.
 ///

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import TokenCache
+import TokenCacheRecords
 
 /// The one case folding: FORMAT.md §1's `ascii_lower`, byte for byte.
 @Suite struct ASCIITests {

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import TokenCache
+import TokenCacheRecords
 
 /// The judgement step of a silent lookup on its own: no store, no encryption, entries and their opened parts made up.
 @Suite struct AccessTokenChoiceTests {

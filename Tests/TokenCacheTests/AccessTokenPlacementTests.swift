@@ -4,6 +4,7 @@ import TokenCacheLMDB
 import TokenCacheSodium
 
 @testable import TokenCache
+import TokenCacheRecords
 
 /// Where access tokens sit in their bucket (FORMAT.md §4.3, version 2): a bucket's lone token under the bucket
 /// prefix, the tokens of a bucket of two or more under their entry keys. Kept by every writer, relied on by the

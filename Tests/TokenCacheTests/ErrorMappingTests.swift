@@ -4,6 +4,7 @@ import TokenCacheStorage
 import TokenCacheLMDB
 
 @testable import TokenCache
+import TokenCacheRecords
 @testable import TokenCacheSodium
 
 /// `TokenCacheError` is the one error type the public API throws, and says what happened through Foundation too.

@@ -2,6 +2,7 @@ import Testing
 import TokenCacheSodium
 
 @testable import TokenCache
+import TokenCacheRecords
 
 @Suite struct FieldMapTests {
     private func encode(_ map: FieldMap) -> [UInt8] {

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import TokenCache
+import TokenCacheRecords
 
 /// The keys an ingest plan prepares are the keys each entity's own fields derive (FORMAT.md §4.3).
 @Suite struct IngestPlanTests {

@@ -3,6 +3,7 @@ import Testing
 import TokenCacheSodium
 
 @testable import TokenCache
+import TokenCacheRecords
 
 /// Security matrix K1–K5 and P2–P3: key sources, wrong keys, key-file checks.
 @Suite struct KeyTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import TokenCache
+import TokenCacheRecords
 
 /// Security matrix X2 and X5: no canary in any file of the store; secrets never render.
 @Suite struct LeakTests {

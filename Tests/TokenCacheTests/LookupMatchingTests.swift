@@ -2,6 +2,7 @@ import Testing
 import TokenCacheSodium
 
 @testable import TokenCache
+import TokenCacheRecords
 
 /// The allocation-free checks of the lookup path agree with the reference rules they replace.
 @Suite struct LookupMatchingTests {

@@ -2,6 +2,7 @@ import Testing
 import TokenCacheStorage
 
 @testable import TokenCache
+import TokenCacheRecords
 
 /// Bulk jobs in bounded, resumable write transactions.
 @Suite struct MaintenanceWalkTests {

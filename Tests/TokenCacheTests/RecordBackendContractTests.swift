@@ -3,6 +3,7 @@ import Testing
 import TokenCacheStorage
 
 @testable import TokenCache
+import TokenCacheRecords
 
 /// The contract of the storage seam, checked on every backend: what the store relies on from wherever its records live.
 @Suite struct RecordBackendContractTests {

@@ -59,6 +59,25 @@ import Testing
 
     // MARK: id_token
 
+    @Test func anIDTokenShowsEveryClaimOfItsPayload() throws {
+        var claims = F.aadClaims()
+        claims["groups"] = .array([.string("g-1"), .string("g-2")])
+        claims["ratio"] = .double(0.5)
+        claims["exp"] = .integer(1_800_000_000)
+        claims["address"] = .object(["country": .string("FR")])
+        claims["verified"] = .bool(true)
+        claims["nothing"] = .null
+        let token = IDToken(
+            homeAccountID: "\(F.uid).\(F.utid)", environment: "login.microsoftonline.com", clientID: "c", realm: F.utid,
+            secret: Secret(F.idToken(claims)))
+        // Exactly the payload, with integers as integers and fractions as doubles.
+        #expect(token.claims == claims)
+        #expect(token.claims?["preferred_username"] == .string("adele.vance@contoso.example"))
+        for notAJWT in ["", "abc", "a.b", "e30.e30.e30.e30", "eyJhbGciOiJub25lIn0.WzFd."] {
+            #expect(IDToken(homeAccountID: "h", environment: "e", clientID: "c", realm: "r", secret: Secret(notAJWT)).claims == nil, "\(notAJWT)")
+        }
+    }
+
     @Test func decodesAADClaims() throws {
         var claims = F.aadClaims()
         claims["upn"] = .string("adele@contoso.example")

@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import TokenCache
+import TokenCacheRecords
 
 /// When a hit's companions (refresh token, ID token, account, family membership) are read: with the lookup, or on
 /// first access from a transaction of their own (the default).

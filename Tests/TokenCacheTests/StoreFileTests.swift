@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import TokenCache
+import TokenCacheRecords
 
 /// Opening stores: permissions, missing and damaged headers, format versions.
 @Suite struct StoreFileTests {

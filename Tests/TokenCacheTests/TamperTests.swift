@@ -4,6 +4,7 @@ import TokenCacheStorage
 import TokenCacheLMDB
 
 @testable import TokenCache
+import TokenCacheRecords
 
 /// Security matrix S1–S4: a damaged, moved, swapped or replayed record is detected, never returned, and
 /// does not take the rest of the store down.

@@ -4,6 +4,7 @@ import TokenCacheStorage
 import TokenCacheLMDB
 
 @testable import TokenCache
+import TokenCacheRecords
 
 /// Unique canaries: if one ever shows up in a file or an output, a secret or an identifier leaked.
 enum Canary {

@@ -1,3 +1,5 @@
+internal import TokenCacheRecords
+
 /// Opens the sealed parts of an access-token record: what the judgement of a lookup needs from the record layer.
 protocol AccessTokenOpening {
     /// Lends the record's sealed summary (FORMAT.md §5.4), or one built from its body when it has none.

@@ -1,3 +1,5 @@
+internal import TokenCacheRecords
+
 /// One signed-in user: a home account and its tenant profiles (one Account record per realm).
 public struct AccountSummary: Sendable {
     /// The home account id shared by every profile: `uid.utid`, or the id_token `sub` (ADFS).

@@ -1,4 +1,5 @@
 internal import TokenCacheStorage
+internal import TokenCacheRecords
 
 /// What ``CacheWriter/ingest(_:context:)`` wrote.
 public struct IngestResult: Sendable {

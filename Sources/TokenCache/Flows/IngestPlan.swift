@@ -1,3 +1,5 @@
+internal import TokenCacheRecords
+
 /// An ingest prepared before its write transaction: what a token response yields, and the storage key of each record
 /// it writes, with the account prefix `P(hid)` derived once for all of them and the new token's scopes parsed once.
 ///

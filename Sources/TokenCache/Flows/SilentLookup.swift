@@ -1,4 +1,5 @@
 internal import TokenCacheStorage
+internal import TokenCacheRecords
 
 extension CacheReader {
     /// Answers a silent token request from one snapshot, by the rules of Docs/Semantics.md ("Access-token lookup and

@@ -1,4 +1,5 @@
 internal import TokenCacheStorage
+internal import TokenCacheRecords
 
 /// One record of a bucket, as the fetch lends it: views into the backend's storage, valid until the transaction ends.
 struct BucketEntry {

@@ -1,3 +1,5 @@
+internal import TokenCacheRecords
+
 /// The first step of a silent lookup: everything the query alone decides, before anything is read.
 ///
 /// Pure (no transaction, no I/O): the scopes the token must cover, the hosts that count as the query's cloud, the

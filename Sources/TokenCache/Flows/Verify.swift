@@ -1,4 +1,5 @@
 internal import TokenCacheStorage
+internal import TokenCacheRecords
 
 /// What ``CacheReader/verify()`` found.
 public struct VerificationReport: Sendable {

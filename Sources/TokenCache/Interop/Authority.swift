@@ -1,3 +1,5 @@
+internal import TokenCacheRecords
+
 /// An identity-provider authority URL, reduced to what the cache stores: the host (MSAL's `environment`) and
 /// the tenant (MSAL's `realm`).
 ///

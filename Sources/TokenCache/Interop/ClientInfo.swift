@@ -1,3 +1,5 @@
+internal import TokenCacheRecords
+
 /// AAD's `client_info`: base64url JSON naming the user (`uid`) and the user's home tenant (`utid`).
 ///
 /// MSAL derives the home account id from it: `uid.utid`. Padding is optional; the object may carry other members
@@ -11,7 +13,7 @@ struct ClientInfo: Sendable, Hashable {
 
     init(base64URL: String) throws {
         let invalid = TokenCacheError(.invalidArgument, "client_info is not base64url JSON with uid and utid")
-        guard let decoded = Base64URLText.decode(base64URL.utf8),
+        guard let decoded = Base64URL.decode(base64URL.utf8),
               let members = (try? ResponseJSON.parse(decoded))?.objectValue,
               let uid = members["uid"]?.stringValue, !uid.isEmpty,
               let utid = members["utid"]?.stringValue, !utid.isEmpty

@@ -1,3 +1,5 @@
+internal import TokenCacheRecords
+
 /// How ``CacheEntity/jsonObject(revealSecrets:timestampsAsStrings:)`` renders an entity.
 extension CacheEntity {
     /// The entity as an MSAL-shaped JSON object (MSAL wire names, unknown fields included).

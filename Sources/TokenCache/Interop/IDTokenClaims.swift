@@ -1,3 +1,5 @@
+internal import TokenCacheRecords
+
 /// The claims of an OpenID Connect ID token that the cache derives accounts from.
 ///
 /// **The signature is not verified, on purpose.** The ID token reaches the cache straight from the token
@@ -23,24 +25,7 @@ struct IDTokenClaims: Sendable, Hashable {
     var middleName: String?
 
     init(jwt: Secret) throws {
-        let segments = jwt.withUnsafeBytes { raw in
-            raw.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map(Array.init)
-        }
-        guard segments.count == 3 else {
-            throw TokenCacheError(.invalidArgument, "id_token is not a JWT of three dot-separated segments")
-        }
-        guard !segments[0].isEmpty, Base64URLText.decode(segments[0]) != nil else {
-            throw TokenCacheError(.invalidArgument, "id_token header is not base64url")
-        }
-        guard segments[2].isEmpty || Base64URLText.decode(segments[2]) != nil else {
-            throw TokenCacheError(.invalidArgument, "id_token signature is not base64url")
-        }
-        guard !segments[1].isEmpty, let payload = Base64URLText.decode(segments[1]) else {
-            throw TokenCacheError(.invalidArgument, "id_token payload is not base64url")
-        }
-        guard let claims = (try? ResponseJSON.parse(payload))?.objectValue else {
-            throw TokenCacheError(.invalidArgument, "id_token payload is not a JSON object")
-        }
+        let claims = try Self.payload(of: jwt)
         func claim(_ name: String) -> String? {
             guard let value = claims[name]?.stringValue, !value.isEmpty else { return nil }
             return value
@@ -57,9 +42,62 @@ struct IDTokenClaims: Sendable, Hashable {
         middleName = claim("middle_name")
     }
 
+    /// The payload of a JWT in JWS compact form, unverified (see above), as its JSON members.
+    static func payload(of jwt: Secret) throws(TokenCacheError) -> [String: ResponseJSON] {
+        let segments = jwt.withUnsafeBytes { raw in
+            raw.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).map(Array.init)
+        }
+        guard segments.count == 3 else {
+            throw TokenCacheError(.invalidArgument, "id_token is not a JWT of three dot-separated segments")
+        }
+        guard !segments[0].isEmpty, Base64URL.decode(segments[0]) != nil else {
+            throw TokenCacheError(.invalidArgument, "id_token header is not base64url")
+        }
+        guard segments[2].isEmpty || Base64URL.decode(segments[2]) != nil else {
+            throw TokenCacheError(.invalidArgument, "id_token signature is not base64url")
+        }
+        guard !segments[1].isEmpty, let payload = Base64URL.decode(segments[1]) else {
+            throw TokenCacheError(.invalidArgument, "id_token payload is not base64url")
+        }
+        guard let claims = (try? ResponseJSON.parse(payload))?.objectValue else {
+            throw TokenCacheError(.invalidArgument, "id_token payload is not a JSON object")
+        }
+        return claims
+    }
+
     /// `preferred_username`, else `upn`, else `email` (MSAL's account username).
     var username: String? { preferredUsername ?? upn ?? email }
 
     /// `oid`, else `sub` (MSAL's `local_account_id`).
     var localAccountID: String? { oid ?? sub }
+}
+
+extension IDToken {
+    /// The claims of this ID token (`name`, `preferred_username`, `oid`, `tid`, and any other), decoded from its
+    /// payload without verifying the signature: the client that redeemed the token over TLS is the party that
+    /// validates it, and a cache makes no trust decision from claims. Nil when ``secret`` is not a JWT whose payload
+    /// is a JSON object. Numbers that are integers become ``JSONValue/integer(_:)``, others ``JSONValue/double(_:)``.
+    public var claims: [String: JSONValue]? {
+        guard let members = try? IDTokenClaims.payload(of: secret) else { return nil }
+        return members.mapValues(JSONValue.init)
+    }
+}
+
+extension JSONValue {
+    /// A value read by the library's strict JSON reader.
+    init(_ json: ResponseJSON) {
+        switch json {
+        case .null: self = .null
+        case .bool(let value): self = .bool(value)
+        case .number(let lexeme):
+            if let integer = ResponseJSON.integer(fromLexeme: lexeme), !lexeme.contains(where: { $0 == "." || $0 == "e" || $0 == "E" }) {
+                self = .integer(integer)
+            } else {
+                self = .double(Double(lexeme) ?? .nan)
+            }
+        case .string(let bytes): self = .string(String(decoding: bytes, as: UTF8.self))
+        case .array(let values): self = .array(values.map(JSONValue.init))
+        case .object(let members): self = .object(members.mapValues(JSONValue.init))
+        }
+    }
 }

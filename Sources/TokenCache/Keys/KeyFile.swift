@@ -3,6 +3,7 @@ internal import TokenCacheSodium
 
 #if canImport(Glibc)
 import Glibc
+internal import TokenCacheRecords
 #endif
 
 /// Key files: 32 random bytes, checked the way OpenSSH checks private keys before trusting them.

@@ -1,4 +1,5 @@
 internal import TokenCacheSodium
+internal import TokenCacheRecords
 
 /// Turns a ``KeySource`` into the 32-byte root key of a store.
 enum RootKey {

@@ -37,35 +37,3 @@ public struct AppMetadata: CacheEntity {
     /// This record's identity.
     public var key: Key { Key(clientID: clientID, environment: environment) }
 }
-
-extension AppMetadata: StorableEntity {
-    static let modelledFieldNames: Set<String> = ["client_id", "environment", "family_id"]
-
-    func encodeFields() -> FieldMap {
-        var encoder = FieldEncoder()
-        encoder.set("client_id", clientID)
-        encoder.set("environment", environment)
-        encoder.set("family_id", familyID)
-        encoder.merge(additionalFields)
-        return encoder.map
-    }
-
-    init(decoding fields: FieldTable) throws(FormatError) {
-        var decoder = FieldDecoder(fields, kind: Self.kind)
-        self.init(
-            clientID: try decoder.string("client_id"),
-            environment: try decoder.string("environment"),
-            familyID: try decoder.optionalString("family_id"),
-            additionalFields: try decoder.additionalFields()
-        )
-    }
-
-    func validate() throws(TokenCacheError) {
-        try Self.requireNonEmpty(clientID, "clientID")
-        try Self.requireNonEmpty(environment, "environment")
-        try validateAdditionalFields()
-    }
-
-    var homeAccountIDForIndex: String? { nil }
-    var clientIDForFilter: String? { clientID }
-}

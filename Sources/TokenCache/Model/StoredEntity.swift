@@ -35,15 +35,6 @@ public struct StoredEntity<Entity: CacheEntity>: Sendable, Hashable {
     }
 }
 
-/// Where a record was read from; enough to name it by fingerprint later.
-struct RecordLocation: Sendable {
-    let keyring: Keyring
-    let database: String
-    let key: [UInt8]
-
-    var fingerprint: String { keyring.fingerprint(database: database, key: key) }
-}
-
 /// A record that failed authentication or decoding. It is never returned as an entity.
 public struct CorruptRecord: Error, Sendable, Hashable, CustomStringConvertible {
     /// The kind of record (which database it was in).

@@ -1,3 +1,5 @@
+internal import TokenCacheRecords
+
 /// Alias groups of authority hosts. Data, not code: the built-in table plus groups the caller adds.
 ///
 /// Tokens for one user sit under different hosts depending on which SDK wrote them (.NET writes

@@ -1,3 +1,5 @@
+internal import TokenCacheRecords
+
 /// Which stored realms a silent lookup may use (Docs/Semantics.md, "Realms").
 ///
 /// Writers disagree on the realm of a token obtained through a tenantless authority: msal-dotnet and msal-js

@@ -1,3 +1,5 @@
+internal import TokenCacheRecords
+
 /// A normalized set of OAuth scopes.
 ///
 /// Scopes are compared the way MSAL .NET, Go and ObjC compare them: order-insensitive, duplicates and

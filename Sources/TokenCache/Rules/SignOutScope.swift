@@ -1,3 +1,5 @@
+internal import TokenCacheRecords
+
 /// Which of an account's records a sign-out removes (Docs/Semantics.md, "Sign-out"), judged record by record.
 ///
 /// For one client: its access tokens, ID tokens and refresh tokens, and the family's refresh token when the client's

@@ -1,3 +1,5 @@
+internal import TokenCacheRecords
+
 /// The sealed summary of an access token (FORMAT.md §5.4), read in place: what a lookup needs to pick a candidate
 /// without decrypting the token.
 ///

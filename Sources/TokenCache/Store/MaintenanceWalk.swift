@@ -1,4 +1,5 @@
 internal import TokenCacheStorage
+internal import TokenCacheRecords
 
 /// A job over a whole key space, done in bounded write transactions and resumable after any interruption.
 ///

@@ -1,5 +1,6 @@
 internal import TokenCacheSodium
 internal import TokenCacheStorage
+internal import TokenCacheRecords
 
 /// Where access tokens sit in their bucket (FORMAT.md §4.3, format version 2): a bucket's only token under the
 /// 32-byte bucket prefix itself, each token of a bucket of two or more under its 48-byte entry key.

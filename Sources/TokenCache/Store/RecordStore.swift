@@ -1,6 +1,7 @@
 import Foundation
 internal import TokenCacheStorage
 internal import TokenCacheSodium
+internal import TokenCacheRecords
 
 /// A store's records as the domain sees them: a backend (``RecordBackend``) and the keyring that seals, opens and
 /// indexes what goes into it, with the header checks that keep every write under the rules the store was opened with.
@@ -90,7 +91,7 @@ final class RecordStore: Sendable {
             )
             keyring = try Keyring.create(
                 rootKind: RootKey.kind(of: configuration.keySource), root: generated.root, salt: generated.salt,
-                cost: generated.cost, now: now
+                cost: generated.cost.map { ($0.opsLimit, $0.memLimit) }, now: now
             )
             let bytes = keyring.header.encoded()
             try backend.write { txn in
@@ -212,6 +213,7 @@ final class RecordStore: Sendable {
     /// Authenticates and decrypts a record's body into a temporary buffer, and lends it to `body` decoded: the
     /// field table is valid only inside `body`, and the plaintext is wiped when it returns. Reads copy what they
     /// keep (strings, ``Secret``s) straight out of it, with no intermediate heap plaintext.
+    @inline(__always)
     func withBody<R>(
         _ value: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, database: String, _ body: (DecodedBody) throws(FormatError) -> R
     ) throws(FormatError) -> R {

@@ -117,7 +117,7 @@ enum LookupJSON {
             ])
         } ?? .null
         let idToken: JSONValue = companions.idToken.map { stored in
-            .object(["secret": secret(stored.entity.secret), "realm": .string(stored.entity.realm), "claims": claims(of: stored.entity.secret)])
+            .object(["secret": secret(stored.entity.secret), "realm": .string(stored.entity.realm), "claims": stored.entity.claims.map { .object($0) } ?? .null])
         } ?? .null
         let account: JSONValue = companions.account.map { stored in
             let account = stored.entity
@@ -133,18 +133,6 @@ enum LookupJSON {
             "access_token": accessToken, "refresh_token": refreshToken, "id_token": idToken, "account": account,
             "corrupt_records": DamagedRecords.json(try result.corrupt),
         ])
-    }
-
-    /// The decoded (unverified) payload of a JWT, or null.
-    static func claims(of jwt: Secret) -> JSONValue {
-        let parts = jwt.reveal().split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count >= 2 else { return .null }
-        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64),
-            let value = try? JSONDecoder().decode(JSONValue.self, from: data), case .object = value
-        else { return .null }
-        return value
     }
 
     static func describe(_ result: SilentLookupResult, revealSecrets: Bool, now: Int64) throws -> String {

@@ -5,28 +5,29 @@ internal import TokenCacheSodium
 /// Every integer in FORMAT.md is big-endian, so that keys sort numerically under LMDB's `memcmp`.
 /// Writers compute the exact size first and write into a preallocated (often zeroizing or LMDB-reserved)
 /// buffer, so plaintext is never spread over reallocated copies.
-struct ByteWriter {
-    private let buffer: UnsafeMutableRawBufferPointer
-    private(set) var position = 0
+package struct ByteWriter {
+    @usableFromInline let buffer: UnsafeMutableRawBufferPointer
+    package fileprivate(set) var position = 0
 
-    init(_ buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
+    package init(_ buffer: UnsafeMutableRawBufferPointer) { self.buffer = buffer }
 
-    var remaining: Int { buffer.count - position }
+    package var remaining: Int { buffer.count - position }
 
-    mutating func write(_ byte: UInt8) {
+    package mutating func write(_ byte: UInt8) {
         precondition(remaining >= 1, "ByteWriter overflow")
         buffer[position] = byte
         position += 1
     }
 
-    mutating func write<T: FixedWidthInteger>(bigEndian value: T) {
+    @inlinable
+    package mutating func write<T: FixedWidthInteger>(bigEndian value: T) {
         let size = MemoryLayout<T>.size
         precondition(remaining >= size, "ByteWriter overflow")
         buffer.storeBytes(of: value.bigEndian, toByteOffset: position, as: T.self)
         position += size
     }
 
-    mutating func write(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func write(_ bytes: UnsafeRawBufferPointer) {
         precondition(remaining >= bytes.count, "ByteWriter overflow")
         if let base = bytes.baseAddress, !bytes.isEmpty {
             (buffer.baseAddress! + position).copyMemory(from: base, byteCount: bytes.count)
@@ -34,7 +35,8 @@ struct ByteWriter {
         position += bytes.count
     }
 
-    mutating func write(_ bytes: some Collection<UInt8>) {
+    @inlinable
+    package mutating func write(_ bytes: some Collection<UInt8>) {
         precondition(remaining >= bytes.count, "ByteWriter overflow")
         for byte in bytes {
             buffer[position] = byte
@@ -43,7 +45,7 @@ struct ByteWriter {
     }
 
     /// The region `[position, position + count)`, advancing past it (for in-place encryption output).
-    mutating func reserve(_ count: Int) -> UnsafeMutableRawBufferPointer {
+    package mutating func reserve(_ count: Int) -> UnsafeMutableRawBufferPointer {
         precondition(remaining >= count, "ByteWriter overflow")
         let slice = UnsafeMutableRawBufferPointer(rebasing: buffer[position..<(position + count)])
         position += count
@@ -55,22 +57,23 @@ struct ByteWriter {
 /// untrusted input until authenticated, and sometimes after (a writer with the key may be buggy).
 ///
 /// The `what` descriptions are autoclosures: they are built only when a read fails, never on the hot path.
-struct ByteReader {
-    let bytes: UnsafeRawBufferPointer
-    private(set) var position = 0
+package struct ByteReader {
+    package let bytes: UnsafeRawBufferPointer
+    package fileprivate(set) var position = 0
 
-    init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+    package init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
-    var remaining: Int { bytes.count - position }
-    var isAtEnd: Bool { position == bytes.count }
+    package var remaining: Int { bytes.count - position }
+    package var isAtEnd: Bool { position == bytes.count }
 
-    mutating func readByte(_ what: @autoclosure () -> String) throws(FormatError) -> UInt8 {
+    package mutating func readByte(_ what: @autoclosure () -> String) throws(FormatError) -> UInt8 {
         guard remaining >= 1 else { throw FormatError("truncated: missing \(what())") }
         defer { position += 1 }
         return bytes[position]
     }
 
-    mutating func read<T: FixedWidthInteger>(_: T.Type, _ what: @autoclosure () -> String) throws(FormatError) -> T {
+    @inlinable
+    package mutating func read<T: FixedWidthInteger>(_: T.Type, _ what: @autoclosure () -> String) throws(FormatError) -> T {
         let size = MemoryLayout<T>.size
         guard remaining >= size else { throw FormatError("truncated: missing \(what())") }
         // SAFETY: mapped LMDB bytes carry no alignment guarantee, hence loadUnaligned.
@@ -79,24 +82,25 @@ struct ByteReader {
         return T(bigEndian: value)
     }
 
-    mutating func read(count: Int, _ what: @autoclosure () -> String) throws(FormatError) -> UnsafeRawBufferPointer {
+    package mutating func read(count: Int, _ what: @autoclosure () -> String) throws(FormatError) -> UnsafeRawBufferPointer {
         guard count >= 0, remaining >= count else { throw FormatError("truncated: \(what()) needs \(count) bytes") }
         defer { position += count }
         return UnsafeRawBufferPointer(rebasing: bytes[position..<(position + count)])
     }
 
-    mutating func readRest() -> UnsafeRawBufferPointer {
+    package mutating func readRest() -> UnsafeRawBufferPointer {
         defer { position = bytes.count }
         return UnsafeRawBufferPointer(rebasing: bytes[position...])
     }
 }
 
 /// Constant-time equality of two byte arrays (lengths are not hidden).
-func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
+package func constantTimeEquals(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
     lhs.withUnsafeBytes { left in rhs.withUnsafeBytes { right in ConstantTime.equals(left, right) } }
 }
 
 extension StaticString {
     /// The bytes of a static ASCII string, without building a `String`.
-    var utf8: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: utf8Start, count: utf8CodeUnitCount) }
+    @inlinable
+    package var utf8: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: utf8Start, count: utf8CodeUnitCount) }
 }

@@ -1,7 +1,7 @@
 internal import TokenCacheSodium
 
 /// How the root key of a store is obtained (FORMAT.md §6.2).
-enum RootKind: UInt8 {
+package enum RootKind: UInt8 {
     /// 32 random bytes from a key file or an environment variable.
     case rawKey = 0x01
     /// Argon2id13 over a passphrase, with the parameters and salt stored in the header.
@@ -9,13 +9,20 @@ enum RootKind: UInt8 {
 }
 
 /// One data key, sealed under the key-encryption key.
-struct WrappedKey: Equatable {
-    var keyID: UInt32
-    var createdAt: Int64
-    var nonce: [UInt8]  // 24
-    var sealedKey: [UInt8]  // 32 + 16
+package struct WrappedKey: Equatable {
+    package var keyID: UInt32
+    package var createdAt: Int64
+    package var nonce: [UInt8]  // 24
+    package var sealedKey: [UInt8]  // 32 + 16
 
-    static let encodedCount = 4 + 8 + 24 + 48
+    package static let encodedCount = 4 + 8 + 24 + 48
+
+    package init(keyID: UInt32, createdAt: Int64, nonce: [UInt8], sealedKey: [UInt8]) {
+        self.keyID = keyID
+        self.createdAt = createdAt
+        self.nonce = nonce
+        self.sealedKey = sealedKey
+    }
 }
 
 /// The plaintext, checksummed header record `meta/"header"` (FORMAT.md §6.1):
@@ -33,21 +40,26 @@ struct WrappedKey: Equatable {
 /// 62   84·N   wrapped keys: u32be key id ‖ i64be created_at ‖ nonce[24] ‖ sealed key[48]
 /// …    16     checksum = BLAKE2b-128(all preceding bytes)
 /// ```
-struct StoreHeader: Equatable {
-    static let fixedPrefixCount = 61
-    static let checksumCount = 16
+package struct StoreHeader: Equatable {
+    package static let fixedPrefixCount = 61
+    package static let checksumCount = 16
 
-    var readVersion: UInt16 = FormatConstants.readVersion
-    var writeVersion: UInt16 = FormatConstants.writeVersion
-    var storeID: [UInt8]
-    var rootKind: RootKind
-    var opsLimit: UInt64 = 0
-    var memLimit: UInt64 = 0
-    var salt: [UInt8] = [UInt8](repeating: 0, count: 16)
-    var wrappedKeys: [WrappedKey] = []
+    package var readVersion: UInt16 = FormatConstants.readVersion
+    package var writeVersion: UInt16 = FormatConstants.writeVersion
+    package var storeID: [UInt8]
+    package var rootKind: RootKind
+    package var opsLimit: UInt64 = 0
+    package var memLimit: UInt64 = 0
+    package var salt: [UInt8] = [UInt8](repeating: 0, count: 16)
+    package var wrappedKeys: [WrappedKey] = []
+
+    package init(storeID: [UInt8], rootKind: RootKind) {
+        self.storeID = storeID
+        self.rootKind = rootKind
+    }
 
     /// Bytes 0..<61: what every wrapped key's associated data authenticates.
-    var fixedPrefix: [UInt8] {
+    package var fixedPrefix: [UInt8] {
         var bytes = FormatConstants.headerMagic
         withUnsafeBytes(of: readVersion.bigEndian) { bytes += $0 }
         withUnsafeBytes(of: writeVersion.bigEndian) { bytes += $0 }
@@ -63,7 +75,7 @@ struct StoreHeader: Equatable {
     ///
     /// Every wrap authenticates the whole key list, so dropping, adding or re-dating a key (to undo a rotation,
     /// say) makes every key fail to open.
-    func wrapAssociatedData(keyID: UInt32) -> [UInt8] {
+    package func wrapAssociatedData(keyID: UInt32) -> [UInt8] {
         var ad = FormatConstants.wrapADLabel + fixedPrefix
         ad.append(UInt8(wrappedKeys.count))
         for key in wrappedKeys {
@@ -74,7 +86,7 @@ struct StoreHeader: Equatable {
         return ad
     }
 
-    func encoded() -> [UInt8] {
+    package func encoded() -> [UInt8] {
         var bytes = fixedPrefix
         bytes.append(UInt8(wrappedKeys.count))
         for key in wrappedKeys {
@@ -87,19 +99,19 @@ struct StoreHeader: Equatable {
         return bytes
     }
 
-    static func checksum(_ bytes: [UInt8]) -> [UInt8] {
+    package static func checksum(_ bytes: [UInt8]) -> [UInt8] {
         // The output size is a constant within libsodium's bounds, the only condition under which it fails.
         try! GenericHash.hash(bytes, key: nil, outputCount: checksumCount)
     }
 
-    enum DecodeError: Error {
+    package enum DecodeError: Error {
         /// Not a header of this format at all, or damaged.
         case malformed(String)
         /// A header from a newer format this reader must not interpret.
         case unsupportedVersion(read: UInt16, write: UInt16)
     }
 
-    static func decode(_ bytes: [UInt8]) throws(DecodeError) -> StoreHeader {
+    package static func decode(_ bytes: [UInt8]) throws(DecodeError) -> StoreHeader {
         guard bytes.count >= 12, Array(bytes[0..<8]) == FormatConstants.headerMagic else {
             throw .malformed("the header record does not start with the token-cache magic")
         }

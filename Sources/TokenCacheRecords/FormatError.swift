@@ -1,8 +1,8 @@
 /// Why a stored byte string does not decode. Internal: the store maps it to ``TokenCacheError``
 /// (`.corruptRecord` for one record, `.corruptStore` for the header) together with a fingerprint.
-struct FormatError: Error, Equatable, CustomStringConvertible {
+package struct FormatError: Error, Equatable, CustomStringConvertible {
     /// The failure classes of FORMAT.md §9 (and of the test vectors' `expect_text`).
-    enum Kind: Equatable {
+    package enum Kind: Equatable {
         case unsupportedVersion
         case lengthOutOfRange
         case unknownKeyID
@@ -10,13 +10,13 @@ struct FormatError: Error, Equatable, CustomStringConvertible {
         case invalidContent
     }
 
-    let kind: Kind
-    let message: String
+    package let kind: Kind
+    package let message: String
 
-    init(_ message: String, kind: Kind = .invalidContent) {
+    package init(_ message: String, kind: Kind = .invalidContent) {
         self.kind = kind
         self.message = message
     }
 
-    var description: String { message }
+    package var description: String { message }
 }

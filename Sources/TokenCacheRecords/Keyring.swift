@@ -1,4 +1,4 @@
-internal import TokenCacheSodium
+package import TokenCacheSodium
 
 /// The unwrapped keys of one open store (FORMAT.md §6.3):
 ///
@@ -12,22 +12,22 @@ internal import TokenCacheSodium
 ///
 /// The index and fingerprint keys are fixed for the life of the store, so a lookup never tries several
 /// terms; new records are sealed with the data key of the largest id.
-final class Keyring: Sendable {
-    let header: StoreHeader
-    let activeKeyID: UInt32
+package final class Keyring: Sendable {
+    package let header: StoreHeader
+    package let activeKeyID: UInt32
     private let dataKeys: [UInt32: SecureKey]
     private let recordKeys: [UInt32: SecureKey]
-    let index: BlindIndex
+    package let index: BlindIndex
     private let fingerprintKey: SecureKey
 
-    var storeID: [UInt8] { header.storeID }
+    package var storeID: [UInt8] { header.storeID }
 
-    private init(header: StoreHeader, dataKeys: [UInt32: SecureKey]) throws(TokenCacheError) {
+    private init(header: StoreHeader, dataKeys: [UInt32: SecureKey]) throws(KeyringError) {
         self.header = header
         self.dataKeys = dataKeys
         let ids = dataKeys.keys.sorted()
         activeKeyID = ids.last!
-        (recordKeys, index, fingerprintKey) = try SodiumCall.run {
+        (recordKeys, index, fingerprintKey) = try KeyringError.mappingSodium {
             var recordKeys: [UInt32: SecureKey] = [:]
             for (id, key) in dataKeys {
                 recordKeys[id] = try KeyDerivation.deriveKey(from: key, id: 1, context: FormatConstants.subkeyContext)
@@ -39,13 +39,13 @@ final class Keyring: Sendable {
         }
     }
 
-    func recordKey(_ id: UInt32) -> SecureKey? { recordKeys[id] }
-    var activeRecordKey: SecureKey { recordKeys[activeKeyID]! }
+    package func recordKey(_ id: UInt32) -> SecureKey? { recordKeys[id] }
+    package var activeRecordKey: SecureKey { recordKeys[activeKeyID]! }
 
     /// A non-secret, stable name for a record: the first 8 bytes of `BLAKE2b-128(fingerprint key, u32be(len db) ‖ db ‖ key)`, in hex.
     /// It identifies a record in errors and in `cachetool` output without revealing its key bytes; only a
     /// holder of the store's keys can link it to an account.
-    func fingerprint(database: String, key: [UInt8]) -> String {
+    package func fingerprint(database: String, key: [UInt8]) -> String {
         var input: [UInt8] = []
         withUnsafeBytes(of: UInt32(database.utf8.count).bigEndian) { input += $0 }
         input += database.utf8
@@ -55,15 +55,15 @@ final class Keyring: Sendable {
         return Hex.encode(digest.prefix(FormatConstants.fingerprintCount))
     }
 
-    static func keyEncryptionKey(root: SecureKey) throws(TokenCacheError) -> SecureKey {
-        try SodiumCall.run {
+    package static func keyEncryptionKey(root: SecureKey) throws(KeyringError) -> SecureKey {
+        try KeyringError.mappingSodium {
             try KeyDerivation.deriveKey(from: root, id: 1, context: FormatConstants.kekContext)
         }
     }
 
     /// Unwraps every data key of `header` with `root`. Any authentication failure means the root key is
     /// not this store's (or the header was altered): `.wrongKey`, and nothing else happens.
-    static func unlock(header: StoreHeader, root: SecureKey) throws(TokenCacheError) -> Keyring {
+    package static func unlock(header: StoreHeader, root: SecureKey) throws(KeyringError) -> Keyring {
         let kek = try keyEncryptionKey(root: root)
         var dataKeys: [UInt32: SecureKey] = [:]
         for wrapped in header.wrappedKeys {
@@ -79,20 +79,19 @@ final class Keyring: Sendable {
                     }
                 }
             } catch {
-                throw TokenCacheError(
-                    .wrongKey, "the key does not open this store (data key \(wrapped.keyID) failed to authenticate)"
-                )
+                throw KeyringError(.wrongKey, "the key does not open this store (data key \(wrapped.keyID) failed to authenticate)")
             }
         }
         return try Keyring(header: header, dataKeys: dataKeys)
     }
 
-    /// A fresh header with one random data key (id 1), sealed under `root`. `fixed` supplies the random parts
-    /// (store id, data key, nonce) for test vectors.
-    static func create(
-        rootKind: RootKind, root: SecureKey, salt: [UInt8], cost: PassphraseCost?, now: Int64,
+    /// A fresh header with one random data key (id 1), sealed under `root`. `cost` is the Argon2id work a passphrase
+    /// root was stretched with (kept in the header). `fixed` supplies the random parts (store id, data key, nonce) for
+    /// test vectors.
+    package static func create(
+        rootKind: RootKind, root: SecureKey, salt: [UInt8], cost: (opsLimit: UInt64, memLimit: UInt64)?, now: Int64,
         fixed: (storeID: [UInt8], dataKey: SecureKey, nonce: [UInt8])? = nil
-    ) throws(TokenCacheError) -> Keyring {
+    ) throws(KeyringError) -> Keyring {
         var header = StoreHeader(storeID: fixed?.storeID ?? Random.bytes(FormatConstants.storeIDCount), rootKind: rootKind)
         if rootKind == .passphrase, let cost {
             header.opsLimit = cost.opsLimit
@@ -103,7 +102,7 @@ final class Keyring: Sendable {
         if let fixed {
             dataKey = fixed.dataKey
         } else {
-            dataKey = try SodiumCall.run { try SecureKey(randomCount: FormatConstants.dataKeyCount) }
+            dataKey = try KeyringError.mappingSodium { try SecureKey(randomCount: FormatConstants.dataKeyCount) }
         }
         let nonce = fixed?.nonce ?? Random.bytes(XChaCha20Poly1305.nonceByteCount)
         // The key list (ids and dates) is part of every wrap's associated data: lay it out first.
@@ -114,13 +113,13 @@ final class Keyring: Sendable {
 
     /// `header` with every data key re-sealed under `root` and `header`'s fixed prefix (versions, root kind,
     /// Argon2id parameters). Records are untouched: this is how a key file or passphrase is changed.
-    func rewrapped(as header: StoreHeader, root: SecureKey) throws(TokenCacheError) -> StoreHeader {
+    package func rewrapped(as header: StoreHeader, root: SecureKey) throws(KeyringError) -> StoreHeader {
         let kek = try Self.keyEncryptionKey(root: root)
         var result = header
         result.wrappedKeys = []
         for old in header.wrappedKeys {
             guard let key = dataKeys[old.keyID] else {
-                throw TokenCacheError(.invalidArgument, "data key \(old.keyID) is not in this keyring")
+                throw KeyringError(.unknownDataKey, "data key \(old.keyID) is not in this keyring")
             }
             result.wrappedKeys.append(
                 try Self.wrap(
@@ -135,10 +134,10 @@ final class Keyring: Sendable {
     /// Seals one data key under the KEK with the wrap associated data of `header` (FORMAT.md §6.3).
     private static func wrap(
         _ dataKey: SecureKey, keyID: UInt32, createdAt: Int64, nonce: [UInt8], header: StoreHeader, kek: SecureKey
-    ) throws(TokenCacheError) -> WrappedKey {
+    ) throws(KeyringError) -> WrappedKey {
         let ad = header.wrapAssociatedData(keyID: keyID)
         var sealed = [UInt8](repeating: 0, count: FormatConstants.dataKeyCount + XChaCha20Poly1305.tagByteCount)
-        try SodiumCall.run {
+        try KeyringError.mappingSodium {
             try dataKey.withUnsafeBytes { key in
                 try nonce.withUnsafeBytes { nonce in
                     try ad.withUnsafeBytes { ad in
@@ -150,5 +149,41 @@ final class Keyring: Sendable {
             }
         }
         return WrappedKey(keyID: keyID, createdAt: createdAt, nonce: nonce, sealedKey: sealed)
+    }
+}
+
+/// Why a keyring could not be built or changed. The store maps it to its public error (`wrongKey` for a key that
+/// does not open the store).
+package struct KeyringError: Error, Equatable, CustomStringConvertible {
+    package enum Code: Equatable, Sendable {
+        /// A wrapped data key did not authenticate under the root key: another store's key, or an altered header.
+        case wrongKey
+        /// The system refused memory for key material.
+        case outOfMemory
+        /// libsodium refused an operation whose sizes the keyring computed itself: a bug, not bad input.
+        case cryptographicFailure
+        /// A header names a data key this keyring does not hold.
+        case unknownDataKey
+    }
+
+    package let code: Code
+    package let message: String
+
+    package init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    package var description: String { message }
+
+    /// Runs a libsodium-wrapper call, mapping its failure.
+    static func mappingSodium<T>(_ body: () throws -> T) throws(KeyringError) -> T {
+        do {
+            return try body()
+        } catch let error as SodiumError where error.code == .outOfMemory {
+            throw KeyringError(.outOfMemory, "out of memory for key material (\(error.message))")
+        } catch {
+            throw KeyringError(.cryptographicFailure, "a cryptographic operation on key material failed")
+        }
     }
 }

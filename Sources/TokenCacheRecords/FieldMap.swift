@@ -5,7 +5,7 @@ import Glibc
 #endif
 
 /// A value in a field map (FORMAT.md §5.3).
-enum FieldValue: Equatable {
+package enum FieldValue: Equatable {
     /// Type 0x01: UTF-8 text (also used for token material).
     case text([UInt8])
     /// Type 0x02: a signed 64-bit integer (timestamps, in Unix seconds).
@@ -13,9 +13,9 @@ enum FieldValue: Equatable {
     /// Type 0x03: one JSON value as UTF-8 JSON text (unknown fields that are not strings).
     case json([UInt8])
 
-    static func string(_ value: String) -> FieldValue { .text(Array(value.utf8)) }
+    package static func string(_ value: String) -> FieldValue { .text(Array(value.utf8)) }
 
-    var typeByte: UInt8 {
+    package var typeByte: UInt8 {
         switch self {
         case .text: 0x01
         case .integer: 0x02
@@ -23,7 +23,7 @@ enum FieldValue: Equatable {
         }
     }
 
-    var encodedCount: Int {
+    package var encodedCount: Int {
         switch self {
         case .text(let bytes), .json(let bytes): bytes.count
         case .integer: 8
@@ -38,18 +38,18 @@ enum FieldValue: Equatable {
 /// map a decoded record to MSAL JSON without this library's model, and unknown fields written by newer
 /// or foreign writers are carried through untouched. Names are kept and compared as bytes: `String`
 /// equality would merge canonically equivalent names (NFC "é" and NFD "e\u{301}") that the format keeps apart.
-struct FieldMap: Equatable {
-    struct Field: Equatable {
-        var name: [UInt8]
-        var value: FieldValue
+package struct FieldMap: Equatable {
+    package struct Field: Equatable {
+        package var name: [UInt8]
+        package var value: FieldValue
     }
 
-    static let maximumNameLength = 1024
+    package static let maximumNameLength = 1024
 
     /// Sorted by name bytes; at most one field per name.
-    private(set) var fields: [Field] = []
+    package private(set) var fields: [Field] = []
 
-    init() {}
+    package init() {}
 
     private func position(of name: some Collection<UInt8>) -> (found: Bool, index: Int) {
         var low = 0, high = fields.count
@@ -60,7 +60,7 @@ struct FieldMap: Equatable {
         return (low < fields.count && fields[low].name.elementsEqual(name), low)
     }
 
-    subscript(name: String) -> FieldValue? {
+    package subscript(name: String) -> FieldValue? {
         get {
             let (found, index) = position(of: name.utf8)
             return found ? fields[index].value : nil
@@ -77,14 +77,14 @@ struct FieldMap: Equatable {
     }
 
     /// The names in canonical (ascending bytewise) order.
-    var names: [String] { fields.map { String(decoding: $0.name, as: UTF8.self) } }
+    package var names: [String] { fields.map { String(decoding: $0.name, as: UTF8.self) } }
 
     /// Bytes needed by ``encode(into:)``.
-    var encodedCount: Int {
+    package var encodedCount: Int {
         fields.reduce(4) { total, field in total + 1 + 2 + field.name.count + 4 + field.value.encodedCount }
     }
 
-    func encode(into writer: inout ByteWriter) {
+    package func encode(into writer: inout ByteWriter) {
         writer.write(bigEndian: UInt32(fields.count))
         for field in fields {
             writer.write(field.value.typeByte)
@@ -99,7 +99,7 @@ struct FieldMap: Equatable {
     }
 
     /// Decodes a field map that must extend exactly to the end of `reader`'s bytes.
-    static func decode(_ reader: inout ByteReader) throws(FormatError) -> FieldMap {
+    package static func decode(_ reader: inout ByteReader) throws(FormatError) -> FieldMap {
         let entries = try FieldTable.parse(&reader)
         var map = FieldMap()
         map.fields = entries.map { entry in
@@ -123,18 +123,19 @@ struct FieldMap: Equatable {
 /// The plaintext is borrowed: readers decrypt into a temporary buffer that is wiped when its closure returns, and
 /// a table over it is valid only inside that closure (``RecordStore/withBody(_:key:database:_:)``). Entities copy
 /// what they keep, so nothing outlives it.
-struct FieldTable {
-    struct Entry {
-        var type: UInt8
-        var name: Range<Int>
-        var value: Range<Int>
+package struct FieldTable {
+    package struct Entry {
+        package var type: UInt8
+        package var name: Range<Int>
+        package var value: Range<Int>
     }
 
-    private let bytes: UnsafeRawBufferPointer
-    let entries: [Entry]
+    @usableFromInline let bytes: UnsafeRawBufferPointer
+    package let entries: [Entry]
 
     /// Parses the field map that starts at `offset` of `bytes`: the table is valid only while `bytes` is.
-    init(borrowing bytes: UnsafeRawBufferPointer, offset: Int) throws(FormatError) {
+    @inlinable
+    package init(borrowing bytes: UnsafeRawBufferPointer, offset: Int) throws(FormatError) {
         var reader = ByteReader(bytes)
         _ = try reader.read(count: offset, "record header")
         self.entries = try Self.parse(&reader)
@@ -142,7 +143,8 @@ struct FieldTable {
     }
 
     /// Validates a field map (FORMAT.md §5.3) and returns where each field lies in `reader.bytes`.
-    static func parse(_ reader: inout ByteReader) throws(FormatError) -> [Entry] {
+    @inlinable
+    package static func parse(_ reader: inout ByteReader) throws(FormatError) -> [Entry] {
         var entries: [Entry] = []
         try forEachEntry(&reader, reserving: { entries.reserveCapacity($0) }) { entries.append($0) }
         return entries
@@ -151,7 +153,8 @@ struct FieldTable {
     /// Validates a field map (FORMAT.md §5.3) entry by entry, handing each to `body` as soon as it is checked: a
     /// reader that needs a few fields (a lookup summary) picks them without building a table. The map is valid only
     /// if this returns normally, so callers act on what they picked only then.
-    static func forEachEntry(
+    @inlinable
+    package static func forEachEntry(
         _ reader: inout ByteReader, reserving reserve: (Int) -> Void = { _ in }, _ body: (Entry) throws(FormatError) -> Void
     ) throws(FormatError) {
         let count = try reader.read(UInt32.self, "field count")
@@ -180,7 +183,7 @@ struct FieldTable {
             case 0x02:
                 guard valueLength == 8 else { throw FormatError("field \(index) integer has length \(valueLength), not 8") }
             case 0x03:
-                guard JSONText.decode(value) != nil else { throw FormatError("field \(index) is not valid JSON") }
+                guard JSONSyntax.isValid(value) else { throw FormatError("field \(index) is not valid JSON") }
             default:
                 throw FormatError("field \(index) has unknown type 0x\(String(type, radix: 16))")
             }
@@ -191,7 +194,7 @@ struct FieldTable {
 
     /// The index of the entry named `name`, compared as bytes. Names are in strictly ascending bytewise order
     /// (checked when the table was built), so this is a binary search.
-    func index(of name: StaticString) -> Int? {
+    @inlinable package func index(of name: StaticString) -> Int? {
         let wanted = name.utf8
         var low = 0, high = entries.count
         while low < high {
@@ -204,43 +207,42 @@ struct FieldTable {
     }
 
     /// Whether entry `index` is named `name`.
-    func name(at index: Int, equals name: StaticString) -> Bool {
+    @inlinable @inline(__always) package func name(at index: Int, equals name: StaticString) -> Bool {
         Self.compare(self[entries[index].name], name.utf8) == 0
     }
 
     /// Bytewise order of two names: negative, zero or positive (then the shorter first). An inline loop, not
     /// `memcmp`: names are a few bytes that mostly differ in the first one, where the call costs more than the work.
-    private static func compare(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Int {
+    @inlinable @inline(__always) static func compare(_ lhs: UnsafeRawBufferPointer, _ rhs: UnsafeRawBufferPointer) -> Int {
         for index in 0..<min(lhs.count, rhs.count) where lhs[index] != rhs[index] {
             return Int(lhs[index]) - Int(rhs[index])
         }
         return lhs.count - rhs.count
     }
 
-    private subscript(range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[range]) }
+    @inlinable @inline(__always) subscript(range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[range]) }
 
-    func name(at index: Int) -> String { String(decoding: self[entries[index].name], as: UTF8.self) }
+    @inlinable package func name(at index: Int) -> String { String(decoding: self[entries[index].name], as: UTF8.self) }
 
-    func string(at index: Int) -> String { String(decoding: self[entries[index].value], as: UTF8.self) }
+    @inlinable package func string(at index: Int) -> String { String(decoding: self[entries[index].value], as: UTF8.self) }
 
     /// Whether the value of entry `index` is exactly the UTF-8 of `text`.
-    func value(at index: Int, equals text: String) -> Bool {
+    @inlinable @inline(__always) package func value(at index: Int, equals text: String) -> Bool {
         let value = self[entries[index].value]
         var text = text
         return text.withUTF8 { $0.count == value.count && ($0.isEmpty || memcmp($0.baseAddress!, value.baseAddress!, $0.count) == 0) }
     }
 
-    func integer(at index: Int) -> Int64 {
+    @inlinable @inline(__always) package func integer(at index: Int) -> Int64 {
         Int64(bigEndian: bytes.loadUnaligned(fromByteOffset: entries[index].value.lowerBound, as: Int64.self))
     }
 
-    /// Copies the value straight into a zeroizing ``Secret``.
-    func secret(at index: Int) -> Secret { Secret(copying: self[entries[index].value]) }
-
-    func json(at index: Int) -> JSONValue? { JSONText.decode(self[entries[index].value]) }
+    /// The bytes of entry `index`'s value, borrowed like the table: a reader copies what it keeps (a token goes
+    /// straight into a zeroizing buffer, with no `String` in between).
+    @inlinable @inline(__always) package func value(at index: Int) -> UnsafeRawBufferPointer { self[entries[index].value] }
 
     /// The whole table as a ``FieldMap`` (tests, generic tooling).
-    var fieldMap: FieldMap {
+    package var fieldMap: FieldMap {
         var map = FieldMap()
         for index in entries.indices {
             let entry = entries[index]
@@ -256,7 +258,7 @@ struct FieldTable {
 
 /// UTF-8 validity without building a `String`: ASCII (the common case: identifiers, tokens) is checked byte by
 /// byte; anything else goes through the standard library's validating initializer.
-func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
+package func isValidUTF8(_ bytes: UnsafeRawBufferPointer) -> Bool {
     if isASCII(bytes) { return true }
     return String(validating: bytes, as: UTF8.self) != nil
 }

@@ -1,17 +1,28 @@
-internal import TokenCacheSodium
+package import TokenCacheSodium
 
 /// The place a record is bound to: its store, named database and exact LMDB key (FORMAT.md §5.2).
 /// A ciphertext moved to any other slot fails authentication.
-struct RecordSlot {
-    let storeID: [UInt8]
-    let database: String
-    let key: [UInt8]
+package struct RecordSlot {
+    package let storeID: [UInt8]
+    package let database: String
+    package let key: [UInt8]
+
+    package init(storeID: [UInt8], database: String, key: [UInt8]) {
+        self.storeID = storeID
+        self.database = database
+        self.key = key
+    }
 }
 
 /// Nonces supplied by a caller instead of drawn at random. Only test vectors use this.
-struct FixedNonces {
-    var summary: [UInt8]?
-    var body: [UInt8]
+package struct FixedNonces {
+    package var summary: [UInt8]?
+    package var body: [UInt8]
+
+    package init(summary: [UInt8]?, body: [UInt8]) {
+        self.summary = summary
+        self.body = body
+    }
 }
 
 /// The sealed value of a record (FORMAT.md §5.1):
@@ -23,16 +34,16 @@ struct FixedNonces {
 /// 9   S      summary section: nonce[24] ‖ XChaCha20-Poly1305(summary plaintext) ‖ tag[16]
 /// 9+S …      body section:    nonce[24] ‖ XChaCha20-Poly1305(body plaintext) ‖ tag[16]
 /// ```
-enum RecordEnvelope {
-    static let headerCount = 9
-    static let sectionOverhead = XChaCha20Poly1305.nonceByteCount + XChaCha20Poly1305.tagByteCount
+package enum RecordEnvelope {
+    package static let headerCount = 9
+    package static let sectionOverhead = XChaCha20Poly1305.nonceByteCount + XChaCha20Poly1305.tagByteCount
 
-    enum Section {
+    package enum Section {
         case summary
         case body
     }
 
-    static func sealedCount(summaryPlaintext: Int?, bodyPlaintext: Int) -> Int {
+    package static func sealedCount(summaryPlaintext: Int?, bodyPlaintext: Int) -> Int {
         headerCount + (summaryPlaintext.map { $0 + sectionOverhead } ?? 0) + bodyPlaintext + sectionOverhead
     }
 
@@ -40,7 +51,7 @@ enum RecordEnvelope {
     ///
     /// The body's associated data holds the whole sealed summary section (nonce, ciphertext, tag), so that a
     /// reader that opens only the body still detects a change to any byte of the record.
-    static func associatedData(slot: RecordSlot, keyID: UInt32, section: UInt8, summarySection: UnsafeRawBufferPointer?) -> [UInt8] {
+    package static func associatedData(slot: RecordSlot, keyID: UInt32, section: UInt8, summarySection: UnsafeRawBufferPointer?) -> [UInt8] {
         slot.key.withUnsafeBytes { key in
             withAssociatedData(
                 storeID: slot.storeID, database: slot.database, key: key, keyID: keyID, section: section, summarySection: summarySection
@@ -49,7 +60,7 @@ enum RecordEnvelope {
     }
 
     /// The associated data built in a temporary (stack) buffer and lent to `body`: reads allocate nothing for it.
-    static func withAssociatedData<R, E: Error>(
+    package static func withAssociatedData<R, E: Error>(
         storeID: [UInt8], database: String, key: UnsafeRawBufferPointer, keyID: UInt32, section: UInt8,
         summarySection: UnsafeRawBufferPointer?, _ body: (UnsafeRawBufferPointer) throws(E) -> R
     ) throws(E) -> R {
@@ -73,7 +84,7 @@ enum RecordEnvelope {
     }
 
     /// Seals `summary` (optional) and `body` into `output`, which must hold exactly `sealedCount` bytes.
-    static func seal(
+    package static func seal(
         summary: UnsafeRawBufferPointer?, body: UnsafeRawBufferPointer, slot: RecordSlot, keyID: UInt32, key: SecureKey,
         into output: UnsafeMutableRawBufferPointer, nonces: FixedNonces? = nil
     ) throws {
@@ -114,9 +125,9 @@ enum RecordEnvelope {
     }
 
     private struct Parsed {
-        let keyID: UInt32
-        let summary: UnsafeRawBufferPointer?
-        let body: UnsafeRawBufferPointer
+        package let keyID: UInt32
+        package let summary: UnsafeRawBufferPointer?
+        package let body: UnsafeRawBufferPointer
     }
 
     /// Structural checks, all before any decryption: version, lengths within the format's limits.
@@ -150,20 +161,21 @@ enum RecordEnvelope {
         }
     }
 
-    /// A section located in a value whose envelope passed the structural checks and whose key id is known.
-    private struct Located {
-        let keyID: UInt32
-        let key: SecureKey
-        let tag: UInt8
-        let sealed: UnsafeRawBufferPointer
+    /// A section located in a value whose envelope passed the structural checks and whose key id is known: what a
+    /// reader needs to size its output buffer before ``decrypt(_:storeID:database:key:into:)``.
+    package struct Located {
+        package let keyID: UInt32
+        package let key: SecureKey
+        package let tag: UInt8
+        package let sealed: UnsafeRawBufferPointer
         /// The summary section, which the body's associated data covers.
-        let coveredSummary: UnsafeRawBufferPointer?
+        package let coveredSummary: UnsafeRawBufferPointer?
 
-        var plaintextCount: Int { sealed.count - XChaCha20Poly1305.nonceByteCount - XChaCha20Poly1305.tagByteCount }
+        package var plaintextCount: Int { sealed.count - XChaCha20Poly1305.nonceByteCount - XChaCha20Poly1305.tagByteCount }
     }
 
     /// Structural checks and key lookup, before any decryption; nil when the summary is asked for and there is none.
-    private static func locate(
+    package static func locate(
         _ section: Section, of value: UnsafeRawBufferPointer, keys: (UInt32) -> SecureKey?
     ) throws(FormatError) -> Located? {
         let parsed = try parse(value)
@@ -180,7 +192,7 @@ enum RecordEnvelope {
     }
 
     /// Authenticates and decrypts a located section into `output` (exactly `plaintextCount` bytes).
-    private static func decrypt(
+    package static func decrypt(
         _ located: Located, storeID: [UInt8], database: String, key: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
     ) throws(FormatError) {
         let nonce = UnsafeRawBufferPointer(rebasing: located.sealed[..<XChaCha20Poly1305.nonceByteCount])
@@ -196,7 +208,7 @@ enum RecordEnvelope {
 
     /// Authenticates and decrypts one section into a zeroizing buffer. Returns nil when the summary is asked for
     /// and the record has none.
-    static func open(
+    package static func open(
         _ section: Section, of value: UnsafeRawBufferPointer, slot: RecordSlot, keys: (UInt32) -> SecureKey?
     ) throws(FormatError) -> SecureBuffer? {
         guard let located = try locate(section, of: value, keys: keys) else { return nil }
@@ -210,35 +222,25 @@ enum RecordEnvelope {
         }.get()
         return plaintext
     }
-
-    /// Authenticates and decrypts one section into a temporary buffer that is lent to `body` and wiped when it
-    /// returns: the lookup path reads summaries without a heap allocation. Returns nil when the summary is asked
-    /// for and the record has none. `key` is the record's LMDB key (its bytes are bound into the associated data).
-    static func withOpened<R>(
-        _ section: Section, of value: UnsafeRawBufferPointer, storeID: [UInt8], database: String, key: UnsafeRawBufferPointer,
-        keys: (UInt32) -> SecureKey?, _ body: (UnsafeRawBufferPointer) throws(FormatError) -> R
-    ) throws(FormatError) -> R? {
-        guard let located = try locate(section, of: value, keys: keys) else { return nil }
-        return try withUnsafeTemporaryAllocation(byteCount: max(located.plaintextCount, 1), alignment: 16) { buffer throws(FormatError) -> R in
-            let output = UnsafeMutableRawBufferPointer(rebasing: buffer[..<located.plaintextCount])
-            defer { Memory.zero(buffer) }
-            try decrypt(located, storeID: storeID, database: database, key: key, into: output)
-            return try body(UnsafeRawBufferPointer(output))
-        }
-    }
 }
 
 /// The body of a record: `schema u8 ‖ revision u64be ‖ updated_at i64be ‖ field map` (FORMAT.md §5.3).
-struct RecordBody {
-    static let headerCount = 1 + 8 + 8
+package struct RecordBody {
+    package static let headerCount = 1 + 8 + 8
 
-    var revision: UInt64
-    var updatedAt: Int64
-    var fields: FieldMap
+    package var revision: UInt64
+    package var updatedAt: Int64
+    package var fields: FieldMap
 
-    var encodedCount: Int { Self.headerCount + fields.encodedCount }
+    package init(revision: UInt64, updatedAt: Int64, fields: FieldMap) {
+        self.revision = revision
+        self.updatedAt = updatedAt
+        self.fields = fields
+    }
 
-    func encode() -> SecureBuffer {
+    package var encodedCount: Int { Self.headerCount + fields.encodedCount }
+
+    package func encode() -> SecureBuffer {
         let buffer = SecureBuffer(count: encodedCount)
         buffer.withUnsafeMutableBytes { bytes in
             var writer = ByteWriter(bytes)
@@ -251,11 +253,12 @@ struct RecordBody {
     }
 
     /// The schema, revision and update time of a decrypted body, without decoding its fields.
-    static func header(of plaintext: SecureBuffer) throws(FormatError) -> (revision: UInt64, updatedAt: Int64) {
+    package static func header(of plaintext: SecureBuffer) throws(FormatError) -> (revision: UInt64, updatedAt: Int64) {
         try plaintext.withUnsafeBytes { bytes in Result { () throws(FormatError) in try header(of: bytes) } }.get()
     }
 
-    static func header(of bytes: UnsafeRawBufferPointer) throws(FormatError) -> (revision: UInt64, updatedAt: Int64) {
+    @inlinable
+    package static func header(of bytes: UnsafeRawBufferPointer) throws(FormatError) -> (revision: UInt64, updatedAt: Int64) {
         var reader = ByteReader(bytes)
         let schema = try reader.readByte("body schema")
         guard schema == FormatConstants.bodySchema else { throw FormatError("unsupported body schema \(schema)") }
@@ -265,12 +268,13 @@ struct RecordBody {
 
 /// A decrypted body read in place: its header and a field table over the plaintext, valid only while the
 /// plaintext is (``RecordStore/withBody(_:key:database:_:)`` lends one).
-struct DecodedBody {
-    var revision: UInt64
-    var updatedAt: Int64
-    var fields: FieldTable
+package struct DecodedBody {
+    package var revision: UInt64
+    package var updatedAt: Int64
+    package var fields: FieldTable
 
-    init(borrowing plaintext: UnsafeRawBufferPointer) throws(FormatError) {
+    @inlinable
+    package init(borrowing plaintext: UnsafeRawBufferPointer) throws(FormatError) {
         (revision, updatedAt) = try RecordBody.header(of: plaintext)
         fields = try FieldTable(borrowing: plaintext, offset: RecordBody.headerCount)
     }
@@ -278,7 +282,7 @@ struct DecodedBody {
 
 extension FieldMap {
     /// Encodes a bare field map (the summary plaintext) into a zeroizing buffer.
-    func encodedSecureBuffer() -> SecureBuffer {
+    package func encodedSecureBuffer() -> SecureBuffer {
         let buffer = SecureBuffer(count: encodedCount)
         buffer.withUnsafeMutableBytes { bytes in
             var writer = ByteWriter(bytes)

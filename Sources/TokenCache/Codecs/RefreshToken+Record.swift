@@ -1,0 +1,50 @@
+internal import TokenCacheRecords
+
+extension RefreshToken: StorableEntity {
+    static let modelledFieldNames: Set<String> = [
+        "home_account_id", "environment", "client_id", "secret", "family_id", "target", "realm",
+        "last_modification_time", "user_assertion_hash", "expires_on",
+    ]
+
+    func encodeFields() -> FieldMap {
+        var encoder = FieldEncoder()
+        encoder.setCredential("RefreshToken", homeAccountID: homeAccountID, environment: environment, clientID: clientID, secret: secret)
+        encoder.set("family_id", familyID)
+        encoder.set("target", target)
+        encoder.set("realm", realm)
+        encoder.set("last_modification_time", lastModificationTime)
+        encoder.set("user_assertion_hash", userAssertionHash)
+        encoder.set("expires_on", expiresOn)
+        encoder.merge(additionalFields)
+        return encoder.map
+    }
+
+    init(decoding fields: FieldTable) throws(FormatError) {
+        var decoder = FieldDecoder(fields, kind: Self.kind)
+        let credential = try decoder.credential()
+        self.init(
+            homeAccountID: credential.homeAccountID, environment: credential.environment, clientID: credential.clientID,
+            secret: credential.secret,
+            familyID: try decoder.optionalString("family_id"),
+            target: try decoder.optionalString("target"),
+            realm: try decoder.optionalString("realm"),
+            lastModificationTime: try decoder.optionalInteger("last_modification_time"),
+            userAssertionHash: try decoder.optionalString("user_assertion_hash"),
+            expiresOn: try decoder.optionalInteger("expires_on"),
+            additionalFields: try decoder.additionalFields()
+        )
+    }
+
+    func validate() throws(TokenCacheError) {
+        try Self.validateCredential(homeAccountID: homeAccountID, environment: environment, clientID: clientID, secret: secret)
+        if let target {
+            do { _ = try ScopeSet(parsing: target) } catch {
+                throw TokenCacheError(.invalidArgument, "RefreshToken.target contains a character outside the scope alphabet")
+            }
+        }
+        try validateAdditionalFields()
+    }
+
+    var homeAccountIDForIndex: String? { homeAccountID }
+    var clientIDForFilter: String? { clientID }
+}

@@ -1,0 +1,97 @@
+internal import TokenCacheRecords
+
+/// Canonical scope string for keys: the normalized set joined by spaces (or the lower-cased text if it does not
+/// parse, which `validate` prevents for stored records).
+func canonicalTarget(_ target: String) -> String {
+    (try? ScopeSet(parsing: target))?.canonical ?? target.asciiLowercased
+}
+
+// The storage key of each kind (FORMAT.md §4.3). Identifiers are ASCII-lower-cased; key ids are exact.
+extension Account {
+    static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
+        storageKey(accountPrefix: index.accountPrefix(key.homeAccountID), environment: key.environment, realm: key.realm, index: index)
+    }
+
+    /// The key under an account prefix already computed (a lookup derives `P(hid)` once).
+    static func storageKey(accountPrefix: [UInt8], environment: String, realm: String, index: BlindIndex) -> [UInt8] {
+        index.digest("account-entry", environment, realm, after: accountPrefix)
+    }
+}
+
+extension AccessToken {
+    /// The bucket is what a silent lookup knows exactly; the environment (matched by alias group) and the
+    /// scopes (matched as a subset) are resolved inside the bucket.
+    static func bucketPrefix(homeAccountID: String, clientID: String, realm: String, tokenType: String?, keyID: String?, index: BlindIndex) -> [UInt8] {
+        bucketPrefix(accountPrefix: index.accountPrefix(homeAccountID), clientID: clientID, realm: realm, tokenType: tokenType, keyID: keyID, index: index)
+    }
+
+    static func bucketPrefix(accountPrefix: [UInt8], clientID: String, realm: String, tokenType: String?, keyID: String?, index: BlindIndex) -> [UInt8] {
+        index.digest("at-bucket", clientID, realm, canonicalTokenType(tokenType), exact: keyID ?? "", after: accountPrefix)
+    }
+
+    static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
+        let bucket = bucketPrefix(
+            homeAccountID: key.homeAccountID, clientID: key.clientID, realm: key.realm, tokenType: key.tokenType,
+            keyID: key.keyID, index: index
+        )
+        return entryKey(for: key, bucket: bucket, index: index)
+    }
+
+    /// The entry key of `key` in its bucket, `bucket` already computed.
+    static func entryKey(for key: Key, bucket: [UInt8], index: BlindIndex) -> [UInt8] {
+        index.digest("at-entry", key.environment, canonicalTarget(key.target), after: bucket)
+    }
+}
+
+extension RefreshToken {
+    static func ownerPrefix(homeAccountID: String, owner: Owner, index: BlindIndex) -> [UInt8] {
+        ownerPrefix(accountPrefix: index.accountPrefix(homeAccountID), owner: owner, index: index)
+    }
+
+    static func ownerPrefix(accountPrefix: [UInt8], owner: Owner, index: BlindIndex) -> [UInt8] {
+        switch owner {
+        case .client(let clientID): index.digest("rt-owner", "client", clientID, after: accountPrefix)
+        case .family(let familyID): index.digest("rt-owner", "family", familyID, after: accountPrefix)
+        }
+    }
+
+    static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
+        storageKey(for: key, accountPrefix: index.accountPrefix(key.homeAccountID), index: index)
+    }
+
+    /// The key under an account prefix already computed.
+    static func storageKey(for key: Key, accountPrefix: [UInt8], index: BlindIndex) -> [UInt8] {
+        index.digest("rt-entry", key.environment, after: ownerPrefix(accountPrefix: accountPrefix, owner: key.owner, index: index))
+    }
+}
+
+extension IDToken {
+    /// The ID tokens of one (account, client, realm), across environments.
+    static func ownerPrefix(homeAccountID: String, clientID: String, realm: String, index: BlindIndex) -> [UInt8] {
+        ownerPrefix(accountPrefix: index.accountPrefix(homeAccountID), clientID: clientID, realm: realm, index: index)
+    }
+
+    static func ownerPrefix(accountPrefix: [UInt8], clientID: String, realm: String, index: BlindIndex) -> [UInt8] {
+        index.digest("idt-owner", clientID, realm, after: accountPrefix)
+    }
+
+    static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
+        storageKey(for: key, accountPrefix: index.accountPrefix(key.homeAccountID), index: index)
+    }
+
+    /// The key under an account prefix already computed.
+    static func storageKey(for key: Key, accountPrefix: [UInt8], index: BlindIndex) -> [UInt8] {
+        let owner = ownerPrefix(accountPrefix: accountPrefix, clientID: key.clientID, realm: key.realm, index: index)
+        return index.digest("idt-entry", key.environment, after: owner)
+    }
+}
+
+extension AppMetadata {
+    static func clientPrefix(_ clientID: String, index: BlindIndex) -> [UInt8] {
+        index.digest("app", clientID)
+    }
+
+    static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
+        index.digest("app-entry", key.environment, after: clientPrefix(key.clientID, index: index))
+    }
+}
