@@ -46,7 +46,7 @@ let package = Package(
         .testTarget(
             name: "TokenCacheTests",
             dependencies: ["TokenCache", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheLMDB", "TokenCacheSodium"],
-            resources: [.copy("FormatVectors")]
+            resources: [.copy("FormatVectors"), .copy("MSALFixtures")]
         ),
         .testTarget(name: "CacheToolTests", dependencies: ["cachetool", "TokenCache", "TokenCacheLMDB"]),
     ],

@@ -1,0 +1,202 @@
+/// Entities → the unified MSAL JSON cache that MSAL Python, .NET, Go and Node read, streamed to a sink.
+///
+/// What is written, and why:
+/// - the five sections `AccessToken`, `Account`, `AppMetadata`, `IdToken`, `RefreshToken`, always (empty ones as
+///   `{}`, as MSAL's own templates have them), plus the unknown sections an import kept, restored as read;
+/// - sections sorted bytewise by name, entries sorted bytewise by key, fields sorted bytewise by name: exporting
+///   the same content twice gives the same bytes, whatever order the entities came in;
+/// - keys from ``MSALCacheKey`` (lower-cased, every component, Python/.NET shape);
+/// - timestamps as strings of integer Unix seconds (`"1700000000"`), which every SDK writes and reads;
+/// - `credential_type` on every credential (``MSALCacheKey/credentialType(of:)`` for access tokens), `key_id` for
+///   bound tokens (the name Python and JS write; .NET and Go also read it through their own aliases poorly, but
+///   it is the majority spelling), and every unknown field restored under its own name (a modelled field of the
+///   same name wins);
+/// - optional fields only when present, as .NET and Go do (an app token has no `home_account_id` member);
+/// - with `revealSecrets` false, every `secret` is ``redactedSecret``: a file for inspection or support that
+///   holds no token. Such a file imports as tokens whose secret is the marker, which no server accepts.
+///
+/// Memory: the entities are held by the caller; the writer sorts references to them and hands the text to the
+/// sink in pieces of about ``flushSize`` bytes.
+struct MSALCacheWriter {
+    /// What every secret is replaced with when secrets are not revealed: `<redacted>`, the library's one marker.
+    static let redactedSecret = Secret.redactionMarker
+
+    /// Bytes buffered before the sink is called.
+    static let flushSize = 64 * 1024
+
+    /// Why content could not be written.
+    struct ExportError: Error, Sendable, Equatable, CustomStringConvertible {
+        enum Code: String, Sendable { case duplicateKey, sectionNameClash, secretNotUTF8, sinkFailed }
+        var code: Code
+        var section: String
+        /// The clashing entry key (identifiers only), for duplicateKey.
+        var key: String?
+        var reason: String
+
+        var description: String {
+            var text = "MSAL cache export, section \"\(MSALImportError.displayed(section))\""
+            if let key { text += ", entry \"\(MSALImportError.displayed(key))\"" }
+            return text + ": " + reason
+        }
+    }
+
+    /// Writes `content` as one JSON document to `sink`, in order, in pieces.
+    static func write(_ content: MSALCacheContent, revealSecrets: Bool, to sink: ([UInt8]) throws -> Void) throws(ExportError) {
+        var sections: [(name: String, entries: [(key: String, entity: MSALEntity)]?, unknown: JSONValue?)] = []
+        for (name, value) in content.unknownSections {
+            guard case .unknown = MSALSection(name: name) else {
+                throw ExportError(code: .sectionNameClash, section: name, reason: "an unknown section has the name of an entity section")
+            }
+            sections.append((name, nil, value))
+        }
+        for kind in EntityKind.allCases {
+            let entities: [MSALEntity] = switch kind {
+            case .accessToken: content.accessTokens.map(MSALEntity.accessToken)
+            case .refreshToken: content.refreshTokens.map(MSALEntity.refreshToken)
+            case .idToken: content.idTokens.map(MSALEntity.idToken)
+            case .account: content.accounts.map(MSALEntity.account)
+            case .appMetadata: content.appMetadata.map(MSALEntity.appMetadata)
+            }
+            var keyed = entities.map { (key: MSALCacheKey.key(of: $0), entity: $0) }
+            keyed.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
+            for index in keyed.indices.dropFirst() where keyed[index].key == keyed[index - 1].key {
+                throw ExportError(
+                    code: .duplicateKey, section: kind.rawValue, key: keyed[index].key,
+                    reason: "two entities have the same MSAL key (e.g. bound tokens that differ only in key id)")
+            }
+            sections.append((kind.rawValue, keyed, nil))
+        }
+        sections.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+
+        var output = MSALJSONOutput()
+        func flush(force: Bool = false) throws(ExportError) {
+            guard force || output.count >= flushSize else { return }
+            do { try output.drain(into: sink) } catch {
+                throw ExportError(code: .sinkFailed, section: "", reason: "writing the output failed")
+            }
+        }
+        output.append("{")
+        for (sectionIndex, section) in sections.enumerated() {
+            output.append(sectionIndex == 0 ? "\n  " : ",\n  ")
+            output.appendString(section.name)
+            output.append(": ")
+            if let unknown = section.unknown {
+                output.appendValue(unknown)
+                try flush()
+                continue
+            }
+            let entries = section.entries ?? []
+            if entries.isEmpty {
+                output.append("{}")
+                continue
+            }
+            output.append("{")
+            for (entryIndex, entry) in entries.enumerated() {
+                output.append(entryIndex == 0 ? "\n    " : ",\n    ")
+                output.appendString(entry.key)
+                output.append(": {")
+                let fields = Self.fields(of: entry.entity)
+                for (fieldIndex, name) in MSALJSONOutput.sorted(fields.keys).enumerated() {
+                    output.append(fieldIndex == 0 ? "\n      " : ",\n      ")
+                    output.appendString(name)
+                    output.append(": ")
+                    switch fields[name]! {
+                    case .text(let text): output.appendString(text)
+                    case .json(let value): output.appendValue(value)
+                    case .secret(let secret):
+                        if revealSecrets {
+                            guard secret.withUnsafeBytes({ String(validating: $0, as: UTF8.self) != nil }) else {
+                                throw ExportError(code: .secretNotUTF8, section: section.name, key: entry.key, reason: "a secret is not valid UTF-8")
+                            }
+                            secret.withUnsafeBytes { output.appendString(utf8: $0) }
+                        } else {
+                            output.appendString(redactedSecret)
+                        }
+                    }
+                }
+                output.append("\n    }")
+                try flush()
+            }
+            output.append("\n  }")
+        }
+        output.append(sections.isEmpty ? "}\n" : "\n}\n")
+        try flush(force: true)
+    }
+
+    /// The whole document in memory (tests, small caches).
+    static func document(_ content: MSALCacheContent, revealSecrets: Bool) throws(ExportError) -> [UInt8] {
+        var document: [UInt8] = []
+        try write(content, revealSecrets: revealSecrets) { document.append(contentsOf: $0) }
+        return document
+    }
+
+    private enum FieldValue {
+        case text(String)
+        case secret(Secret)
+        case json(JSONValue)
+    }
+
+    /// The members of one entry: modelled fields under their MSAL names, then unknown fields not already written.
+    private static func fields(of entity: MSALEntity) -> [String: FieldValue] {
+        var fields: [String: FieldValue] = [:]
+        func set(_ name: String, _ value: String?) { if let value { fields[name] = .text(value) } }
+        func set(_ name: String, _ value: Int64?) { if let value { fields[name] = .text(String(value)) } }
+        func credential(_ type: String, _ homeAccountID: String, _ environment: String, _ clientID: String, _ secret: Secret) {
+            set("credential_type", type)
+            set("home_account_id", homeAccountID.isEmpty ? nil : homeAccountID)
+            set("environment", environment)
+            set("client_id", clientID)
+            fields["secret"] = .secret(secret)
+        }
+        let additional: [String: JSONValue]
+        switch entity {
+        case .accessToken(let token):
+            credential(MSALCacheKey.credentialType(of: token), token.homeAccountID, token.environment, token.clientID, token.secret)
+            set("realm", token.realm)
+            set("target", token.target)
+            set("cached_at", token.cachedAt)
+            set("expires_on", token.expiresOn)
+            set("extended_expires_on", token.extendedExpiresOn)
+            set("refresh_on", token.refreshOn)
+            set("token_type", token.tokenType)
+            set("key_id", token.keyID)
+            set("user_assertion_hash", token.userAssertionHash)
+            additional = token.additionalFields
+        case .refreshToken(let token):
+            credential("RefreshToken", token.homeAccountID, token.environment, token.clientID, token.secret)
+            set("family_id", token.familyID)
+            set("target", token.target)
+            set("realm", token.realm)
+            set("last_modification_time", token.lastModificationTime)
+            set("user_assertion_hash", token.userAssertionHash)
+            set("expires_on", token.expiresOn)
+            additional = token.additionalFields
+        case .idToken(let token):
+            credential("IdToken", token.homeAccountID, token.environment, token.clientID, token.secret)
+            set("realm", token.realm)
+            additional = token.additionalFields
+        case .account(let account):
+            set("home_account_id", account.homeAccountID)
+            set("environment", account.environment)
+            set("realm", account.realm)
+            set("local_account_id", account.localAccountID)
+            set("username", account.username)
+            set("authority_type", account.authorityType)
+            set("account_source", account.accountSource)
+            set("name", account.name)
+            set("given_name", account.givenName)
+            set("family_name", account.familyName)
+            set("middle_name", account.middleName)
+            set("alternative_account_id", account.alternativeAccountID)
+            set("client_info", account.clientInfo)
+            additional = account.additionalFields
+        case .appMetadata(let metadata):
+            set("client_id", metadata.clientID)
+            set("environment", metadata.environment)
+            set("family_id", metadata.familyID)
+            additional = metadata.additionalFields
+        }
+        for (name, value) in additional where fields[name] == nil { fields[name] = .json(value) }
+        return fields
+    }
+}

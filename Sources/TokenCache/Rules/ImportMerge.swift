@@ -1,0 +1,49 @@
+/// Which of two entities with the same identity an import keeps: the one already there, or the incoming one.
+///
+/// An import meets an identity twice when the store already holds it, or when the file itself holds it twice
+/// (MSAL Python keeps one refresh token per scope set, which are one token here). The rule: the later write wins,
+/// judged by `cached_at` (for refresh tokens, `last_modification_time`, their write time); on a tie, the later
+/// `expires_on`; on a tie again, the existing entity stays, so re-importing the same file changes nothing. An
+/// absent time counts as earlier than any present one: an entity that says when it was written beats one that
+/// does not. Entities that carry neither time (accounts, ID tokens, app metadata) therefore always keep the
+/// existing one.
+enum ImportMerge {
+    /// The two times the rule compares; nil when the entity has none.
+    struct Stamp: Sendable, Hashable {
+        var writtenAt: Int64?
+        var expiresOn: Int64?
+
+        init(writtenAt: Int64?, expiresOn: Int64?) {
+            self.writtenAt = writtenAt
+            self.expiresOn = expiresOn
+        }
+    }
+
+    /// Whether the incoming entity replaces the existing one.
+    static func incomingWins(existing: Stamp, incoming: Stamp) -> Bool {
+        if let order = compare(existing.writtenAt, incoming.writtenAt) { return order }
+        if let order = compare(existing.expiresOn, incoming.expiresOn) { return order }
+        return false
+    }
+
+    /// true if `incoming` is later, false if earlier, nil if equal (absent before present).
+    private static func compare(_ existing: Int64?, _ incoming: Int64?) -> Bool? {
+        switch (existing, incoming) {
+        case (nil, nil): nil
+        case (nil, .some): true
+        case (.some, nil): false
+        case (.some(let old), .some(let new)): old == new ? nil : new > old
+        }
+    }
+
+    static func stamp(of token: AccessToken) -> Stamp { Stamp(writtenAt: token.cachedAt, expiresOn: token.expiresOn) }
+    static func stamp(of token: RefreshToken) -> Stamp { Stamp(writtenAt: token.lastModificationTime, expiresOn: token.expiresOn) }
+    static func stamp(of token: IDToken) -> Stamp { Stamp(writtenAt: nil, expiresOn: nil) }
+    static func stamp(of account: Account) -> Stamp { Stamp(writtenAt: nil, expiresOn: nil) }
+    static func stamp(of metadata: AppMetadata) -> Stamp { Stamp(writtenAt: nil, expiresOn: nil) }
+
+    /// The entity an import keeps of `existing` and `incoming` (same identity).
+    static func winner<Entity>(existing: Entity, incoming: Entity, stamp: (Entity) -> Stamp) -> Entity {
+        incomingWins(existing: stamp(existing), incoming: stamp(incoming)) ? incoming : existing
+    }
+}
