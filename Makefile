@@ -3,7 +3,7 @@ SHELL := /bin/bash
 DEBIAN_PACKAGES := liblmdb-dev libsodium-dev pkg-config
 DEMO_DIR := $(CURDIR)/.demo
 
-.PHONY: deps build release demo test stress sanitize clean
+.PHONY: deps build release demo test stress sanitize clean interop interop-venv interop-generate
 
 # Installs the Debian packages that are missing (as root directly, otherwise through sudo).
 deps:
@@ -64,6 +64,34 @@ sanitize: deps
 	swift build --build-tests --sanitize=thread --scratch-path .build-tsan
 	TSAN_OPTIONS="suppressions=$(CURDIR)/Tests/Sanitizers/tsan.supp" \
 	  swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "ConcurrencyTests|TransactionTests|RegistryTests"
+
+# MSAL Python interop proof (Tests/Interop): MSAL Python 1.39.0 writes token caches and answers silent requests
+# against them; `cachetool import` must give the same answers (or, for marked queries, the rule Docs/Semantics.md
+# documents), and `cachetool export` must give a file MSAL reads back. Not part of `make test` yet.
+# The virtual environment installs the exact pins of Tests/Interop/requirements.txt once (stamp file); it needs PyPI.
+INTEROP_PYTHON ?= python3.11
+INTEROP_VENV := $(CURDIR)/.venv/interop
+INTEROP_REQUIREMENTS := Tests/Interop/requirements.txt
+INTEROP_WORK := $(CURDIR)/.build/interop
+
+$(INTEROP_VENV)/.installed: $(INTEROP_REQUIREMENTS)
+	@command -v $(INTEROP_PYTHON) >/dev/null || { echo "interop: $(INTEROP_PYTHON) not found (set INTEROP_PYTHON to a Python 3.11 interpreter)" >&2; exit 1; }
+	@rm -rf "$(INTEROP_VENV)"
+	@$(INTEROP_PYTHON) -m venv "$(INTEROP_VENV)" || { echo "interop: '$(INTEROP_PYTHON) -m venv' failed (on Debian: apt-get install python3-venv)" >&2; exit 1; }
+	@echo "Installing the pinned MSAL Python packages into $(INTEROP_VENV)"
+	@if ! "$(INTEROP_VENV)/bin/pip" install --disable-pip-version-check --quiet --timeout 20 --retries 2 	    --no-deps -r $(INTEROP_REQUIREMENTS); then 	  echo "interop: cannot install the pinned packages of $(INTEROP_REQUIREMENTS) (msal==1.39.0 and its dependencies)." >&2; 	  echo "interop: PyPI is unreachable or a pinned version is unavailable (pip's error is above); the MSAL interop proof needs them and was NOT run." >&2; 	  rm -rf "$(INTEROP_VENV)"; exit 1; 	fi
+	@"$(INTEROP_VENV)/bin/pip" check --disable-pip-version-check >/dev/null || { 	  "$(INTEROP_VENV)/bin/pip" check; echo "interop: $(INTEROP_REQUIREMENTS) does not pin every dependency" >&2; rm -rf "$(INTEROP_VENV)"; exit 1; }
+	@touch "$@"
+
+interop-venv: $(INTEROP_VENV)/.installed
+
+# What can be checked without cachetool import/export: the generator runs, is deterministic, covers every kind.
+interop-generate: interop-venv
+	"$(INTEROP_VENV)/bin/python" Tests/Interop/msal_caches.py --out "$(INTEROP_WORK)/generated" --check
+
+# The whole proof against a debug build of cachetool; closes with "N passed, N failed".
+interop: build interop-venv
+	"$(INTEROP_VENV)/bin/python" Tests/Interop/msal_proof.py --cachetool "$$(swift build --show-bin-path)/cachetool" --work "$(INTEROP_WORK)"
 
 clean:
 	rm -rf .build .build-asan .build-tsan "$(DEMO_DIR)"

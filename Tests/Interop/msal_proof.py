@@ -1,0 +1,383 @@
+"""Proves cachetool's MSAL JSON import/export against the real MSAL Python.
+
+Why: the generator (``msal_caches.py``) makes MSAL Python write caches and answer a few hundred silent requests
+against them. This runner checks that token-cache, after ``cachetool import``, gives the same answers (or, where
+a query is marked, the answer of its own documented rule), that ``cachetool export`` writes a file MSAL Python
+reads and answers from identically, and that a cache MSAL Python has written to after that imports again with
+every identity and secret intact.
+
+Usage: ``python msal_proof.py --cachetool PATH [--work DIR]`` (``make interop`` runs it). Prints one line per
+check and closes with ``N passed, N failed``; exits non-zero on any failure, including when the cachetool
+binary has no ``import``/``export`` commands yet.
+
+The cachetool interface relied on (so both sides can be matched):
+
+- ``cachetool init``, ``cachetool import FILE --json``, ``cachetool import FILE --replace --json``,
+  ``cachetool export --include-secrets -o FILE``, ``cachetool info --json`` (``records`` counts per kind), and
+  ``cachetool lookup --client-id C --account HOME_ACCOUNT_ID --environment HOST --realm REALM --scopes "S ..."
+  [--token-type T --key-id K] --now NOW --json --reveal-secrets`` (``--account ""`` for an app token), each with
+  the store and key given by ``TOKEN_CACHE_DIR`` and ``TOKEN_CACHE_KEY_FILE``;
+- from ``lookup --json``: ``outcome``, ``refresh_recommended``, ``access_token.secret``, ``refresh_token.secret``;
+- the exported file: MSAL's five sections (``AccessToken``, ``RefreshToken``, ``IdToken``, ``Account``,
+  ``AppMetadata``) with MSAL's field names; ``key_id`` (or ``kid``/``keyid``) for a key id; times as integer
+  strings or numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import msal_caches  # noqa: E402
+from msal_caches import NOW, Answer, Query  # noqa: E402
+
+
+class Results:
+    """Collects checks; prints each as it is decided."""
+
+    def __init__(self) -> None:
+        self.passed = 0
+        self.failed = 0
+
+    def check(self, ok: bool, text: str, detail: str | None = None) -> bool:
+        if ok:
+            self.passed += 1
+            print("PASS " + text)
+        else:
+            self.failed += 1
+            print("FAIL " + text + (("\n     " + detail.replace("\n", "\n     ")) if detail else ""))
+        sys.stdout.flush()
+        return ok
+
+    def close(self) -> int:
+        print(f"{self.passed} passed, {self.failed} failed")
+        return 1 if self.failed else 0
+
+
+class CacheTool:
+    """Runs cachetool against one store; the key file sits next to it."""
+
+    def __init__(self, binary: str, store: str):
+        self.binary = binary
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith("TOKEN_CACHE_")}
+        self.env.update(TOKEN_CACHE_DIR=store, TOKEN_CACHE_KEY_FILE=store + ".key")
+        self.store = store
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([self.binary, *args], env=self.env, capture_output=True, text=True, timeout=120)
+
+    def fresh(self) -> subprocess.CompletedProcess[str]:
+        shutil.rmtree(self.store, ignore_errors=True)
+        if os.path.exists(self.store + ".key"):
+            os.remove(self.store + ".key")
+        os.makedirs(os.path.dirname(self.store), exist_ok=True)
+        return self.run("init")
+
+    def lookup(self, query: Query) -> tuple[Answer | None, str]:
+        args = ["lookup", "--client-id", query.client_id, "--account", query.home_account_id or "",
+                "--environment", query.environment, "--realm", query.realm, "--scopes", " ".join(query.scopes),
+                "--now", str(NOW), "--json", "--reveal-secrets"]
+        if query.token_type:
+            args += ["--token-type", query.token_type]
+        if query.key_id:
+            args += ["--key-id", query.key_id]
+        result = self.run(*args)
+        if result.returncode != 0:
+            return None, f"exit {result.returncode}: {result.stderr.strip()[:300]}"
+        try:
+            out = json.loads(result.stdout)
+        except ValueError:
+            return None, "stdout is not JSON"
+        at, rt = out.get("access_token") or {}, out.get("refresh_token") or {}
+        return Answer(out.get("outcome"), at.get("secret"), rt.get("secret"), bool(out.get("refresh_recommended"))), ""
+
+
+def has_subcommand(binary: str, name: str) -> bool:
+    """Whether cachetool documents a subcommand. An unknown one prints the top-level help with exit 0, so the
+    exit code alone proves nothing: the subcommand's own usage line must be there."""
+    result = subprocess.run([binary, name, "--help"], capture_output=True, text=True, timeout=60)
+    return result.returncode == 0 and f"USAGE: cachetool {name}" in result.stdout
+
+
+def compare(expected: Answer, got: Answer) -> bool:
+    """Outcome, the access token of a hit, refresh_recommended, and the refresh token wherever MSAL reveals it.
+
+    A hit that is not aging reveals no refresh token in MSAL Python (it does not read one), so cachetool's
+    refresh-token companion is not compared there.
+    """
+    if (got.outcome, got.access_token, got.refresh_recommended) != (expected.outcome, expected.access_token, expected.refresh_recommended):
+        return False
+    if expected.outcome == "refresh" or expected.refresh_recommended:
+        return got.refresh_token == expected.refresh_token
+    return True
+
+
+def answer_of(record: dict[str, Any]) -> Answer:
+    return Answer(**record)
+
+
+def query_of(record: dict[str, Any]) -> Query:
+    q = dict(record)
+    q["scopes"] = tuple(q["scopes"])
+    return Query(**q)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Identities, by token-cache's identity rules (Docs/Semantics.md, "Entities and their identity")
+# ---------------------------------------------------------------------------------------------------------------
+
+def lower(value: Any) -> str:
+    return (value or "").lower() if isinstance(value, str) or value is None else str(value).lower()
+
+
+def time_of(value: Any) -> int | None:
+    return None if value in (None, "") else int(float(value))
+
+
+def key_id_of(entry: dict[str, Any]) -> str:
+    return entry.get("key_id") or entry.get("kid") or entry.get("keyid") or ""
+
+
+def identities(cache: dict[str, Any]) -> dict[tuple[Any, ...], Any]:
+    """Every record of a serialized cache under its token-cache identity, with what must survive a round trip.
+
+    MSAL Python keeps one refresh token per scope set; token-cache keeps one per owner (family id, else client
+    id) and environment, the newest by last_modification_time: so several Python tokens collapse to that one.
+    """
+    found: dict[tuple[Any, ...], Any] = {}
+    for at in cache.get("AccessToken", {}).values():
+        target = at.get("target") or ""
+        scopes = frozenset(s.lower() for s in (target if isinstance(target, list) else target.split()))
+        key = ("AccessToken", lower(at.get("home_account_id")), lower(at.get("environment")), lower(at.get("client_id")),
+               lower(at.get("realm")), scopes, lower(at.get("token_type")) or "bearer", key_id_of(at))
+        found[key] = (at.get("secret"), time_of(at.get("cached_at")), time_of(at.get("expires_on")), time_of(at.get("refresh_on")))
+    newest: dict[tuple[Any, ...], tuple[int, str]] = {}
+    for rt in cache.get("RefreshToken", {}).values():
+        owner = rt.get("family_id") or rt.get("client_id")
+        key = ("RefreshToken", lower(rt.get("home_account_id")), lower(rt.get("environment")), lower(owner))
+        modified = time_of(rt.get("last_modification_time")) or 0
+        if key not in newest or modified > newest[key][0]:
+            newest[key] = (modified, rt.get("secret"))
+    found.update({key: secret for key, (_, secret) in newest.items()})
+    for idt in cache.get("IdToken", {}).values():
+        found[("IdToken", lower(idt.get("home_account_id")), lower(idt.get("environment")), lower(idt.get("client_id")),
+               lower(idt.get("realm")))] = idt.get("secret")
+    for account in cache.get("Account", {}).values():
+        found[("Account", lower(account.get("home_account_id")), lower(account.get("environment")), lower(account.get("realm")))] = (
+            account.get("username") or None, account.get("local_account_id") or None, account.get("authority_type"))
+    for metadata in cache.get("AppMetadata", {}).values():
+        found[("AppMetadata", lower(metadata.get("client_id")), lower(metadata.get("environment")))] = metadata.get("family_id") or None
+    return found
+
+
+def identity_diff(expected: dict[tuple[Any, ...], Any], got: dict[tuple[Any, ...], Any], *, superset: bool = False) -> str:
+    """What differs, naming kinds and counts only (never a secret); empty when equal."""
+    missing = [k for k in expected if k not in got]
+    changed = [k for k in expected if k in got and got[k] != expected[k]]
+    extra = [] if superset else [k for k in got if k not in expected]
+    if not (missing or changed or extra):
+        return ""
+    def kinds(keys: list[tuple[Any, ...]]) -> str:
+        return str(msal_caches._count_by(keys, lambda k: k[0]))
+    return f"missing {len(missing)} {kinds(missing)}, different values {len(changed)} {kinds(changed)}, unexpected {len(extra)} {kinds(extra)}"
+
+
+def counts_by_kind(cache: dict[str, Any]) -> dict[str, int]:
+    return msal_caches._count_by(identities(cache), lambda k: k[0])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The proof
+# ---------------------------------------------------------------------------------------------------------------
+
+def extra_events(cache: dict[str, Any], name: str) -> tuple[list[tuple[dict[str, Any], int]], list[Query]]:
+    """Token responses MSAL adds after the round trip, and a query that must hit each new access token.
+
+    One sign-in of a new user in a new tenant (family app, so a family refresh token), and one new scope set
+    for an account the cache already holds.
+    """
+    builder = msal_caches.CacheBuilder(name + "-extra", seed=9000 + len(name))
+    newcomer = builder.user(builder.tenant("woodgrove.onmicrosoft.com"), msal_caches.PUBLIC)
+    builder.user_response(msal_caches.PUBLIC, newcomer, msal_caches.OFFICE, ("User.Read", "Sites.Read.All"), foci=True, state="valid")
+    account = sorted((a for a in cache["Account"].values() if a["environment"] == msal_caches.PUBLIC.writer_host
+                      and a["home_account_id"].endswith("." + a["realm"])), key=lambda a: a["home_account_id"])[0]
+    oid, tid = account["home_account_id"].split(".")
+    known = msal_caches.User(oid, msal_caches.Tenant(tid, "contoso.onmicrosoft.com"), "Known User", account["username"], msal_caches.PUBLIC)
+    builder.user_response(msal_caches.PUBLIC, known, msal_caches.NOTES_APP, ("Tasks.ReadWrite",), state="valid", with_refresh_in=False)
+    events = [(p.event, p.time) for p in sorted(builder.events, key=lambda p: p.time)]
+    queries = [Query(p.written.client_id, p.written.user.hid, p.written.host, p.written.tenant_segment,
+                     tuple(s for s in p.written.scopes if s not in msal_caches.RESERVED_SCOPES and s != "email"))
+               for p in builder.events]
+    return events, queries
+
+
+def prove_cache(results: Results, cachetool: str, work: str, generated: str, name: str, records: list[dict[str, Any]]) -> None:
+    source = os.path.join(generated, f"{name}.msal.json")
+    with open(source, encoding="utf-8") as f:
+        original_text = f.read()
+    original = json.loads(original_text)
+    tool = CacheTool(cachetool, os.path.join(work, "stores", name))
+
+    # 1. Import what MSAL Python wrote.
+    created = tool.fresh()
+    if not results.check(created.returncode == 0, f"{name}: cachetool init", created.stderr.strip()):
+        return
+    imported = tool.run("import", source, "--json")
+    ok = imported.returncode == 0
+    try:
+        json.loads(imported.stdout)
+    except ValueError:
+        ok = False
+    if not results.check(ok, f"{name}: cachetool import {os.path.basename(source)} --json (exit 0, JSON on stdout)",
+                         f"exit {imported.returncode}: {imported.stderr.strip()[:500]}"):
+        return
+    info = tool.run("info", "--json")
+    got_counts = json.loads(info.stdout).get("records", {}) if info.returncode == 0 else {}
+    want_counts = counts_by_kind(original)
+    results.check({k: got_counts.get(k, 0) for k in want_counts} == want_counts,
+                  f"{name}: record counts after import are one per token-cache identity {want_counts}",
+                  f"cachetool info --json records: {got_counts} (expired access tokens are expected to be kept: import judges no expiry)")
+
+    # 2. Every query: token-cache's answer against MSAL Python's (or our documented rule where marked).
+    names = msal_caches.secret_names(original)
+    agreed = marked = 0
+    for record in records:
+        query, expected = query_of(record["query"]), answer_of(record["expected"])
+        got, error = tool.lookup(query)
+        label = f"{record['id']}: {expected.describe(names)}"
+        if record["differences"]:
+            label += f" [token-cache rule: {', '.join(record['differences'])}]"
+        if got is None:
+            results.check(False, label, f"cachetool lookup failed: {error}")
+            continue
+        if results.check(compare(expected, got), label,
+                         f"cachetool: {got.describe(names)}" + (f"\nnote: {record['note']}" if record["note"] else "")):
+            marked += bool(record["differences"])
+            agreed += not record["differences"]
+
+    # 3. Export, and MSAL Python reads the export.
+    exported_path = os.path.join(work, "roundtrip", f"{name}.export.json")
+    os.makedirs(os.path.dirname(exported_path), exist_ok=True)
+    exported = tool.run("export", "--include-secrets", "-o", exported_path)
+    exported_text = ""
+    if exported.returncode == 0 and os.path.exists(exported_path):
+        with open(exported_path, encoding="utf-8") as f:
+            exported_text = f.read()
+    if not results.check(bool(exported_text), f"{name}: cachetool export --include-secrets -o FILE",
+                         f"exit {exported.returncode}: {exported.stderr.strip()[:500]}"):
+        return
+    try:
+        exported_cache = json.loads(exported_text)
+    except ValueError as error:
+        results.check(False, f"{name}: the export is JSON", str(error))
+        return
+    results.check(not identity_diff(identities(original), identities(exported_cache)),
+                  f"{name}: the export holds every identity, secret and time of the MSAL cache",
+                  identity_diff(identities(original), identities(exported_cache)))
+    mismatches = []
+    for record in records:
+        if record["differences"]:
+            continue  # MSAL's answer there depends on Python-only details (insertion order, exact host), not on the data
+        query = query_of(record["query"])
+        try:
+            again = msal_caches.msal_answer(exported_text, query)
+        except Exception as error:  # noqa: BLE001 — any failure of MSAL on our file is a finding
+            mismatches.append(f"{record['id']}: MSAL Python failed on the export: {type(error).__name__}: {error}")
+            continue
+        if again != answer_of(record["msal"]):
+            mismatches.append(f"{record['id']}: on the original {answer_of(record['msal']).describe(names)}; on the export {again.describe(names)}")
+    results.check(not mismatches, f"{name}: MSAL Python answers {sum(1 for r in records if not r['differences'])} queries "
+                                  f"from the export as from its own cache", "\n".join(mismatches[:20]))
+
+    # 4. MSAL Python writes to the exported cache; cachetool imports the result again.
+    events, new_queries = extra_events(original, name)
+    cache = msal_caches.msal.SerializableTokenCache()
+    cache.deserialize(exported_text)
+    for event, time in events:
+        cache.add(event, now=time)
+    rewritten_text = cache.serialize()
+    rewritten_path = os.path.join(work, "roundtrip", f"{name}.msal-rewritten.json")
+    with open(rewritten_path, "w", encoding="utf-8") as f:
+        f.write(rewritten_text)
+    rewritten = json.loads(rewritten_text)
+    second = CacheTool(cachetool, os.path.join(work, "stores", name + "-reimport"))
+    second.fresh()
+    reimported = second.run("import", rewritten_path, "--json")
+    if results.check(reimported.returncode == 0, f"{name}: cachetool import of the cache MSAL Python rewrote",
+                     f"exit {reimported.returncode}: {reimported.stderr.strip()[:500]}"):
+        again_path = os.path.join(work, "roundtrip", f"{name}.export-2.json")
+        second.run("export", "--include-secrets", "-o", again_path)
+        try:
+            with open(again_path, encoding="utf-8") as f:
+                again_cache = json.load(f)
+        except (OSError, ValueError):
+            again_cache = {}
+        diff = identity_diff(identities(rewritten), identities(again_cache))
+        results.check(not diff, f"{name}: identities and secrets survive MSAL's rewrite and a second import", diff)
+    replaced = tool.run("import", rewritten_path, "--replace", "--json")
+    if results.check(replaced.returncode == 0, f"{name}: cachetool import --replace of the rewritten cache into the first store",
+                     f"exit {replaced.returncode}: {replaced.stderr.strip()[:500]}"):
+        replaced_path = os.path.join(work, "roundtrip", f"{name}.export-replace.json")
+        tool.run("export", "--include-secrets", "-o", replaced_path)
+        try:
+            with open(replaced_path, encoding="utf-8") as f:
+                replaced_cache = json.load(f)
+        except (OSError, ValueError):
+            replaced_cache = {}
+        diff = identity_diff(identities(rewritten), identities(replaced_cache), superset=True)
+        results.check(not diff, f"{name}: after --replace the store holds every identity and secret of the rewritten cache", diff)
+    rewritten_names = msal_caches.secret_names(rewritten)
+    for query in new_queries:
+        msal_says = msal_caches.msal_answer(rewritten_text, query)
+        got, error = second.lookup(query)
+        results.check(msal_says.outcome == "hit" and got is not None and compare(msal_says, got),
+                      f"{name}: the token MSAL added after the round trip is found ({msal_says.describe(rewritten_names)})",
+                      f"cachetool: {got.describe(rewritten_names) if got else error}")
+    print(f"---- {name}: {agreed} queries agree with MSAL Python, {marked} follow token-cache's documented rule instead")
+
+
+def main() -> int:
+    msal_caches.ensure_fixed_hash_seed()
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cachetool", required=True, help="path of a built cachetool binary")
+    parser.add_argument("--work", default=os.path.join(".build", "interop"), help="directory for generated files and stores")
+    args = parser.parse_args()
+    results = Results()
+    generated = os.path.join(args.work, "generated")
+    shutil.rmtree(generated, ignore_errors=True)
+
+    print(f"---- generator (msal {msal_caches.msal.__version__}, now {NOW})")
+    manifest = msal_caches.generate(generated)
+    for name, info in manifest["caches"].items():
+        print(f"     {name}: {info['counts']}, {info['queries']} queries")
+    for ok, text in [msal_caches.deterministic(generated)] + msal_caches.self_check(generated):
+        results.check(ok, "generator: " + text)
+
+    print("---- cachetool")
+    binary = os.path.abspath(args.cachetool)
+    if not results.check(os.access(binary, os.X_OK), f"cachetool binary at {binary}"):
+        return results.close()
+    missing = [name for name in ("import", "export") if not has_subcommand(binary, name)]
+    if not results.check(not missing, "cachetool has the import and export commands",
+                         f"cachetool {' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing: `cachetool {missing[0]} --help` shows no "
+                         f"'USAGE: cachetool {missing[0]}'. The MSAL interop proof cannot run until "
+                         f"`cachetool import FILE [--replace] [--skip-invalid] [--json]` and "
+                         f"`cachetool export [-o FILE] [--include-secrets]` exist." if missing else None):
+        return results.close()
+
+    with open(os.path.join(generated, "queries.json"), encoding="utf-8") as f:
+        queries = json.load(f)
+    for name in manifest["caches"]:
+        print(f"---- {name}")
+        prove_cache(results, binary, os.path.abspath(args.work), generated, name, [q for q in queries if q["cache"] == name])
+    return results.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
