@@ -23,7 +23,10 @@ struct CacheTool: ParsableCommand {
             74 storage full or I/O error, 75 conflict (retry), 77 wrong key or insecure permissions, 78 unsupported environment or format.
             """,
         version: "0.1.0",
-        subcommands: [Init.self, Inspect.self, Info.self, Verify.self, Ingest.self, Lookup.self, Accounts.self, RemoveAccount.self, SampleData.self]
+        subcommands: [
+            Init.self, Inspect.self, Info.self, Verify.self, Ingest.self, Lookup.self, Accounts.self, RemoveAccount.self, Import.self,
+            Export.self, SampleData.self,
+        ]
     )
 
     static func main() {

@@ -61,6 +61,11 @@ enum Output {
         FileHandle.standardError.write(Data("cachetool: \(Terminal.sanitize(message))\n".utf8))
     }
 
+    /// Information about the command's result that is not its output (which goes to standard output).
+    static func note(_ message: String) {
+        FileHandle.standardError.write(Data("cachetool: \(Terminal.sanitize(message))\n".utf8))
+    }
+
     static func warning(_ message: String) {
         FileHandle.standardError.write(Data("cachetool: warning: \(Terminal.sanitize(message))\n".utf8))
     }

@@ -21,6 +21,8 @@ import Testing
         Golden(arguments: ["lookup"], text: HelpText.lookup),
         Golden(arguments: ["accounts"], text: HelpText.accounts),
         Golden(arguments: ["remove-account"], text: HelpText.removeAccount),
+        Golden(arguments: ["import"], text: HelpText.importCache),
+        Golden(arguments: ["export"], text: HelpText.exportCache),
         Golden(arguments: ["sample-data"], text: HelpText.sampleData),
     ]
 
@@ -45,7 +47,7 @@ import Testing
         let listed = lines[(start + 1)...].prefix { !$0.isEmpty }
             .filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }
             .compactMap { $0.split(separator: " ").first.map(String.init) }
-        #expect(listed.count == 9)
+        #expect(listed.count == 11)
         #expect(Set(listed) == Set(Self.goldens.compactMap(\.arguments.first)))
     }
 
@@ -97,6 +99,10 @@ enum HelpText {
           accounts                List signed-in accounts with their tenant profiles.
           remove-account          Sign an account out: for one client (--client-id) or
                                   for every client (--all-clients). App metadata stays.
+          import                  Import an MSAL serialized token cache (JSON) into the
+                                  store.
+          export                  Write the store as an MSAL serialized token cache
+                                  (JSON).
           sample-data             Write realistic sample accounts and tokens (fake,
                                   unsigned) into an existing store.
 
@@ -304,6 +310,69 @@ enum HelpText {
           --key-file <path>       Key file (32 bytes, mode 0600).
           --now <seconds>         Current time in Unix seconds the sample expiries are
                                   relative to.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        """
+
+    static let importCache = """
+        OVERVIEW: Import an MSAL serialized token cache (JSON) into the store.
+
+        Reads FILE, or standard input when it is '-' or absent. The whole file is
+        checked before anything is written: one invalid entry imports nothing (exit 65)
+        unless --skip-invalid. Merging keeps, for each identity, the record written
+        later (cached_at, then expires_on); --replace makes the store exactly the file,
+        in one transaction. Unknown fields and sections are kept, encrypted, and
+        written back by export.
+
+        JSON keys (stable): entries, written {AccessToken, RefreshToken, IdToken,
+        Account, AppMetadata}, kept_existing {…}, access_tokens_superseded,
+        removed_by_replace, kept_sections [names], rejected [{section, fingerprint,
+        offset, field, reason}].
+
+        USAGE: cachetool import [--store <dir>] [--key-file <path>] [--replace] [--skip-invalid] [--batch-size <n>] [--json] [<file>]
+
+        ARGUMENTS:
+          <file>                  The MSAL cache file, or '-' for standard input.
+
+        OPTIONS:
+          --store <dir>           Store directory.
+          --key-file <path>       Key file (32 bytes, mode 0600).
+          --replace               Replace everything the store holds with the file's
+                                  records (one transaction).
+          --skip-invalid          Import the valid entries and list the invalid ones
+                                  (by fingerprint).
+          --batch-size <n>        Entries per write transaction when merging. (default:
+                                  1000)
+          --json                  Print JSON.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        """
+
+    static let exportCache = """
+        OVERVIEW: Write the store as an MSAL serialized token cache (JSON).
+
+        Writes to standard output, or to FILE with -o. Without --include-secrets every
+        secret is "<redacted>" (said on standard error): the file can be read and
+        shared, not used to sign in. With it, a file is created with mode 0600 (an
+        existing file with a looser mode is refused), and a terminal as standard output
+        needs --force.
+
+        USAGE: cachetool export [--store <dir>] [--key-file <path>] [--output <file>] [--include-secrets] [--force] [--account <home-account-id>] [--client-id <client-id>] [--environment <host>]
+
+        OPTIONS:
+          --store <dir>           Store directory.
+          --key-file <path>       Key file (32 bytes, mode 0600).
+          -o, --output <file>     Write to this file instead of standard output.
+          --include-secrets       Write the tokens themselves instead of the redaction
+                                  marker.
+          --force                 With --include-secrets, write to standard output even
+                                  when it is a terminal.
+          --account <home-account-id>
+                                  Only this home account (uid.utid).
+          --client-id <client-id> Only this client's records.
+          --environment <host>    Only this authority host's cloud (and its aliases).
           --version               Show the version.
           -h, --help              Show help information.
 

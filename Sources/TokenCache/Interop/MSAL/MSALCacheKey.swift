@@ -1,3 +1,4 @@
+internal import TokenCacheRecords
 /// The entry keys the writer gives each kind: lower-cased, every component present, in the shape MSAL Python
 /// and .NET compute from the fields.
 ///

@@ -1,3 +1,4 @@
+internal import TokenCacheRecords
 /// MSAL cache entries → the engine's entities, with every SDK's spelling and type quirk accepted.
 ///
 /// Identity comes from the fields, never from the entry key: keys differ per SDK (JS ends Bearer keys in `--`,

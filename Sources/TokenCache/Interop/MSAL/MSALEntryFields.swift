@@ -1,3 +1,4 @@
+internal import TokenCacheRecords
 /// The members of one MSAL cache entry, looked up by their canonical MSAL names whatever the SDK's spelling.
 ///
 /// The SDKs spell some fields differently: JS writes camelCase (`homeAccountId`, `keyId`, `tokenType`,

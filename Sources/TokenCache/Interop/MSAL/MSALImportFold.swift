@@ -1,3 +1,4 @@
+internal import TokenCacheRecords
 /// Collects imported entities into one ``MSALCacheContent``, one entity per identity, resolving repeats with
 /// ``ImportMerge``.
 ///

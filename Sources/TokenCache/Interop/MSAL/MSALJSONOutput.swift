@@ -1,3 +1,4 @@
+internal import TokenCacheRecords
 /// JSON text as the MSAL cache writer emits it: UTF-8 bytes appended to a buffer, strings escaped per RFC 8259,
 /// objects with their members sorted bytewise by name, so that equal content always gives equal bytes.
 struct MSALJSONOutput {

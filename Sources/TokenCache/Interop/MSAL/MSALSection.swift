@@ -1,3 +1,4 @@
+internal import TokenCacheRecords
 /// Which part of an MSAL serialized cache a top-level member is.
 ///
 /// MSAL writers spell the five section names `AccessToken`, `RefreshToken`, `IdToken`, `Account` and `AppMetadata`,

@@ -1,0 +1,77 @@
+extension TokenStore {
+    /// Imports an MSAL serialized cache (the JSON file MSAL Python, .NET, Go, Node and ObjC write: Azure CLI's
+    /// `msal_token_cache.json`, msal-extensions' files) into this store.
+    ///
+    /// Every SDK's spelling is accepted (timestamps as strings or numbers, `kid`/`keyid` for `key_id`, array
+    /// targets of old Python caches, app tokens without an account, mixed-case names, a BOM), and identity is
+    /// rebuilt from each entry's fields, never from its key string. Unknown fields stay with their entity; unknown
+    /// top-level sections are kept (sealed) and written back by ``exportMSAL(options:to:)``.
+    ///
+    /// **All or nothing.** The whole file is checked before anything is written; one invalid entry (a missing or
+    /// mistyped field, a bad timestamp, a scope the store refuses) fails the import with an error naming its
+    /// section, byte offset, field and reason, and the store is unchanged. With
+    /// ``MSALImportOptions/skipInvalid`` the valid entries are imported and the others reported.
+    ///
+    /// **Merging** (``MSALImportOptions/Mode/merge``): for each identity the record written later wins (`cached_at`,
+    /// for refresh tokens `last_modification_time`; then `expires_on`; else the stored one stays, so importing a
+    /// file twice changes nothing). An imported access token also replaces the stored tokens of its bucket whose
+    /// scopes intersect its own, as an ingest does, unless one of them is newer, in which case it is not imported.
+    /// Expired tokens are imported as they are (an import is no place to drop data by the clock). Entries are
+    /// written in durable transactions of ``MSALImportOptions/batchSize``; an import interrupted after the check
+    /// keeps the batches committed, and running it again completes it.
+    ///
+    /// **Replacing** (``MSALImportOptions/Mode/replace``): the store's records become exactly the file's, in one
+    /// transaction.
+    ///
+    /// - Parameter progress: called after the check and after each committed batch.
+    /// - Throws: ``TokenCacheError`` `.invalidArgument` for a file that cannot be read or is not an MSAL cache,
+    ///   or for an invalid entry; the errors of ``write(_:)``.
+    @discardableResult
+    public func importMSAL(
+        from source: MSALCacheSource, options: MSALImportOptions = MSALImportOptions(),
+        progress: ((MSALImportProgress) -> Void)? = nil
+    ) throws -> MSALImportReport {
+        do {
+            return try MSALImport(store: self, source: source, options: options).run(progress: progress)
+        } catch {
+            throw TokenCacheError.wrap(error, directory: store.directory)
+        }
+    }
+
+    /// Writes the store's records as an MSAL serialized cache, one snapshot, to `sink` in pieces: the unified JSON
+    /// that MSAL Python, .NET, Go and Node read (integer-string timestamps, lower-case entry keys of every
+    /// component, `key_id` for bound tokens), with the unknown fields and (for a whole-cache export) the unknown
+    /// sections an import kept. Sections, entries and fields are sorted, so the same content always gives the same
+    /// bytes. Damaged records are left out and reported.
+    ///
+    /// Without ``MSALExportOptions/includeSecrets`` every secret is ``Secret/redactionMarker``.
+    ///
+    /// - Throws: ``TokenCacheError`` `.invalidArgument` when two bound (PoP, SSH-certificate) tokens would get the
+    ///   same MSAL entry key (they differ only in key id, which MSAL's key does not hold); the errors `sink` throws
+    ///   (nothing more is written then); the errors of ``read(_:)``.
+    @discardableResult
+    public func exportMSAL(options: MSALExportOptions = MSALExportOptions(), to sink: ([UInt8]) throws -> Void) throws -> MSALExportReport {
+        let (content, corrupt) = try read { try $0.msalExportContent(options) }
+        var sinkError: (any Error)? = nil
+        do {
+            try MSALCacheWriter.write(content, revealSecrets: options.includeSecrets) { bytes in
+                do { try sink(bytes) } catch {
+                    sinkError = error
+                    throw error
+                }
+            }
+        } catch {
+            if let sinkError { throw sinkError }
+            // Not the entry key in the message: it is made of account identifiers.
+            throw TokenCacheError(.invalidArgument, "MSAL cache export, section \(error.section): \(error.reason)")
+        }
+        return MSALExportReport(content, corrupt: corrupt, includesSecrets: options.includeSecrets)
+    }
+
+    /// ``exportMSAL(options:to:)`` into one byte array.
+    public func exportMSAL(options: MSALExportOptions = MSALExportOptions()) throws -> (document: [UInt8], report: MSALExportReport) {
+        var document: [UInt8] = []
+        let report = try exportMSAL(options: options) { document += $0 }
+        return (document, report)
+    }
+}

@@ -1,0 +1,99 @@
+import ArgumentParser
+import Foundation
+import TokenCache
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `cachetool export`: the store as an MSAL serialized cache, for MSAL Python, .NET, Go or Node, or for a look.
+struct Export: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write the store as an MSAL serialized token cache (JSON).",
+        discussion: """
+            Writes to standard output, or to FILE with -o. Without --include-secrets every secret is \
+            "<redacted>" (said on standard error): the file can be read and shared, not used to sign in. With it, \
+            a file is created with mode 0600 (an existing file with a looser mode is refused), and a terminal as \
+            standard output needs --force.
+            """
+    )
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("Write to this file instead of standard output.", valueName: "file"))
+    var output: String?
+
+    @Flag(name: .customLong("include-secrets"), help: "Write the tokens themselves instead of the redaction marker.")
+    var includeSecrets = false
+
+    @Flag(help: "With --include-secrets, write to standard output even when it is a terminal.")
+    var force = false
+
+    @Option(name: .customLong("account"), help: ArgumentHelp("Only this home account (uid.utid).", valueName: "home-account-id"))
+    var homeAccountID: String?
+
+    @Option(name: .customLong("client-id"), help: "Only this client's records.")
+    var clientID: String?
+
+    @Option(help: ArgumentHelp("Only this authority host's cloud (and its aliases).", valueName: "host"))
+    var environment: String?
+
+    func run() throws {
+        try Failure.reporting {
+            if includeSecrets, output == nil, isatty(STDOUT_FILENO) == 1, !force {
+                throw ValidationError("refusing to print tokens on a terminal: write them to a file with -o, or add --force")
+            }
+            let cache = try TokenStore.open(options.configuration(readOnly: true))
+            let exportOptions = MSALExportOptions(
+                includeSecrets: includeSecrets, filter: RecordFilter(homeAccountID: homeAccountID, clientID: clientID),
+                environment: environment)
+            let report: MSALExportReport
+            if let output {
+                report = try PrivateFile.write(to: output) { file in try cache.exportMSAL(options: exportOptions) { try file.write(contentsOf: $0) } }
+            } else {
+                report = try cache.exportMSAL(options: exportOptions) { FileHandle.standardOutput.write(Data($0)) }
+                print()
+            }
+            if !includeSecrets {
+                Output.note("secrets are redacted (\"\(Secret.redactionMarker)\"); add --include-secrets for a cache MSAL can use")
+            }
+            if !report.corrupt.isEmpty {
+                Output.warning("\(report.corrupt.count) damaged record(s) left out: \(report.corrupt.map(\.fingerprint).joined(separator: ", "))")
+            }
+            if let output {
+                Output.note("wrote \(report.writtenCount) records to \(output)")
+            }
+        }
+    }
+}
+
+/// A file of secrets: created with mode 0600, written under a temporary name and renamed into place once complete
+/// and flushed, so that a failure leaves the previous file (or none), never a partial one.
+enum PrivateFile {
+    static func write<R>(to path: String, _ body: (FileHandle) throws -> R) throws -> R {
+        var status = stat()
+        if lstat(path, &status) == 0 {
+            if (status.st_mode & S_IFMT) != S_IFREG { throw ValidationError("\(path) exists and is not a regular file") }
+            if status.st_mode & 0o077 != 0 {
+                throw ValidationError(
+                    "\(path) exists with mode \(String(status.st_mode & 0o777, radix: 8)); refusing to write tokens into a file others can read "
+                        + "(remove it, or chmod 600 it first)")
+            }
+        }
+        let directory = (path as NSString).deletingLastPathComponent
+        let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw ValidationError("cannot create \(temporary): \(String(cString: strerror(errno)))") }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        do {
+            let result = try body(handle)
+            guard fsync(descriptor) == 0, rename(temporary, path) == 0 else {
+                throw ValidationError("cannot write \(path): \(String(cString: strerror(errno)))")
+            }
+            return result
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+    }
+}

@@ -1,0 +1,260 @@
+import Foundation
+import Testing
+
+@testable import TokenCache
+
+/// `TokenStore.importMSAL` and `exportMSAL`: what reaches the store, the merge rule against stored records, all or
+/// nothing, the kept sections, and the round trip.
+@Suite struct MSALStoreImportTests {
+    typealias S = MSALTestSupport
+
+    /// The store's entities, in the same canonical order as a folded file's.
+    static func content(of cache: TokenStore) throws -> MSALCacheContent {
+        let snapshot = try cache.read { try $0.snapshot() }
+        #expect(snapshot.corrupt.isEmpty)
+        var content = MSALCacheContent()
+        content.accessTokens = snapshot.accessTokens.map(\.entity)
+        content.refreshTokens = snapshot.refreshTokens.map(\.entity)
+        content.idTokens = snapshot.idTokens.map(\.entity)
+        content.accounts = snapshot.accounts.map(\.entity)
+        content.appMetadata = snapshot.appMetadata.map(\.entity)
+        return S.sorted(content)
+    }
+
+    static func entities(_ content: MSALCacheContent) -> MSALCacheContent {
+        var copy = S.sorted(content)
+        copy.unknownSections = [:]
+        return copy
+    }
+
+    static func token(_ target: String, secret: String, cachedAt: Int64, expiresOn: Int64 = 1_900_000_000, environment: String = "login.microsoftonline.com")
+        -> String
+    {
+        """
+        {"home_account_id": "uid.utid", "environment": "\(environment)", "client_id": "client-1", "realm": "tenant-1", \
+        "target": "\(target)", "secret": "\(secret)", "cached_at": "\(cachedAt)", "expires_on": "\(expiresOn)", \
+        "credential_type": "AccessToken"}
+        """
+    }
+
+    static func accessTokens(_ entries: [String]) -> [UInt8] {
+        let members = entries.enumerated().map { "\"entry-\($0.offset)\": \($0.element)" }.joined(separator: ", ")
+        return Array("{\"AccessToken\": {\(members)}}".utf8)
+    }
+
+    @Test(arguments: MSALTestSupport.fixtureNames, TestBackend.allCases)
+    func aFixtureImportsAsTheFileFoldsAndExportsBack(fixture: String, backend: TestBackend) throws {
+        let bytes = try S.fixture(fixture)
+        let folded = try S.importAll(bytes)
+        try TestStore.with(backend) { _, cache in
+            let report = try cache.importMSAL(from: .bytes(bytes))
+            let expected = Self.entities(folded.content)
+            #expect(try Self.content(of: cache) == expected)
+            let total = expected.accessTokens.count + expected.refreshTokens.count + expected.idTokens.count + expected.accounts.count
+                + expected.appMetadata.count
+            #expect(report.writtenCount == total)
+            #expect(report.keptSections == folded.unknownSections.keys.sorted())
+            #expect(report.rejected.isEmpty)
+
+            // The export holds the same entities and the kept sections, and a second export is the same bytes.
+            let first = try cache.exportMSAL(options: MSALExportOptions(includeSecrets: true))
+            #expect(first.report.writtenCount == total)
+            #expect(first.report.sections == folded.unknownSections.count)
+            let reread = try S.importAll(first.document)
+            #expect(Self.entities(reread.content) == expected)
+            #expect(reread.unknownSections == folded.unknownSections)
+            #expect(try cache.exportMSAL(options: MSALExportOptions(includeSecrets: true)).document == first.document)
+        }
+    }
+
+    @Test(arguments: TestBackend.allCases)
+    func importingAFileTwiceChangesNothing(backend: TestBackend) throws {
+        let bytes = try S.fixture("python-1.39.json")
+        try TestStore.with(backend) { _, cache in
+            let first = try cache.importMSAL(from: .bytes(bytes))
+            let before = try cache.read { try $0.snapshot() }
+            let second = try cache.importMSAL(from: .bytes(bytes))
+            #expect(second.writtenCount == 0)
+            #expect(second.keptExisting.values.reduce(0, +) == first.writtenCount)
+            let after = try cache.read { try $0.snapshot() }
+            #expect(after.accessTokens.map(\.revision) == before.accessTokens.map(\.revision))
+            #expect(after.refreshTokens.map(\.revision) == before.refreshTokens.map(\.revision))
+        }
+    }
+
+    /// (stored cached_at/expires_on, imported cached_at/expires_on) → whether the imported token replaces the stored one.
+    @Test(arguments: [
+        (100, 500, 200, 500, true), (200, 500, 100, 500, false), (100, 500, 100, 600, true), (100, 600, 100, 500, false),
+        (100, 500, 100, 500, false),
+    ] as [(Int64, Int64, Int64, Int64, Bool)])
+    func theLaterWrittenTokenWins(stored: (Int64, Int64, Int64, Int64, Bool)) throws {
+        let (storedCachedAt, storedExpiry, importedCachedAt, importedExpiry, replaces) = stored
+        try TestStore.with { _, cache in
+            try cache.importMSAL(from: .bytes(Self.accessTokens([Self.token("User.Read", secret: "OLD", cachedAt: storedCachedAt, expiresOn: storedExpiry)])))
+            let report = try cache.importMSAL(
+                from: .bytes(Self.accessTokens([Self.token("user.read", secret: "NEW", cachedAt: importedCachedAt, expiresOn: importedExpiry)])))
+            let tokens = try cache.read { try $0.list(AccessToken.self) }.records
+            #expect(tokens.count == 1)
+            #expect(tokens.first?.entity.secret.reveal() == (replaces ? "NEW" : "OLD"))
+            #expect(report.written[.accessToken, default: 0] == (replaces ? 1 : 0))
+            #expect(report.keptExisting[.accessToken, default: 0] == (replaces ? 0 : 1))
+            // A replaced record's revision continues.
+            #expect(tokens.first?.revision == (replaces ? 2 : 1))
+        }
+    }
+
+    @Test(arguments: TestBackend.allCases)
+    func aNewerImportedTokenSupersedesOverlappingStoredOnesAndAnOlderOneIsDropped(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
+            try cache.importMSAL(from: .bytes(Self.accessTokens([
+                Self.token("User.Read Mail.Read", secret: "STORED-OVERLAP", cachedAt: 100),
+                Self.token("Files.Read", secret: "STORED-OTHER", cachedAt: 100),
+                Self.token("User.Read", secret: "STORED-OTHER-CLOUD", cachedAt: 100, environment: "login.microsoftonline.us"),
+            ])))
+            let newer = try cache.importMSAL(from: .bytes(Self.accessTokens([Self.token("user.read calendars.read", secret: "IMPORTED", cachedAt: 200)])))
+            #expect(newer.accessTokensSuperseded == 1)
+            var secrets = Set(try cache.read { try $0.list(AccessToken.self) }.records.map { $0.entity.secret.reveal() })
+            #expect(secrets == ["IMPORTED", "STORED-OTHER", "STORED-OTHER-CLOUD"])
+
+            let older = try cache.importMSAL(from: .bytes(Self.accessTokens([Self.token("Calendars.Read Files.Read", secret: "OLDER", cachedAt: 150)])))
+            #expect(older.written[.accessToken, default: 0] == 0)
+            #expect(older.keptExisting[.accessToken] == 1)
+            #expect(older.accessTokensSuperseded == 0)
+            secrets = Set(try cache.read { try $0.list(AccessToken.self) }.records.map { $0.entity.secret.reveal() })
+            #expect(secrets == ["IMPORTED", "STORED-OTHER", "STORED-OTHER-CLOUD"])
+        }
+    }
+
+    @Test func overlappingTokensOfOneFileAreAllKept() throws {
+        try TestStore.with { _, cache in
+            let report = try cache.importMSAL(from: .bytes(Self.accessTokens([
+                Self.token("User.Read Mail.Read", secret: "A", cachedAt: 100), Self.token("User.Read", secret: "B", cachedAt: 200),
+            ])))
+            #expect(report.written[.accessToken] == 2)
+            #expect(report.accessTokensSuperseded == 0)
+            // The lookup's candidate order picks the most recently cached.
+            let result = try cache.silentLookup(
+                SilentLookupQuery(
+                    clientID: "client-1", homeAccountID: "uid.utid", environment: "login.microsoftonline.com", realm: "tenant-1",
+                    scopes: ["user.read"], now: 1_800_000_000))
+            #expect(result.accessToken?.entity.secret.reveal() == "B")
+        }
+    }
+
+    @Test(arguments: TestBackend.allCases)
+    func anInvalidEntryImportsNothingAndTheErrorLocatesIt(backend: TestBackend) throws {
+        let file = Self.accessTokens([
+            Self.token("User.Read", secret: "VALID-CANARY-1", cachedAt: 100),
+            S.accessToken(replacing: ["expires_on"]).replacingOccurrences(of: "AT-CANARY-7731", with: "INVALID-CANARY-2"),
+        ])
+        try TestStore.with(backend) { _, cache in
+            try cache.put(Samples.account())
+            let before = try Self.content(of: cache)
+            // Batches of one: without the check of the whole file first, the valid entry would be committed.
+            let error = try #require(throws: TokenCacheError.self) {
+                try cache.importMSAL(from: .bytes(file), options: MSALImportOptions(batchSize: 1))
+            }
+            #expect(error.code == .invalidArgument)
+            #expect(error.message.contains("section \"AccessToken\"") && error.message.contains("at byte") && error.message.contains("expires_on"))
+            for secret in ["VALID-CANARY-1", "INVALID-CANARY-2", "uid.utid", "entry-1"] { #expect(!error.message.contains(secret), "\(secret)") }
+            #expect(try Self.content(of: cache) == before)
+        }
+    }
+
+    @Test func skipInvalidImportsTheRestAndListsTheRejectedByFingerprint() throws {
+        let file = Self.accessTokens([
+            Self.token("User.Read", secret: "VALID-CANARY-1", cachedAt: 100),
+            S.accessToken("\"target\": \"bad\\u0001scope\"", replacing: ["target"]),
+            S.accessToken(replacing: ["secret"]),
+        ])
+        try TestStore.with { _, cache in
+            let report = try cache.importMSAL(from: .bytes(file), options: MSALImportOptions(skipInvalid: true))
+            #expect(report.entries == 3)
+            #expect(report.written[.accessToken] == 1)
+            #expect(report.rejected.map(\.field) == ["target", "secret"])
+            #expect(report.rejected.allSatisfy { $0.section == "AccessToken" && $0.fingerprint.count == 16 && $0.offset > 0 })
+            #expect(Set(report.rejected.map(\.fingerprint)).count == 2)
+            #expect(!"\(report)".contains("AT-CANARY-7731") && !"\(report)".contains("uid.utid"))
+        }
+    }
+
+    @Test(arguments: ["", "[]", "{\"AccessToken\": [1]}", "{\"AccessToken\": {\"k\": {}", "not json"])
+    func aFileThatIsNotAnMSALCacheIsRefusedEvenWhenSkippingInvalidEntries(text: String) throws {
+        try TestStore.with { _, cache in
+            for skip in [false, true] {
+                let error = try #require(throws: TokenCacheError.self) {
+                    try cache.importMSAL(from: .bytes(Array(text.utf8)), options: MSALImportOptions(skipInvalid: skip))
+                }
+                #expect(error.code == .invalidArgument)
+                #expect(error.message.hasPrefix("MSAL cache"))
+            }
+            #expect(try cache.read { try $0.list(AccessToken.self) }.records.isEmpty)
+        }
+    }
+
+    @Test(arguments: TestBackend.allCases)
+    func replaceMakesTheStoreExactlyTheFile(backend: TestBackend) throws {
+        let bytes = try S.fixture("dotnet.json")
+        try TestStore.with(backend) { _, cache in
+            try cache.importMSAL(from: .bytes(try S.fixture("go.json")))
+            let previous = try cache.read { try $0.snapshot() }
+            let count = previous.accessTokens.count + previous.refreshTokens.count + previous.idTokens.count + previous.accounts.count
+                + previous.appMetadata.count
+            let report = try cache.importMSAL(from: .bytes(bytes), options: MSALImportOptions(mode: .replace))
+            #expect(report.removedByReplace == count)
+            #expect(try Self.content(of: cache) == Self.entities(try S.importAll(bytes).content))
+            #expect(try cache.read { try cache.store.foreignSections(in: $0.transaction) } == (try S.importAll(bytes)).unknownSections)
+        }
+    }
+
+    @Test func batchesReportProgressAndAFileIsReadInChunks() throws {
+        try withTemporaryDirectory { root in
+            let path = root + "/cache.json"
+            let file = Self.accessTokens((0..<5).map { Self.token("Scope.\($0)", secret: "S\($0)", cachedAt: 100) })
+            try Data(file).write(to: URL(fileURLWithPath: path))
+            try TestStore.with { _, cache in
+                var ticks: [MSALImportProgress] = []
+                let report = try cache.importMSAL(from: .file(path: path), options: MSALImportOptions(batchSize: 2)) { ticks.append($0) }
+                #expect(report.written[.accessToken] == 5)
+                #expect(ticks.map(\.entriesDone) == [0, 2, 4, 5])
+                #expect(ticks.allSatisfy { $0.entriesTotal == 5 })
+                let missing = try #require(throws: TokenCacheError.self) { try cache.importMSAL(from: .file(path: root + "/absent.json")) }
+                #expect(missing.code == .invalidArgument && missing.message.contains("does not exist"))
+            }
+        }
+    }
+
+    @Test func keptSectionsAreSealedLikeTokens() throws {
+        let file = Array("{\"AccessToken\": {}, \"MySDKState\": {\"note\": \"SECTION-CANARY-5520\", \"n\": [1, 2.5]}}".utf8)
+        try TestStore.with { store, cache in
+            let report = try cache.importMSAL(from: .bytes(file))
+            #expect(report.keptSections == ["MySDKState"])
+            let data = try Data(contentsOf: URL(fileURLWithPath: store.directory + "/data.mdb"))
+            #expect(data.range(of: Data("SECTION-CANARY-5520".utf8)) == nil)
+            #expect(data.range(of: Data("MySDKState".utf8)) == nil)
+            let exported = try cache.exportMSAL().document
+            #expect(try S.importAll(exported).unknownSections == ["MySDKState": .object(["note": .string("SECTION-CANARY-5520"), "n": .array([.integer(1), .double(2.5)])])])
+            // A filtered export is not the whole cache: the sections stay out.
+            let filtered = try cache.exportMSAL(options: MSALExportOptions(filter: RecordFilter(clientID: "client-1"))).document
+            #expect(try S.importAll(filtered).unknownSections.isEmpty)
+        }
+    }
+
+    @Test func exportFiltersAndRedacts() throws {
+        try TestStore.with { _, cache in
+            try cache.importMSAL(from: .bytes(Self.accessTokens([
+                Self.token("User.Read", secret: "PUBLIC-CLOUD-CANARY", cachedAt: 100),
+                Self.token("User.Read", secret: "US-GOV-CANARY", cachedAt: 100, environment: "login.microsoftonline.us"),
+            ])))
+            let redacted = try cache.exportMSAL()
+            #expect(!redacted.report.includesSecrets)
+            let text = String(decoding: redacted.document, as: UTF8.self)
+            #expect(!text.contains("CANARY") && text.contains(Secret.redactionMarker))
+            let publicCloud = try cache.exportMSAL(options: MSALExportOptions(includeSecrets: true, environment: "login.windows.net"))
+            #expect(publicCloud.report.written[.accessToken] == 1)
+            #expect(try S.importAll(publicCloud.document).content.accessTokens.map { $0.secret.reveal() } == ["PUBLIC-CLOUD-CANARY"])
+            let otherAccount = try cache.exportMSAL(options: MSALExportOptions(filter: RecordFilter(homeAccountID: "someone.else")))
+            #expect(otherAccount.report.writtenCount == 0)
+        }
+    }
+}
