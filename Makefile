@@ -35,10 +35,12 @@ demo: release
 	echo "Demo store: $(DEMO_DIR)/store (key $(DEMO_DIR)/key). Try:"; \
 	echo "  TOKEN_CACHE_DIR=$(DEMO_DIR)/store TOKEN_CACHE_KEY_FILE=$(DEMO_DIR)/key $$bin inspect --json"
 
-# Runs every test of the package (unit, format vectors, crash/child-process and CLI tests).
+# Runs every test of the package (unit, format vectors, crash/child-process and CLI tests), then the MSAL Python
+# interop proof (below), which needs PyPI the first time.
 test: deps
 	swift build --build-tests
 	swift test --skip-build
+	@$(MAKE) --no-print-directory interop
 
 # Kill storm: writers SIGKILLed at random while ingesting; every acknowledged write is then checked.
 # Tamper sweep: one bit flipped per copy of a store's data file; verify and inspect must give a verdict, never crash
@@ -67,7 +69,7 @@ sanitize: deps
 
 # MSAL Python interop proof (Tests/Interop): MSAL Python 1.39.0 writes token caches and answers silent requests
 # against them; `cachetool import` must give the same answers (or, for marked queries, the rule Docs/Semantics.md
-# documents), and `cachetool export` must give a file MSAL reads back. Not part of `make test` yet.
+# documents), and `cachetool export` must give a file MSAL reads back. Part of `make test`.
 # The virtual environment installs the exact pins of Tests/Interop/requirements.txt once (stamp file); it needs PyPI.
 INTEROP_PYTHON ?= python3.11
 INTEROP_VENV := $(CURDIR)/.venv/interop

@@ -197,11 +197,26 @@ import Testing
         #expect(try MSALCacheWriter.document(shuffled, revealSecrets: true) == exported)
     }
 
+    @Test func aBoundTokenSharingItsKeyWithAnotherGetsItsTypeAndKeyIDAppended() throws {
+        func token(_ tokenType: String?, keyID: String?, secret: String) -> AccessToken {
+            AccessToken(
+                homeAccountID: "uid.utid", environment: "login.microsoftonline.com", clientID: "c", realm: "r", target: "User.Read",
+                secret: Secret(secret), cachedAt: 1, expiresOn: 2, tokenType: tokenType, keyID: keyID)
+        }
+        var content = MSALCacheContent()
+        content.accessTokens = [token(nil, keyID: nil, secret: "B"), token("pop", keyID: "K1", secret: "P1"), token("ssh-cert", keyID: "K2", secret: "S")]
+        let text = String(decoding: try MSALCacheWriter.document(content, revealSecrets: true), as: UTF8.self)
+        let plain = "uid.utid-login.microsoftonline.com-accesstoken-c-r-user.read"
+        for key in [plain, plain + "-pop-K1", plain + "-ssh-cert-K2"] { #expect(text.contains("\"\(key)\": {"), "\(key)") }
+        #expect(S.sorted(try S.importAll(Array(text.utf8)).content) == S.sorted(content))
+    }
+
     @Test func theExportHasMSALsShape() throws {
         let content = try S.importAll(try S.fixture("dotnet.json")).content
         let text = String(decoding: try MSALCacheWriter.document(content, revealSecrets: true), as: UTF8.self)
         #expect(text.hasPrefix("{\n  \"AccessToken\": {\n    \"-login.windows.net-accesstoken-\(Self.daemon)-\(Self.home)-https://vault.azure.net/.default\": {\n      \"cached_at\": \"1700000030\",\n      \"client_id\": \"\(Self.daemon)\",\n      \"credential_type\": \"AccessToken\",\n      \"environment\": \"login.windows.net\","))
-        #expect(text.contains("\"\(Self.hidA)-login.windows.net-accesstoken_with_authscheme-\(Self.fociApp)-\(Self.home)-https://graph.microsoft.com/.default-pop\": {"))
+        // A bound token keeps the plain key (MSAL Python finds access tokens by it) unless another token has it.
+        #expect(text.contains("\"\(Self.hidA)-login.windows.net-accesstoken-\(Self.fociApp)-\(Self.home)-https://graph.microsoft.com/.default\": {"))
         #expect(text.contains("\"credential_type\": \"AccessToken_With_AuthScheme\""))
         #expect(text.contains("\"key_id\": \"dotnet-pop-key-thumbprint\""))
         #expect(!text.contains("\"kid\""))
@@ -242,9 +257,12 @@ import Testing
         var content = MSALCacheContent()
         let token = AccessToken(homeAccountID: "h", environment: "e", clientID: "c", realm: "r", target: "a", secret: Secret("s"),
                                 cachedAt: 1, expiresOn: 2, tokenType: "pop", keyID: "k1")
-        var other = token
-        other.keyID = "k2"
-        content.accessTokens = [token, other]
+        // Two Bearer tokens whose targets differ only in case: one identity here, one key in MSAL; not written.
+        var bearer = token
+        (bearer.tokenType, bearer.keyID) = (nil, nil)
+        var upper = bearer
+        upper.target = "A"
+        content.accessTokens = [bearer, upper]
         #expect(throws: MSALCacheWriter.ExportError.self) { try MSALCacheWriter.document(content, revealSecrets: true) }
         content.accessTokens = [token]
         content.unknownSections = ["accessToken": .null]

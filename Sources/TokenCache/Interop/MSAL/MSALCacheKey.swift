@@ -9,7 +9,7 @@ internal import TokenCacheRecords
 ///
 /// | Kind | Key |
 /// |---|---|
-/// | AccessToken | `hid-env-accesstoken-client-realm-target`; a bound token (token type other than Bearer) has the credential type `accesstoken_with_authscheme` and ends in `-<token type>`, as .NET and Go append it |
+/// | AccessToken | `hid-env-accesstoken-client-realm-target`, for bound tokens (PoP, SSH certificate) too: MSAL Python finds an access token first by this key, case-insensitively, and only then by a case-sensitive scan, so another key shape would change its answers. A bound token whose key another token of the file already has gets `-<token type>-<key id>` appended (``distinguishedKey(of:)``) |
 /// | RefreshToken | `hid-env-refreshtoken-<family id or client id>--`: the .NET shape. Python's adds the target, but then a family token and the same client's own token (two records here) could get one key, and Python recomputes keys anyway |
 /// | IdToken | `hid-env-idtoken-client-realm-` |
 /// | Account | `hid-env-realm` |
@@ -29,9 +29,14 @@ enum MSALCacheKey {
     }
 
     static func key(of token: AccessToken) -> String {
-        var parts = [token.homeAccountID, token.environment, credentialType(of: token), token.clientID, token.realm, token.target]
-        if !isBearer(token.tokenType), let tokenType = token.tokenType { parts.append(tokenType) }
-        return joined(parts)
+        joined([token.homeAccountID, token.environment, "accesstoken", token.clientID, token.realm, token.target])
+    }
+
+    /// The key of a bound token that shares ``key(of:)-(AccessToken)`` with another token: the token type and the key
+    /// id appended, as .NET appends the token type. Nil for a Bearer token, which keeps the plain key.
+    static func distinguishedKey(of token: AccessToken) -> String? {
+        guard !isBearer(token.tokenType), let tokenType = token.tokenType else { return nil }
+        return key(of: token) + "-" + tokenType.asciiLowercased + "-" + (token.keyID ?? "")
     }
 
     static func key(of token: RefreshToken) -> String {

@@ -58,11 +58,19 @@ struct MSALCacheWriter {
             case .appMetadata: content.appMetadata.map(MSALEntity.appMetadata)
             }
             var keyed = entities.map { (key: MSALCacheKey.key(of: $0), entity: $0) }
+            // Bound tokens whose plain key another token has take their distinguished key (token type, key id).
+            var seen: [String: Int] = [:]
+            for entry in keyed { seen[entry.key, default: 0] += 1 }
+            for index in keyed.indices where seen[keyed[index].key, default: 0] > 1 {
+                if case .accessToken(let token) = keyed[index].entity, let distinguished = MSALCacheKey.distinguishedKey(of: token) {
+                    keyed[index].key = distinguished
+                }
+            }
             keyed.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
             for index in keyed.indices.dropFirst() where keyed[index].key == keyed[index - 1].key {
                 throw ExportError(
                     code: .duplicateKey, section: kind.rawValue, key: keyed[index].key,
-                    reason: "two entities have the same MSAL key (e.g. bound tokens that differ only in key id)")
+                    reason: "two entities have the same MSAL key")
             }
             sections.append((kind.rawValue, keyed, nil))
         }
@@ -143,7 +151,9 @@ struct MSALCacheWriter {
         func set(_ name: String, _ value: Int64?) { if let value { fields[name] = .text(String(value)) } }
         func credential(_ type: String, _ homeAccountID: String, _ environment: String, _ clientID: String, _ secret: Secret) {
             set("credential_type", type)
-            set("home_account_id", homeAccountID.isEmpty ? nil : homeAccountID)
+            // An app (client-credential) token has no account: `null`, as MSAL Python writes it, whose lookup
+            // matches `home_account_id: None` only against an entry that has the member.
+            fields["home_account_id"] = homeAccountID.isEmpty ? .json(.null) : .text(homeAccountID)
             set("environment", environment)
             set("client_id", clientID)
             fields["secret"] = .secret(secret)
