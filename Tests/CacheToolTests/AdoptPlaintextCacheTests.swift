@@ -249,7 +249,7 @@ import TokenCache
         }
     }
 
-    @Test func shredSourceRefusesALinkBeforeImporting() throws {
+    @Test func shredSourceRefusesLinksBeforeImporting() throws {
         try Home.with { home in
             #expect(try home.store.run(["init"]).status == 0)
             let target = home.store.root + "/real.json"
@@ -260,6 +260,13 @@ import TokenCache
             #expect(run.status == 64 && run.stderr.contains("symbolic link") && run.stderr.contains("nothing was imported"), "\(run.output)")
             #expect(!(try Self.exported(home)).contains("CANARY-AT-1"))
             #expect(FileManager.default.fileExists(atPath: target))
+
+            // A file with another name keeps its content under that name: refused too.
+            try FileManager.default.removeItem(atPath: home.azureCLI)
+            try FileManager.default.linkItem(atPath: target, toPath: home.azureCLI)
+            let linked = try home.run(["import", "--from", "azure-cli", "--shred-source"])
+            #expect(linked.status == 64 && linked.stderr.contains("1 other hard link"), "\(linked.output)")
+            #expect(!(try Self.exported(home)).contains("CANARY-AT-1"))
         }
     }
 
