@@ -38,6 +38,22 @@ extension TokenStore {
         }
     }
 
+    /// Reads an MSAL serialized cache again after ``importMSAL(from:options:progress:)`` and checks that the store
+    /// holds every entry, as it is or superseded by a record the import rule prefers (see
+    /// ``MSALImportVerification`` for exactly what counts), and every unknown section: what a caller checks before
+    /// deleting the file the cache came from. One read transaction, one streaming pass over the file; nothing is
+    /// written.
+    ///
+    /// - Throws: ``TokenCacheError`` `.invalidArgument` for a file that cannot be read or is not an MSAL cache;
+    ///   the errors of ``read(_:)``.
+    public func verifyMSALImport(from source: MSALCacheSource) throws -> MSALImportVerification {
+        do {
+            return try MSALImportReadBack(store: self, source: source).run()
+        } catch {
+            throw TokenCacheError.wrap(error, directory: store.directory)
+        }
+    }
+
     /// Writes the store's records as an MSAL serialized cache, one snapshot, to `sink` in pieces: the unified JSON
     /// that MSAL Python, .NET, Go and Node read (integer-string timestamps, lower-case entry keys of every
     /// component, `key_id` for bound tokens), with the unknown fields and (for a whole-cache export) the unknown

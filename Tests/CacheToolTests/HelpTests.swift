@@ -325,12 +325,29 @@ enum HelpText {
         in one transaction. Unknown fields and sections are kept, encrypted, and
         written back by export.
 
+        --discover lists, without importing, the plaintext caches left for this user by
+        Azure CLI (~/.azure/msal_token_cache.json, or in $AZURE_CONFIG_DIR) and by the
+        Azure Identity libraries (~/.IdentityService/msal.cache*, *.cae, *.nocae), with
+        their counts; --from imports the one found.
+
+        --shred-source: once the import has committed and a read-back found every entry
+        of the file in the store (with the same secret, or a record of the same
+        identity written later), the file is overwritten with zeros and removed. Never
+        after rejected entries, never for standard input; if the file is kept, the
+        command says why and exits 1. Overwriting cannot be guaranteed on copy-on-write
+        or journaling file systems and SSDs, and copies may exist: if the file may have
+        been copied, revoke its tokens.
+
         JSON keys (stable): entries, written {AccessToken, RefreshToken, IdToken,
         Account, AppMetadata}, kept_existing {…}, access_tokens_superseded,
         removed_by_replace, kept_sections [names], rejected [{section, fingerprint,
-        offset, field, reason}].
+        offset, field, reason}], source (path or null), verified (null or {identical,
+        superseded, unverified [{section, fingerprint, offset, reason}]}), shredded,
+        kept_because (null or why). With --discover: caches [{tool, path, size, mode,
+        modified, entries {…}, accounts, tokens, invalid_entries, problem}], searched
+        [paths].
 
-        USAGE: cachetool import [--store <dir>] [--key-file <path>] [--replace] [--skip-invalid] [--batch-size <n>] [--json] [<file>]
+        USAGE: cachetool import [--store <dir>] [--key-file <path>] [--replace] [--skip-invalid] [--batch-size <n>] [--discover] [--from <tool>] [--shred-source] [--json] [<file>]
 
         ARGUMENTS:
           <file>                  The MSAL cache file, or '-' for standard input.
@@ -344,6 +361,12 @@ enum HelpText {
                                   (by fingerprint).
           --batch-size <n>        Entries per write transaction when merging. (default:
                                   1000)
+          --discover              List the plaintext MSAL caches found for this user,
+                                  without importing.
+          --from <tool>           Import the cache this tool left (see --discover).
+                                  (values: azure-cli, azure-identity)
+          --shred-source          After a complete, verified import, overwrite the file
+                                  with zeros and remove it.
           --json                  Print JSON.
           --version               Show the version.
           -h, --help              Show help information.

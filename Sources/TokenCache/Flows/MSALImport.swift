@@ -165,8 +165,26 @@ struct MSALImport {
         do { return try MSALEntityMapping.entity(from: entry) } catch { throw TokenCacheError(.invalidArgument, describe(error, entry: entry)) }
     }
 
-    private func makeReader() throws -> MSALCacheReader {
-        switch source {
+    private func makeReader() throws -> MSALCacheReader { try source.makeReader() }
+
+    /// The next entry; a document that is not an MSAL cache (bad JSON, wrong nesting) stops the import whatever
+    /// the options, since nothing after the fault can be located.
+    private func next(_ reader: inout MSALCacheReader) throws -> MSALCacheEntry? { try source.next(&reader) }
+
+    private func unknownSection(_ entry: MSALCacheEntry) throws -> JSONValue {
+        do { return try MSALFieldValues.jsonValue(entry.value) } catch {
+            throw TokenCacheError(
+                .invalidArgument,
+                "MSAL cache section \"\(MSALImportError.displayed(entry.sectionName))\" at byte \(entry.offset): "
+                    + "it holds a number outside the range of a double")
+        }
+    }
+}
+
+extension MSALCacheSource {
+    /// A streaming reader of the document, from its start.
+    func makeReader() throws -> MSALCacheReader {
+        switch self {
         case .bytes(let bytes):
             return MSALCacheReader(bytes: bytes)
         case .file(let path):
@@ -178,19 +196,9 @@ struct MSALImport {
         }
     }
 
-    /// The next entry; a document that is not an MSAL cache (bad JSON, wrong nesting) stops the import whatever
-    /// the options, since nothing after the fault can be located.
-    private func next(_ reader: inout MSALCacheReader) throws -> MSALCacheEntry? {
-        do { return try reader.next() } catch { throw TokenCacheError(.invalidArgument, Self.describe(error, entry: nil)) }
-    }
-
-    private func unknownSection(_ entry: MSALCacheEntry) throws -> JSONValue {
-        do { return try MSALFieldValues.jsonValue(entry.value) } catch {
-            throw TokenCacheError(
-                .invalidArgument,
-                "MSAL cache section \"\(MSALImportError.displayed(entry.sectionName))\" at byte \(entry.offset): "
-                    + "it holds a number outside the range of a double")
-        }
+    /// The next entry of `reader`, a reader's failure as the `.invalidArgument` error an import gives.
+    func next(_ reader: inout MSALCacheReader) throws -> MSALCacheEntry? {
+        do { return try reader.next() } catch { throw TokenCacheError(.invalidArgument, MSALImport.describe(error, entry: nil)) }
     }
 }
 

@@ -17,9 +17,22 @@ struct Import: ParsableCommand {
             identity, the record written later (cached_at, then expires_on); --replace makes the store exactly the \
             file, in one transaction. Unknown fields and sections are kept, encrypted, and written back by export.
 
+            --discover lists, without importing, the plaintext caches left for this user by Azure CLI \
+            (~/.azure/msal_token_cache.json, or in $AZURE_CONFIG_DIR) and by the Azure Identity libraries \
+            (~/.IdentityService/msal.cache*, *.cae, *.nocae), with their counts; --from imports the one found.
+
+            --shred-source: once the import has committed and a read-back found every entry of the file in the \
+            store (with the same secret, or a record of the same identity written later), the file is overwritten \
+            with zeros and removed. Never after rejected entries, never for standard input; if the file is kept, \
+            the command says why and exits 1. Overwriting cannot be guaranteed on copy-on-write or journaling file \
+            systems and SSDs, and copies may exist: if the file may have been copied, revoke its tokens.
+
             JSON keys (stable): entries, written {AccessToken, RefreshToken, IdToken, Account, AppMetadata}, \
             kept_existing {…}, access_tokens_superseded, removed_by_replace, kept_sections [names], rejected \
-            [{section, fingerprint, offset, field, reason}].
+            [{section, fingerprint, offset, field, reason}], source (path or null), verified (null or {identical, \
+            superseded, unverified [{section, fingerprint, offset, reason}]}), shredded, kept_because (null or why). \
+            With --discover: caches [{tool, path, size, mode, modified, entries {…}, accounts, tokens, \
+            invalid_entries, problem}], searched [paths].
             """
     )
 
@@ -34,6 +47,17 @@ struct Import: ParsableCommand {
     @Option(name: .customLong("batch-size"), help: ArgumentHelp("Entries per write transaction when merging.", valueName: "n"))
     var batchSize = 1_000
 
+    @Flag(help: "List the plaintext MSAL caches found for this user, without importing.")
+    var discover = false
+
+    @Option(help: ArgumentHelp("Import the cache this tool left (see --discover).", valueName: "tool"))
+    var from: PlaintextCaches.Tool?
+
+    @Flag(
+        name: .customLong("shred-source"),
+        help: "After a complete, verified import, overwrite the file with zeros and remove it.")
+    var shredSource = false
+
     @Flag(help: "Print JSON.")
     var json = false
 
@@ -42,13 +66,33 @@ struct Import: ParsableCommand {
 
     func validate() throws {
         if batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
+        if discover {
+            let others = [(file != nil, "a FILE"), (from != nil, "--from"), (replace, "--replace"), (skipInvalid, "--skip-invalid"),
+                          (shredSource, "--shred-source")].filter(\.0).map(\.1)
+            if !others.isEmpty { throw ValidationError("--discover imports nothing: it takes no \(others.joined(separator: ", "))") }
+        }
+        if from != nil, file != nil { throw ValidationError("give either a FILE or --from, not both") }
+        if shredSource, from == nil, file == nil || file == "-" {
+            throw ValidationError("--shred-source needs a file: standard input cannot be shredded")
+        }
     }
 
     func run() throws {
+        if discover { return try Self.discover(json: json) }
+        var keptBecause: String? = nil
         try Failure.reporting {
             let source: MSALCacheSource
-            if let file, file != "-" {
-                source = .file(path: file)
+            var path = file == "-" ? nil : file
+            if let from { path = try Self.resolve(from) }
+            // Taken before anything reads the file: the shredding refuses a file that changed since.
+            let identity: SourceShredding.Identity?
+            do {
+                identity = try path.flatMap { shredSource ? try SourceShredding.identity(of: $0) : nil }
+            } catch {
+                throw ValidationError("--shred-source: \(Terminal.sanitize(path ?? "")) cannot be shredded: \(error); nothing was imported")
+            }
+            if let path {
+                source = .file(path: path)
             } else {
                 if isatty(STDIN_FILENO) == 1 {
                     throw ValidationError("standard input is a terminal: give the cache file, or pipe it in (cachetool import - < cache.json)")
@@ -61,15 +105,105 @@ struct Import: ParsableCommand {
                 from: source, options: MSALImportOptions(mode: replace ? .replace : .merge, skipInvalid: skipInvalid, batchSize: batchSize)
             ) { progress in bar?.update(done: progress.entriesDone, total: progress.entriesTotal) }
             bar?.finish()
+            var verification: MSALImportVerification? = nil
+            var shredded = false
+            if let path, let identity {
+                if !report.rejected.isEmpty {
+                    keptBecause = "\(report.rejected.count) of its entries were not imported"
+                } else {
+                    let readBack = try cache.verifyMSALImport(from: .file(path: path))
+                    verification = readBack
+                    if !readBack.isComplete {
+                        keptBecause = "\(readBack.unverified.count) of its entries are not in the store as they are or newer"
+                    } else {
+                        do throws(SourceShredding.Refusal) {
+                            try SourceShredding.shred(path, expected: identity)
+                            shredded = true
+                        } catch {
+                            keptBecause = error.description
+                        }
+                    }
+                }
+            }
             if json {
-                print(Self.json(report).prettyPrinted())
+                var object = Self.json(report)
+                if case .object(var members) = object {
+                    members["source"] = path.map { .string($0) } ?? .null
+                    members["verified"] = verification.map(Self.json) ?? .null
+                    members["shredded"] = .bool(shredded)
+                    members["kept_because"] = keptBecause.map { .string($0) } ?? .null
+                    object = .object(members)
+                }
+                print(object.prettyPrinted())
             } else {
                 print(Self.describe(report, replaced: replace))
+                if let verification { print(Self.describe(verification)) }
             }
             if !report.rejected.isEmpty {
                 Output.warning("\(report.rejected.count) invalid entr\(report.rejected.count == 1 ? "y was" : "ies were") not imported")
             }
+            if let path, shredSource {
+                if shredded {
+                    Output.note("overwrote \(path) with zeros and removed it")
+                    Output.warning(SourceShredding.caveat)
+                } else if let keptBecause {
+                    Output.error("kept \(path), not shredded: \(keptBecause)")
+                }
+            }
         }
+        if keptBecause != nil { throw ExitCode(1) }
+    }
+
+    /// The one cache `tool` left, for --from.
+    static func resolve(_ tool: PlaintextCaches.Tool) throws -> String {
+        let environment = ProcessInfo.processInfo.environment
+        let found = PlaintextCaches.find(environment, tool: tool)
+        // An empty file holds no tokens: msal-extensions touches one as a change signal when tokens are in a keyring.
+        let candidates = found.filter { found in
+            var status = stat()
+            return stat(found.path, &status) == 0 && status.st_size > 0
+        }
+        guard !candidates.isEmpty else {
+            Output.error(
+                "no \(tool.displayName) cache with content was found (looked for "
+                    + PlaintextCaches.searched(environment, tool: tool).joined(separator: ", ") + ")")
+            throw ExitCode(66)
+        }
+        guard candidates.count == 1 else {
+            throw ValidationError(
+                "\(candidates.count) \(tool.displayName) caches were found: "
+                    + candidates.map { Terminal.sanitize($0.path) }.joined(separator: ", ")
+                    + "; give the one to import as FILE (cachetool import --discover lists them)")
+        }
+        Output.note("importing \(candidates[0].path) (\(tool.displayName))")
+        return candidates[0].path
+    }
+
+    static func json(_ verification: MSALImportVerification) -> JSONValue {
+        .object([
+            "identical": .integer(Int64(verification.identical)),
+            "superseded": .integer(Int64(verification.superseded)),
+            "unverified": .array(verification.unverified.map { entry in
+                .object([
+                    "section": .string(entry.section), "fingerprint": .string(entry.fingerprint),
+                    "offset": .integer(Int64(entry.offset)), "reason": .string(entry.reason),
+                ])
+            }),
+        ])
+    }
+
+    static func describe(_ verification: MSALImportVerification) -> String {
+        var lines = [
+            "Read back \(verification.entries) entries: \(verification.identical) stored as in the file, "
+                + "\(verification.superseded) superseded by records written later."
+        ]
+        if !verification.unverified.isEmpty {
+            lines.append("Not found in the store as they are or newer:")
+            for entry in verification.unverified {
+                lines.append("  \(entry.section) entry \(entry.fingerprint) at byte \(entry.offset): \(entry.reason)")
+            }
+        }
+        return lines.map(Terminal.sanitize).joined(separator: "\n")
     }
 
     static func counts(_ counts: [EntityKind: Int]) -> JSONValue {
