@@ -58,6 +58,8 @@ import TokenCache
             let redacted = try store.run(["export"])
             #expect(redacted.status == 0)
             #expect(!redacted.stdout.contains("EXPORT-CANARY-2") && redacted.stdout.contains("<redacted>"))
+            #expect(redacted.stdout.hasSuffix("}\n") && !redacted.stdout.hasSuffix("\n\n"))
+            #expect((try? JSONSerialization.jsonObject(with: Data(redacted.stdout.utf8))) != nil)
             #expect(redacted.stderr.contains("secrets are redacted"))
             let revealed = try store.run(["export", "--include-secrets"])
             #expect(revealed.status == 0 && revealed.stdout.contains("EXPORT-CANARY-2") && !revealed.stderr.contains("redacted"))

@@ -52,7 +52,6 @@ struct Export: ParsableCommand {
                 report = try PrivateFile.write(to: output) { file in try cache.exportMSAL(options: exportOptions) { try file.write(contentsOf: $0) } }
             } else {
                 report = try cache.exportMSAL(options: exportOptions) { FileHandle.standardOutput.write(Data($0)) }
-                print()
             }
             if !includeSecrets {
                 Output.note("secrets are redacted (\"\(Secret.redactionMarker)\"); add --include-secrets for a cache MSAL can use")
