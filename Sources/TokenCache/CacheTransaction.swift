@@ -52,6 +52,21 @@ public class CacheReader {
     private func listStorable<S: StorableEntity, Entity: CacheEntity>(
         _ type: S.Type, as entityType: Entity.Type, filter: RecordFilter
     ) throws -> RecordList<Entity> {
+        var result = RecordList<S>(records: [], corrupt: [])
+        try forEachStored(S.self, filter: filter) { stored in
+            switch stored {
+            case .success(let stored): result.records.append(stored)
+            case .failure(let corrupt): result.corrupt.append(corrupt)
+            }
+        }
+        return result as! RecordList<Entity>
+    }
+
+    /// Visits, in storage order, every record of a kind that matches `filter` (a damaged one as a failure), one at a
+    /// time: for readers that keep less than every entity (an export keeps keys).
+    func forEachStored<S: StorableEntity>(
+        _ type: S.Type, filter: RecordFilter, _ body: (Result<StoredEntity<S>, CorruptRecord>) throws -> Void
+    ) throws {
         let index = store.keyring.index
         var prefix: [UInt8] = []
         if S.kind == .appMetadata {
@@ -59,17 +74,12 @@ public class CacheReader {
         } else if let homeAccountID = filter.homeAccountID {
             prefix = index.accountPrefix(homeAccountID)
         }
-        var result = RecordList<S>(records: [], corrupt: [])
         try transaction.forEach(in: DatabaseName.forKind(S.kind), prefix: prefix) { key, value in
-            switch store.decode(S.self, value: value, key: Array(key)) {
-            case .success(let stored):
-                if Self.matches(stored.entity, filter) { result.records.append(stored) }
-            case .failure(let corrupt):
-                result.corrupt.append(corrupt)
-            }
+            let decoded = store.decode(S.self, value: value, key: Array(key))
+            if case .success(let stored) = decoded, !Self.matches(stored.entity, filter) { return true }
+            try body(decoded)
             return true
         }
-        return result as! RecordList<Entity>
     }
 
     private static func matches<S: StorableEntity>(_ entity: S, _ filter: RecordFilter) -> Bool {

@@ -58,30 +58,27 @@ extension TokenStore {
     /// that MSAL Python, .NET, Go and Node read (integer-string timestamps, lower-case entry keys of every
     /// component, `key_id` for bound tokens), with the unknown fields and (for a whole-cache export) the unknown
     /// sections an import kept. Sections, entries and fields are sorted, so the same content always gives the same
-    /// bytes. Damaged records are left out and reported.
+    /// bytes. Damaged records are left out and reported. One read transaction: memory holds the records' keys, and
+    /// each record is decoded when it is written.
     ///
     /// Without ``MSALExportOptions/includeSecrets`` every secret is ``Secret/redactionMarker``.
     ///
-    /// - Throws: ``TokenCacheError`` `.invalidArgument` when two bound (PoP, SSH-certificate) tokens would get the
-    ///   same MSAL entry key (they differ only in key id, which MSAL's key does not hold); the errors `sink` throws
-    ///   (nothing more is written then); the errors of ``read(_:)``.
+    /// - Throws: ``TokenCacheError`` `.invalidArgument` when two records would get the same MSAL entry key (bound
+    ///   tokens that share a key get their token type and key id appended, so only records differing in nothing MSAL
+    ///   keys on could); `.corruptRecord` for a record that decoded when listed and not when written; the errors
+    ///   `sink` throws, unchanged (nothing more is written then); the errors of ``read(_:)``.
     @discardableResult
     public func exportMSAL(options: MSALExportOptions = MSALExportOptions(), to sink: ([UInt8]) throws -> Void) throws -> MSALExportReport {
-        let (content, corrupt) = try read { try $0.msalExportContent(options) }
-        var sinkError: (any Error)? = nil
-        do {
-            try MSALCacheWriter.write(content, revealSecrets: options.includeSecrets) { bytes in
-                do { try sink(bytes) } catch {
-                    sinkError = error
-                    throw error
-                }
+        try read { reader in
+            let source = StoreExportSource(reader, options: options)
+            do {
+                try MSALCacheWriter.write(from: source, revealSecrets: options.includeSecrets, to: sink)
+            } catch let error as MSALCacheWriter.ExportError {
+                // Not the entry key in the message: it is made of account identifiers.
+                throw TokenCacheError(.invalidArgument, "MSAL cache export, section \(error.section): \(error.reason)")
             }
-        } catch {
-            if let sinkError { throw sinkError }
-            // Not the entry key in the message: it is made of account identifiers.
-            throw TokenCacheError(.invalidArgument, "MSAL cache export, section \(error.section): \(error.reason)")
+            return source.report
         }
-        return MSALExportReport(content, corrupt: corrupt, includesSecrets: options.includeSecrets)
     }
 
     /// ``exportMSAL(options:to:)`` into one byte array.

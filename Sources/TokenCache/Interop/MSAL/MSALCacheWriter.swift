@@ -42,29 +42,29 @@ struct MSALCacheWriter {
 
     /// Writes `content` as one JSON document to `sink`, in order, in pieces.
     static func write(_ content: MSALCacheContent, revealSecrets: Bool, to sink: ([UInt8]) throws -> Void) throws(ExportError) {
-        var sections: [(name: String, entries: [(key: String, entity: MSALEntity)]?, unknown: JSONValue?)] = []
-        for (name, value) in content.unknownSections {
+        do { try write(from: content, revealSecrets: revealSecrets, to: sink) } catch let error as ExportError { throw error } catch {
+            // An in-memory content fails only through the writer's own checks, which throw ExportError.
+            throw ExportError(code: .sinkFailed, section: "", reason: "writing the output failed")
+        }
+    }
+
+    /// Writes what `source` holds as one JSON document to `sink`, in order, in pieces: the writer's own refusals as
+    /// ``ExportError``, the source's errors as they are.
+    static func write<Source: MSALExportSource>(from source: Source, revealSecrets: Bool, to sink: ([UInt8]) throws -> Void) throws {
+        var sections: [(name: String, kind: EntityKind?, entries: [MSALExportKey<Source.Handle>], unknown: JSONValue?)] = []
+        for (name, value) in try source.keptSections() {
             guard case .unknown = MSALSection(name: name) else {
                 throw ExportError(code: .sectionNameClash, section: name, reason: "an unknown section has the name of an entity section")
             }
-            sections.append((name, nil, value))
+            sections.append((name, nil, [], value))
         }
         for kind in EntityKind.allCases {
-            let entities: [MSALEntity] = switch kind {
-            case .accessToken: content.accessTokens.map(MSALEntity.accessToken)
-            case .refreshToken: content.refreshTokens.map(MSALEntity.refreshToken)
-            case .idToken: content.idTokens.map(MSALEntity.idToken)
-            case .account: content.accounts.map(MSALEntity.account)
-            case .appMetadata: content.appMetadata.map(MSALEntity.appMetadata)
-            }
-            var keyed = entities.map { (key: MSALCacheKey.key(of: $0), entity: $0) }
+            var keyed = try source.keys(of: kind)
             // Bound tokens whose plain key another token has take their distinguished key (token type, key id).
             var seen: [String: Int] = [:]
             for entry in keyed { seen[entry.key, default: 0] += 1 }
             for index in keyed.indices where seen[keyed[index].key, default: 0] > 1 {
-                if case .accessToken(let token) = keyed[index].entity, let distinguished = MSALCacheKey.distinguishedKey(of: token) {
-                    keyed[index].key = distinguished
-                }
+                if let distinguished = keyed[index].distinguished { keyed[index].key = distinguished }
             }
             keyed.sort { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }
             for index in keyed.indices.dropFirst() where keyed[index].key == keyed[index - 1].key {
@@ -72,16 +72,14 @@ struct MSALCacheWriter {
                     code: .duplicateKey, section: kind.rawValue, key: keyed[index].key,
                     reason: "two entities have the same MSAL key")
             }
-            sections.append((kind.rawValue, keyed, nil))
+            sections.append((kind.rawValue, kind, keyed, nil))
         }
         sections.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
 
         var output = MSALJSONOutput()
-        func flush(force: Bool = false) throws(ExportError) {
+        func flush(force: Bool = false) throws {
             guard force || output.count >= flushSize else { return }
-            do { try output.drain(into: sink) } catch {
-                throw ExportError(code: .sinkFailed, section: "", reason: "writing the output failed")
-            }
+            try output.drain(into: sink)
         }
         output.append("{")
         for (sectionIndex, section) in sections.enumerated() {
@@ -93,7 +91,7 @@ struct MSALCacheWriter {
                 try flush()
                 continue
             }
-            let entries = section.entries ?? []
+            let entries = section.entries
             if entries.isEmpty {
                 output.append("{}")
                 continue
@@ -103,7 +101,7 @@ struct MSALCacheWriter {
                 output.append(entryIndex == 0 ? "\n    " : ",\n    ")
                 output.appendString(entry.key)
                 output.append(": {")
-                let fields = Self.fields(of: entry.entity)
+                let fields = Self.fields(of: try source.entity(entry.handle, of: section.kind!))
                 for (fieldIndex, name) in MSALJSONOutput.sorted(fields.keys).enumerated() {
                     output.append(fieldIndex == 0 ? "\n      " : ",\n      ")
                     output.appendString(name)
