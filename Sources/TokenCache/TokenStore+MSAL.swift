@@ -8,22 +8,26 @@ extension TokenStore {
     /// top-level sections are kept (sealed) and written back by ``exportMSAL(options:to:)``.
     ///
     /// **All or nothing.** The whole file is checked before anything is written; one invalid entry (a missing or
-    /// mistyped field, a bad timestamp, a scope the store refuses) fails the import with an error naming its
-    /// section, byte offset, field and reason, and the store is unchanged. With
+    /// mistyped field, a bad timestamp, a scope the store refuses, a record too large for the format) or an unknown
+    /// section the store cannot keep fails the import with an error naming its section, byte offset, field and
+    /// reason, and the store is unchanged. A file that changes between the check and the writing is refused
+    /// (`.conflict`); one that is not a regular file (a pipe) is read into memory once. With
     /// ``MSALImportOptions/skipInvalid`` the valid entries are imported and the others reported.
     ///
     /// **Merging** (``MSALImportOptions/Mode/merge``): for each identity the record written later wins (`cached_at`,
     /// for refresh tokens `last_modification_time`; then `expires_on`; else the stored one stays, so importing a
-    /// file twice changes nothing). An imported access token also replaces the stored tokens of its bucket whose
+    /// file twice changes nothing; a refresh token with neither time replaces a stored one without times when its
+    /// secret differs, so that a rotated token from an SDK that writes no times can be imported). An imported access token also replaces the stored tokens of its bucket whose
     /// scopes intersect its own, as an ingest does, unless one of them is newer, in which case it is not imported.
     /// Expired tokens are imported as they are (an import is no place to drop data by the clock). Entries are
     /// written in durable transactions of ``MSALImportOptions/batchSize``; an import interrupted after the check
     /// keeps the batches committed, and running it again completes it.
     ///
     /// **Replacing** (``MSALImportOptions/Mode/replace``): the store's records become exactly the file's, in one
-    /// transaction.
+    /// transaction; the revisions of records the file has again continue.
     ///
-    /// - Parameter progress: called after the check and after each committed batch.
+    /// - Parameter progress: called after the check and after each committed batch (once, at the end, when
+    ///   replacing), never inside a transaction.
     /// - Throws: ``TokenCacheError`` `.invalidArgument` for a file that cannot be read or is not an MSAL cache,
     ///   or for an invalid entry; the errors of ``write(_:)``.
     @discardableResult

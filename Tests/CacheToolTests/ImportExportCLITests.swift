@@ -75,6 +75,15 @@ import TokenCache
             #expect(run.status == 64, "\(run.output)")
             #expect(run.stderr.contains("mode 644"))
             #expect(try String(contentsOfFile: path, encoding: .utf8) == "old")
+            // `> file` makes a file with the shell's umask: tokens are not written into one others can read.
+            let redirected = try store.run(["export", "--include-secrets"], shell: "umask 022; exec > \(store.root)/redirected.json")
+            #expect(redirected.status == 64, "\(redirected.output)")
+            #expect(redirected.stderr.contains("others can read"))
+            #expect(try String(contentsOfFile: store.root + "/redirected.json", encoding: .utf8).isEmpty)
+            // Written with -o, the file exists only complete and 0600, and no temporary file is left.
+            #expect(try store.run(["export", "--include-secrets", "-o", store.root + "/private.json"]).status == 0)
+            #expect(try store.mode(store.root + "/private.json") == 0o600)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: store.root).filter { $0.hasSuffix(".tmp") }.isEmpty)
         }
     }
 

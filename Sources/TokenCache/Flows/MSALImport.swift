@@ -21,35 +21,49 @@ struct MSALImport {
         var rejected: [MSALRejectedEntry] = []
         /// Offsets of the rejected entries, which the second pass skips.
         var rejectedOffsets: Set<Int> = []
+        /// The unknown top-level sections, to keep.
+        var sections: [String: JSONValue] = [:]
     }
 
     func run(progress: ((MSALImportProgress) -> Void)?) throws -> MSALImportReport {
         guard options.batchSize > 0 else { throw TokenCacheError(.invalidArgument, "the import batch size must be positive") }
-        let check = try checkEntries()
+        // A pipe or a device (`<(cat cache.json)`, /dev/stdin) cannot be read twice: it is read once, into memory.
+        let source = try self.source.readableTwice()
+        let identity = try source.fileIdentity()
+        let check = try checkEntries(source)
+        // The second pass must read what the first one checked.
+        guard try source.fileIdentity() == identity else {
+            throw TokenCacheError(
+                .conflict, "the MSAL cache file changed while it was checked (another program wrote it); nothing was imported")
+        }
         progress?(MSALImportProgress(entriesDone: 0, entriesTotal: check.entries))
         var report = MSALImportReport()
         report.entries = check.entries
         report.rejected = check.rejected
         switch options.mode {
-        case .replace: try replace(check, into: &report, progress: progress)
-        case .merge: try merge(check, into: &report, progress: progress)
+        case .replace: try replace(check, from: source, into: &report, progress: progress)
+        case .merge: try merge(check, from: source, into: &report, progress: progress)
         }
         return report
     }
 
     // MARK: The first pass
 
-    private func checkEntries() throws -> Check {
+    private func checkEntries(_ source: MSALCacheSource) throws -> Check {
         var check = Check()
-        var reader = try makeReader()
-        while let entry = try next(&reader) {
+        var reader = try source.makeReader()
+        while let entry = try source.next(&reader) {
             guard case .entity = entry.section else {
-                _ = try unknownSection(entry)
+                check.sections[entry.sectionName] = try unknownSection(entry)
                 continue
             }
             check.entries += 1
-            do {
-                _ = try MSALEntityMapping.entity(from: entry)
+            do throws(MSALImportError) {
+                let entity = try MSALEntityMapping.entity(from: entry)
+                // What the store would refuse at write time is refused here, before anything is written.
+                do { try Self.checkStorable(entity) } catch {
+                    throw MSALImportError(.invalidValue, error.message)
+                }
             } catch {
                 guard options.skipInvalid else {
                     let hint = error.code == .unsupported ? " (import the other entries with --skip-invalid)" : ""
@@ -59,7 +73,21 @@ struct MSALImport {
                 check.rejected.append(rejection(error, entry: entry))
             }
         }
+        // The sections as they will be kept: with the store's own when merging.
+        let kept = options.mode == .merge ? try store.read { try $0.store.foreignSections(in: $0.transaction) } : [:]
+        _ = try RecordStore.foreignSectionsBody(kept.merging(check.sections) { _, new in new }, now: 0)
         return check
+    }
+
+    /// Throws the store's refusal of `entity`'s record (too large for the format), without writing it.
+    static func checkStorable(_ entity: MSALEntity) throws(TokenCacheError) {
+        switch entity {
+        case .accessToken(let token): _ = try RecordStore.plaintexts(of: token, revision: 1, now: 0)
+        case .refreshToken(let token): _ = try RecordStore.plaintexts(of: token, revision: 1, now: 0)
+        case .idToken(let token): _ = try RecordStore.plaintexts(of: token, revision: 1, now: 0)
+        case .account(let account): _ = try RecordStore.plaintexts(of: account, revision: 1, now: 0)
+        case .appMetadata(let metadata): _ = try RecordStore.plaintexts(of: metadata, revision: 1, now: 0)
+        }
     }
 
     /// The error's text without the entry key (made of account identifiers, which no library message shows): the
@@ -83,9 +111,11 @@ struct MSALImport {
 
     // MARK: The second pass
 
-    private func merge(_ check: Check, into report: inout MSALImportReport, progress: ((MSALImportProgress) -> Void)?) throws {
-        var reader = try makeReader()
-        var sections: [String: JSONValue] = [:]
+    private func merge(
+        _ check: Check, from source: MSALCacheSource, into report: inout MSALImportReport, progress: ((MSALImportProgress) -> Void)?
+    ) throws {
+        var reader = try source.makeReader()
+        let sections = check.sections
         /// Entry keys of the access tokens this import wrote: tokens of one file may overlap (the lookup's "most
         /// recently cached" then decides), only tokens already stored are superseded.
         var imported: Set<[UInt8]> = []
@@ -94,14 +124,11 @@ struct MSALImport {
         while !finished {
             var batch: [MSALEntity] = []
             while batch.count < options.batchSize {
-                guard let entry = try next(&reader) else {
+                guard let entry = try source.next(&reader) else {
                     finished = true
                     break
                 }
-                guard case .entity = entry.section else {
-                    sections[entry.sectionName] = try unknownSection(entry)
-                    continue
-                }
+                guard case .entity = entry.section else { continue }
                 guard !check.rejectedOffsets.contains(entry.offset) else { continue }
                 batch.append(try Self.entity(entry))
             }
@@ -128,32 +155,27 @@ struct MSALImport {
         report.keptSections = sections.keys.sorted()
     }
 
-    private func replace(_ check: Check, into report: inout MSALImportReport, progress: ((MSALImportProgress) -> Void)?) throws {
+    private func replace(
+        _ check: Check, from source: MSALCacheSource, into report: inout MSALImportReport, progress: ((MSALImportProgress) -> Void)?
+    ) throws {
         let outcome = try store.write { writer in
             var outcome = MSALImportReport()
-            outcome.removedByReplace = try writer.removeEverything()
-            var reader = try makeReader()
-            var sections: [String: JSONValue] = [:]
+            // Revisions continue across the replacement, so that a compare-and-swap written against the old cache
+            // cannot succeed against a re-imported record that happens to restart at the same revision.
+            let (removed, revisions) = try writer.removeEverything()
+            outcome.removedByReplace = removed
+            var reader = try source.makeReader()
             var written: Set<[UInt8]> = []
-            var done = 0
-            while let entry = try next(&reader) {
-                guard case .entity = entry.section else {
-                    sections[entry.sectionName] = try unknownSection(entry)
-                    continue
-                }
-                guard !check.rejectedOffsets.contains(entry.offset) else { continue }
-                try writer.importEntity(try Self.entity(entry), alreadyImported: [], written: &written, report: &outcome)
-                done += 1
-                if done % options.batchSize == 0 {
-                    progress?(MSALImportProgress(entriesDone: done + check.rejected.count, entriesTotal: check.entries))
-                }
+            while let entry = try source.next(&reader) {
+                guard case .entity = entry.section, !check.rejectedOffsets.contains(entry.offset) else { continue }
+                try writer.importEntity(
+                    try Self.entity(entry), alreadyImported: [], written: &written, report: &outcome, priorRevisions: revisions)
             }
-            try writer.store.setForeignSections(sections, now: writer.now, in: writer.writeTransaction)
-            outcome.keptSections = sections.keys.sorted()
+            try writer.store.setForeignSections(check.sections, now: writer.now, in: writer.writeTransaction)
             return outcome
         }
         report.add(outcome)
-        report.keptSections = outcome.keptSections
+        report.keptSections = check.sections.keys.sorted()
         progress?(MSALImportProgress(entriesDone: check.entries, entriesTotal: check.entries))
     }
 
@@ -164,12 +186,6 @@ struct MSALImport {
     private static func entity(_ entry: MSALCacheEntry) throws -> MSALEntity {
         do { return try MSALEntityMapping.entity(from: entry) } catch { throw TokenCacheError(.invalidArgument, describe(error, entry: entry)) }
     }
-
-    private func makeReader() throws -> MSALCacheReader { try source.makeReader() }
-
-    /// The next entry; a document that is not an MSAL cache (bad JSON, wrong nesting) stops the import whatever
-    /// the options, since nothing after the fault can be located.
-    private func next(_ reader: inout MSALCacheReader) throws -> MSALCacheEntry? { try source.next(&reader) }
 
     private func unknownSection(_ entry: MSALCacheEntry) throws -> JSONValue {
         do { return try MSALFieldValues.jsonValue(entry.value) } catch {
@@ -182,16 +198,43 @@ struct MSALImport {
 }
 
 extension MSALCacheSource {
+    /// What identifies one version of a file: device, inode, size, and modification and change times.
+    struct FileIdentity: Equatable {
+        var device: UInt64, inode: UInt64, size: Int64, modified: [Int], changed: [Int]
+    }
+
+    /// The identity of a `.file` source now (nil for bytes): the second pass of an import refuses a file that changed.
+    func fileIdentity() throws -> FileIdentity? {
+        guard case .file(let path) = self else { return nil }
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw Self.unreadable(path) }
+        return FileIdentity(
+            device: UInt64(status.st_dev), inode: UInt64(status.st_ino), size: Int64(status.st_size),
+            modified: [status.st_mtim.tv_sec, status.st_mtim.tv_nsec], changed: [status.st_ctim.tv_sec, status.st_ctim.tv_nsec])
+    }
+
+    /// This source, or, for a file that is not a regular file (a pipe, a device), its bytes read once.
+    func readableTwice() throws -> MSALCacheSource {
+        guard case .file(let path) = self else { return self }
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw Self.unreadable(path) }
+        if (status.st_mode & S_IFMT) == S_IFREG { return self }
+        guard let handle = FileHandle(forReadingAtPath: path), let data = try? handle.readToEnd() else { throw Self.unreadable(path) }
+        return .bytes(Array(data))
+    }
+
+    static func unreadable(_ path: String) -> TokenCacheError {
+        let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
+        return TokenCacheError(.invalidArgument, "the MSAL cache file \(MSALImportError.displayed(path)) \(reason)")
+    }
+
     /// A streaming reader of the document, from its start.
     func makeReader() throws -> MSALCacheReader {
         switch self {
         case .bytes(let bytes):
             return MSALCacheReader(bytes: bytes)
         case .file(let path):
-            guard let handle = FileHandle(forReadingAtPath: path) else {
-                let reason = FileManager.default.fileExists(atPath: path) ? "cannot be read" : "does not exist"
-                throw TokenCacheError(.invalidArgument, "the MSAL cache file \(MSALImportError.displayed(path)) \(reason)")
-            }
+            guard let handle = FileHandle(forReadingAtPath: path) else { throw Self.unreadable(path) }
             return MSALCacheReader(fileHandle: handle)
         }
     }
@@ -220,30 +263,43 @@ extension CacheWriter {
     /// Tokens written by this same import (`alreadyImported`, `written`) are not compared with each other: a file
     /// may hold overlapping tokens, which the lookup's candidate order resolves.
     func importEntity(
-        _ entity: MSALEntity, alreadyImported: Set<[UInt8]>, written: inout Set<[UInt8]>, report: inout MSALImportReport
+        _ entity: MSALEntity, alreadyImported: Set<[UInt8]>, written: inout Set<[UInt8]>, report: inout MSALImportReport,
+        priorRevisions: [RecordAddress: UInt64] = [:]
     ) throws {
         let index = store.keyring.index
-        func judge<S: StorableEntity>(_ incoming: S, stamp: (S) -> ImportMerge.Stamp) throws {
+        func judge<S: StorableEntity>(_ incoming: S, wins: (S, S) -> Bool) throws {
             let entryKey = S.storageKey(for: incoming.key, index: index)
-            let existing = try? stored(S.self, entryKey: entryKey)
-            if let existing, !ImportMerge.incomingWins(existing: stamp(existing.entity), incoming: stamp(incoming)) {
+            let existing = try storedOrDamaged(S.self, entryKey: entryKey)
+            if let existing, !wins(existing.entity, incoming) {
                 report.keptExisting[S.kind, default: 0] += 1
                 return
             }
-            _ = try putStorable(incoming, expectedRevision: nil, continuing: existing?.revision ?? 0, entryKey: entryKey)
+            let prior = max(existing?.revision ?? 0, priorRevisions[RecordAddress(kind: S.kind, key: entryKey)] ?? 0)
+            _ = try putStorable(incoming, expectedRevision: nil, continuing: prior, entryKey: entryKey)
             report.written[S.kind, default: 0] += 1
         }
+        func later<S: StorableEntity>(_ stamp: @escaping (S) -> ImportMerge.Stamp) -> (S, S) -> Bool {
+            { ImportMerge.incomingWins(existing: stamp($0), incoming: stamp($1)) }
+        }
         switch entity {
-        case .accessToken(let token): try importAccessToken(token, alreadyImported: alreadyImported, written: &written, report: &report)
-        case .refreshToken(let token): try judge(token, stamp: ImportMerge.stamp(of:))
-        case .idToken(let token): try judge(token, stamp: ImportMerge.stamp(of:))
-        case .account(let account): try judge(account, stamp: ImportMerge.stamp(of:))
-        case .appMetadata(let metadata): try judge(metadata, stamp: ImportMerge.stamp(of:))
+        case .accessToken(let token):
+            try importAccessToken(token, alreadyImported: alreadyImported, written: &written, report: &report, priorRevisions: priorRevisions)
+        case .refreshToken(let token): try judge(token, wins: ImportMerge.refreshTokenWins)
+        case .idToken(let token): try judge(token, wins: later(ImportMerge.stamp(of:)))
+        case .account(let account): try judge(account, wins: later(ImportMerge.stamp(of:)))
+        case .appMetadata(let metadata): try judge(metadata, wins: later(ImportMerge.stamp(of:)))
         }
     }
 
+    /// The stored entity under `entryKey`; a damaged record counts as absent (the import's write replaces it, as
+    /// any unconditional write does), every other failure is thrown.
+    private func storedOrDamaged<S: StorableEntity>(_ type: S.Type, entryKey: [UInt8]) throws -> StoredEntity<S>? {
+        do { return try stored(S.self, entryKey: entryKey) } catch let error as TokenCacheError where error.code == .corruptRecord { return nil }
+    }
+
     private func importAccessToken(
-        _ token: AccessToken, alreadyImported: Set<[UInt8]>, written: inout Set<[UInt8]>, report: inout MSALImportReport
+        _ token: AccessToken, alreadyImported: Set<[UInt8]>, written: inout Set<[UInt8]>, report: inout MSALImportReport,
+        priorRevisions: [RecordAddress: UInt64]
     ) throws {
         let index = store.keyring.index
         let bucket = AccessToken.bucketPrefix(
@@ -285,24 +341,34 @@ extension CacheWriter {
         }
         _ = try deleteRecords(AccessToken.self, keys: doomed)
         report.accessTokensSuperseded += superseded
+        // After a replacement, the revisions the records of this identity had (under its entry key, or as its
+        // bucket's lone token under the bucket prefix) are continued.
+        for key in [entryKey, bucket] { previousRevision = max(previousRevision, priorRevisions[RecordAddress(kind: .accessToken, key: key)] ?? 0) }
         _ = try putStorable(token, expectedRevision: nil, continuing: previousRevision, entryKey: entryKey)
         written.insert(entryKey)
         report.written[.accessToken, default: 0] += 1
     }
 
-    /// Deletes every record of the five kinds and the kept MSAL sections; returns how many records.
-    func removeEverything() throws -> Int {
-        var removed = 0
+    /// Deletes every record of the five kinds and the kept MSAL sections; returns how many records, and the revision
+    /// each had (a damaged one counts as none).
+    func removeEverything() throws -> (count: Int, revisions: [RecordAddress: UInt64]) {
+        var revisions: [RecordAddress: UInt64] = [:]
         for kind in EntityKind.allCases {
             let database = DatabaseName.forKind(kind)
-            var keys: [[UInt8]] = []
-            try writeTransaction.forEach(in: database, prefix: []) { key, _ in
-                keys.append(Array(key))
+            try writeTransaction.forEach(in: database, prefix: []) { key, value in
+                let key = Array(key)
+                revisions[RecordAddress(kind: kind, key: key)] = (try? store.openRevision(value, slot: store.slot(database, key))) ?? 0
                 return true
             }
-            for key in keys where try writeTransaction.delete(in: database, key: key) { removed += 1 }
+            for address in revisions.keys where address.kind == kind { _ = try writeTransaction.delete(in: database, key: address.key) }
         }
         try store.setForeignSections([:], now: now, in: writeTransaction)
-        return removed
+        return (revisions.count, revisions)
     }
+}
+
+/// A record's place: its kind and storage key.
+struct RecordAddress: Hashable {
+    var kind: EntityKind
+    var key: [UInt8]
 }

@@ -121,17 +121,29 @@ extension CacheReader {
             }
         }
         switch entity {
+        // Accounts, app metadata and ID tokens carry no write time, so the import rule keeps a stored record of the
+        // identity whatever it holds: the file's record is in the store only if the stored one is equal to it (an
+        // app metadata record without the file's `family_id` would lose the family, and with it family refresh).
         case .account(let account):
-            return try judge(Account.self, Account.storageKey(for: account.key, index: index)) { _ in .identical }
+            return try judge(Account.self, Account.storageKey(for: account.key, index: index)) {
+                $0 == account ? .identical : .missing("the store holds this account with other fields")
+            }
         case .appMetadata(let metadata):
-            return try judge(AppMetadata.self, AppMetadata.storageKey(for: metadata.key, index: index)) { _ in .identical }
+            return try judge(AppMetadata.self, AppMetadata.storageKey(for: metadata.key, index: index)) {
+                $0 == metadata ? .identical : .missing("the store holds this app metadata with other fields")
+            }
         case .idToken(let token):
-            // No write time: the import rule keeps a stored ID token of the identity whatever its secret.
-            return try judge(IDToken.self, IDToken.storageKey(for: token.key, index: index)) { $0.secret == token.secret ? .identical : .superseded }
+            return try judge(IDToken.self, IDToken.storageKey(for: token.key, index: index)) {
+                $0 == token ? .identical : .missing("the store holds another ID token of this identity")
+            }
         case .refreshToken(let token):
             return try judge(RefreshToken.self, RefreshToken.storageKey(for: token.key, index: index)) { stored in
                 if stored.secret == token.secret { return .identical }
-                if Self.later(ImportMerge.stamp(of: stored), than: ImportMerge.stamp(of: token)) { return .superseded }
+                if !ImportMerge.refreshTokenWins(existing: stored, incoming: token),
+                    Self.later(ImportMerge.stamp(of: stored), than: ImportMerge.stamp(of: token))
+                {
+                    return .superseded
+                }
                 return .missing("the store holds another refresh token of this identity, not written later")
             }
         case .accessToken(let token):

@@ -42,6 +42,16 @@ enum ImportMerge {
     static func stamp(of account: Account) -> Stamp { Stamp(writtenAt: nil, expiresOn: nil) }
     static func stamp(of metadata: AppMetadata) -> Stamp { Stamp(writtenAt: nil, expiresOn: nil) }
 
+    /// Whether an incoming refresh token replaces a stored one of its identity. As ``incomingWins(existing:incoming:)``,
+    /// except that when neither carries any time (MSAL .NET, Go and JS write no `last_modification_time`), a token
+    /// with another secret wins: it is the one the file being imported holds now, and keeping the stored one would
+    /// make a rotated token unimportable. The same token again still changes nothing.
+    static func refreshTokenWins(existing: RefreshToken, incoming: RefreshToken) -> Bool {
+        let (old, new) = (stamp(of: existing), stamp(of: incoming))
+        if old == Stamp(writtenAt: nil, expiresOn: nil) && new == old { return existing.secret != incoming.secret }
+        return incomingWins(existing: old, incoming: new)
+    }
+
     /// The entity an import keeps of `existing` and `incoming` (same identity).
     static func winner<Entity>(existing: Entity, incoming: Entity, stamp: (Entity) -> Stamp) -> Entity {
         incomingWins(existing: stamp(existing), incoming: stamp(incoming)) ? incoming : existing

@@ -51,6 +51,13 @@ extension RecordStore {
             _ = try txn.delete(in: DatabaseName.meta, key: key)
             return
         }
+        let body = try Self.foreignSectionsBody(sections, now: now)
+        try putSealed(summary: nil, body: body.encode(), database: DatabaseName.meta, key: key, into: txn)
+    }
+
+    /// The record body that keeps `sections`, checked: names of 1 to 1,024 bytes, finite numbers, and the record
+    /// within the format's size limit. An import checks this before it writes anything.
+    static func foreignSectionsBody(_ sections: [String: JSONValue], now: Int64) throws(TokenCacheError) -> RecordBody {
         var fields = FieldMap()
         for (name, value) in sections {
             guard !name.isEmpty, name.utf8.count <= FieldMap.maximumNameLength else {
@@ -62,9 +69,9 @@ extension RecordStore {
         let body = RecordBody(revision: 1, updatedAt: now, fields: fields)
         guard body.encodedCount <= FormatConstants.maximumBodyPlaintext else {
             throw TokenCacheError(
-                .recordTooLarge,
-                "the unknown MSAL sections take \(body.encodedCount) bytes, above the \(FormatConstants.maximumBodyPlaintext)-byte record limit")
+                .invalidArgument,
+                "the unknown MSAL sections to keep take \(body.encodedCount) bytes, above the \(FormatConstants.maximumBodyPlaintext)-byte record limit")
         }
-        try putSealed(summary: nil, body: body.encode(), database: DatabaseName.meta, key: key, into: txn)
+        return body
     }
 }

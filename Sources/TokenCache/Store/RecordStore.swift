@@ -261,7 +261,13 @@ final class RecordStore: Sendable {
 
     /// Seals `entity` as the value of `key` with the given revision, in place in the backend's reserved value.
     func seal<S: StorableEntity>(_ entity: S, key: [UInt8], revision: UInt64, now: Int64, into txn: any RecordWriting) throws {
-        let database = DatabaseName.forKind(S.kind)
+        let (body, summary) = try Self.plaintexts(of: entity, revision: revision, now: now)
+        try putSealed(summary: summary?.encodedSecureBuffer(), body: body.encode(), database: DatabaseName.forKind(S.kind), key: key, into: txn)
+    }
+
+    /// The body and summary a record of `entity` holds, checked against the format's size limits (FORMAT.md §5.1):
+    /// what `seal` writes, and what an import checks before it writes anything.
+    static func plaintexts<S: StorableEntity>(of entity: S, revision: UInt64, now: Int64) throws(TokenCacheError) -> (RecordBody, FieldMap?) {
         let body = RecordBody(revision: revision, updatedAt: now, fields: entity.encodeFields())
         guard body.encodedCount <= FormatConstants.maximumBodyPlaintext else {
             throw TokenCacheError(
@@ -273,7 +279,7 @@ final class RecordStore: Sendable {
         if let summary, summary.encodedCount > FormatConstants.maximumSummaryPlaintext {
             throw TokenCacheError(.recordTooLarge, "\(S.kind) scopes exceed the \(FormatConstants.maximumSummaryPlaintext)-byte summary limit")
         }
-        try putSealed(summary: summary?.encodedSecureBuffer(), body: body.encode(), database: database, key: key, into: txn)
+        return (body, summary)
     }
 
     /// Seals the plaintexts under the active data key, with fresh nonces, as the record under `key`, written in place

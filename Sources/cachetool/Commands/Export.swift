@@ -40,8 +40,17 @@ struct Export: ParsableCommand {
 
     func run() throws {
         try Failure.reporting {
-            if includeSecrets, output == nil, isatty(STDOUT_FILENO) == 1, !force {
-                throw ValidationError("refusing to print tokens on a terminal: write them to a file with -o, or add --force")
+            if includeSecrets, output == nil {
+                if isatty(STDOUT_FILENO) == 1, !force {
+                    throw ValidationError("refusing to print tokens on a terminal: write them to a file with -o, or add --force")
+                }
+                // `> file` creates the file with the shell's umask, often readable by everyone.
+                var status = stat()
+                if fstat(STDOUT_FILENO, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, status.st_mode & 0o077 != 0 {
+                    throw ValidationError(
+                        "standard output is a file others can read (mode \(String(status.st_mode & 0o777, radix: 8))); "
+                            + "write tokens with -o FILE, which creates it with mode 0600")
+                }
             }
             let cache = try TokenStore.open(options.configuration(readOnly: true))
             let exportOptions = MSALExportOptions(
@@ -79,15 +88,29 @@ enum PrivateFile {
                         + "(remove it, or chmod 600 it first)")
             }
         }
-        let directory = (path as NSString).deletingLastPathComponent
-        let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw ValidationError("cannot create \(temporary): \(String(cString: strerror(errno)))") }
+        let directory = (path as NSString).deletingLastPathComponent.isEmpty ? "." : (path as NSString).deletingLastPathComponent
+        let temporary = directory + "/.\((path as NSString).lastPathComponent).\(getpid()).tmp"
+        // An unnamed file first (O_TMPFILE): a process killed while writing leaves no partial file of tokens behind.
+        // It gets a name only once complete and flushed; filesystems without O_TMPFILE get the named file at once.
+        // O_TMPFILE is `__O_TMPFILE | O_DIRECTORY` (<bits/fcntl-linux.h>), a macro Swift does not import.
+        let temporaryFileFlag: Int32 = 0o20_000_000 | O_DIRECTORY
+        var descriptor = open(directory, temporaryFileFlag | O_WRONLY | O_CLOEXEC, 0o600)
+        let unnamed = descriptor >= 0
+        if !unnamed { descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600) }
+        guard descriptor >= 0 else { throw ValidationError("cannot create a file in \(directory): \(String(cString: strerror(errno)))") }
         let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         do {
             let result = try body(handle)
-            guard fsync(descriptor) == 0, rename(temporary, path) == 0 else {
-                throw ValidationError("cannot write \(path): \(String(cString: strerror(errno)))")
+            guard fsync(descriptor) == 0 else { throw ValidationError("cannot write \(path): \(String(cString: strerror(errno)))") }
+            if unnamed, linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, temporary, AT_SYMLINK_FOLLOW) != 0 {
+                throw ValidationError("cannot name \(temporary): \(String(cString: strerror(errno)))")
+            }
+            guard rename(temporary, path) == 0 else { throw ValidationError("cannot write \(path): \(String(cString: strerror(errno)))") }
+            // The new name, durable.
+            let directoryDescriptor = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if directoryDescriptor >= 0 {
+                fsync(directoryDescriptor)
+                close(directoryDescriptor)
             }
             return result
         } catch {

@@ -111,11 +111,13 @@ struct Import: ParsableCommand {
                 if !report.rejected.isEmpty {
                     keptBecause = "\(report.rejected.count) of its entries were not imported"
                 } else {
-                    let readBack = try cache.verifyMSALImport(from: .file(path: path))
-                    verification = readBack
-                    if !readBack.isComplete {
+                    // The import has committed: a read-back that fails keeps the file, and the report still prints.
+                    do { verification = try cache.verifyMSALImport(from: .file(path: path)) } catch let error as TokenCacheError {
+                        keptBecause = "reading it back failed: \(error.message)"
+                    }
+                    if let readBack = verification, !readBack.isComplete {
                         keptBecause = "\(readBack.unverified.count) of its entries are not in the store as they are or newer"
-                    } else {
+                    } else if verification != nil {
                         do throws(SourceShredding.Refusal) {
                             try SourceShredding.shred(path, expected: identity)
                             shredded = true
@@ -235,7 +237,7 @@ struct Import: ParsableCommand {
         var lines = ["Imported \(report.writtenCount) of \(report.entries) entries\(list(report.written))."]
         if replaced { lines.append("Replaced the store's previous \(report.removedByReplace) records.") }
         let kept = report.keptExisting.values.reduce(0, +)
-        if kept > 0 { lines.append("Kept \(kept) stored records written as late or later\(list(report.keptExisting)).") }
+        if kept > 0 { lines.append("Kept \(kept) stored records the file's were not shown to be newer than\(list(report.keptExisting)).") }
         if report.accessTokensSuperseded > 0 {
             lines.append("Removed \(report.accessTokensSuperseded) stored access tokens superseded by newer imported ones.")
         }

@@ -87,7 +87,7 @@ struct MSALCacheWriter {
             output.appendString(section.name)
             output.append(": ")
             if let unknown = section.unknown {
-                output.appendValue(unknown)
+                output.appendValue(revealSecrets ? unknown : Self.redactingStrings(unknown))
                 try flush()
                 continue
             }
@@ -108,7 +108,7 @@ struct MSALCacheWriter {
                     output.append(": ")
                     switch fields[name]! {
                     case .text(let text): output.appendString(text)
-                    case .json(let value): output.appendValue(value)
+                    case .json(let value): output.appendValue(revealSecrets ? value : Self.redactingStrings(value))
                     case .secret(let secret):
                         if revealSecrets {
                             guard secret.withUnsafeBytes({ String(validating: $0, as: UTF8.self) != nil }) else {
@@ -127,6 +127,17 @@ struct MSALCacheWriter {
         }
         output.append(sections.isEmpty ? "}\n" : "\n}\n")
         try flush(force: true)
+    }
+
+    /// `value` with every string replaced by the redaction marker: what a redacted export writes for unknown fields
+    /// and sections, which may hold anything (a foreign SDK's token, say). Their shape, numbers and booleans stay.
+    static func redactingStrings(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .string: .string(redactedSecret)
+        case .array(let elements): .array(elements.map(redactingStrings))
+        case .object(let members): .object(members.mapValues(redactingStrings))
+        default: value
+        }
     }
 
     /// The whole document in memory (tests, small caches).

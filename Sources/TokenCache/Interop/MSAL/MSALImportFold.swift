@@ -25,7 +25,14 @@ struct MSALImportFold {
     mutating func add(_ entity: MSALEntity) {
         switch entity {
         case .accessToken(let token): Self.insert(token, Self.identity(of: token), into: &accessTokens, merged: &mergedCount, stamp: ImportMerge.stamp(of:))
-        case .refreshToken(let token): Self.insert(token, Self.identity(of: token), into: &refreshTokens, merged: &mergedCount, stamp: ImportMerge.stamp(of:))
+        case .refreshToken(let token):
+            let identity = Self.identity(of: token)
+            if let existing = refreshTokens[identity] {
+                mergedCount += 1
+                if ImportMerge.refreshTokenWins(existing: existing, incoming: token) { refreshTokens[identity] = token }
+            } else {
+                refreshTokens[identity] = token
+            }
         case .idToken(let token): Self.insert(token, Self.identity(of: token), into: &idTokens, merged: &mergedCount, stamp: ImportMerge.stamp(of:))
         case .account(let account): Self.insert(account, Self.identity(of: account), into: &accounts, merged: &mergedCount, stamp: ImportMerge.stamp(of:))
         case .appMetadata(let metadata): Self.insert(metadata, Self.identity(of: metadata), into: &appMetadata, merged: &mergedCount, stamp: ImportMerge.stamp(of:))

@@ -15,24 +15,44 @@ struct MSALJSONOutput {
 
     var count: Int { bytes.count }
 
-    /// A JSON string of the UTF-8 bytes `utf8` (assumed valid UTF-8): `"` and `\` and the C0 controls escaped,
-    /// everything else as is.
-    mutating func appendString(utf8: some Sequence<UInt8>) {
+    /// A JSON string of the UTF-8 bytes `utf8` (assumed valid UTF-8): `"` and `\` escaped, and every character
+    /// ``DisplaySafety`` names (C0 and C1 controls, DEL, bidirectional and invisible characters) as `\uXXXX`, so that
+    /// an export shown on a terminal cannot drive it; the value read back is the same.
+    mutating func appendString(utf8: some Collection<UInt8>) {
         bytes.append(UInt8(ascii: "\""))
-        for byte in utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0x00..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                bytes.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
-            default: bytes.append(byte)
+        if utf8.allSatisfy({ $0 < 0x7F }) {
+            for byte in utf8 { appendASCII(byte) }
+        } else {
+            for scalar in String(decoding: utf8, as: UTF8.self).unicodeScalars {
+                if scalar.isASCII && scalar.value != 0x7F {
+                    appendASCII(UInt8(scalar.value))
+                } else if DisplaySafety.mustEscape(scalar) {
+                    for unit in String(scalar).utf16 { appendEscape(unit) }
+                } else {
+                    bytes.append(contentsOf: String(scalar).utf8)
+                }
             }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    private mutating func appendASCII(_ byte: UInt8) {
+        switch byte {
+        case UInt8(ascii: "\""): bytes.append(contentsOf: [0x5C, 0x22])
+        case UInt8(ascii: "\\"): bytes.append(contentsOf: [0x5C, 0x5C])
+        case 0x0A: bytes.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+        case 0x0D: bytes.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+        case 0x09: bytes.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+        case 0x00..<0x20: appendEscape(UInt16(byte))
+        default: bytes.append(byte)
+        }
+    }
+
+    /// `\uXXXX` of one UTF-16 code unit.
+    private mutating func appendEscape(_ unit: UInt16) {
+        let hex = Array("0123456789abcdef".utf8)
+        bytes.append(contentsOf: [0x5C, UInt8(ascii: "u")])
+        for shift in stride(from: 12, through: 0, by: -4) { bytes.append(hex[Int((unit >> UInt16(shift)) & 0x0F)]) }
     }
 
     mutating func appendString(_ text: String) { appendString(utf8: text.utf8) }
