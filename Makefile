@@ -97,7 +97,7 @@ interop: build interop-venv
 
 # Side-by-side benchmark against MSAL Python and msal-extensions (Benchmarks/compare/compare.py): the same seeded
 # population (as an MSAL JSON cache) at each size in COMPARE_SIZES, measured in one run; writes
-# Benchmarks/results/compare.md, .json and .png. About 5 minutes at 1k/10k/100k on a 2-core VM. Not part of `make test`.
+# Benchmarks/results/compare.md, .json and .png. About 4 minutes at 1k/10k/100k on a 2-core VM. Not part of `make test`.
 # COMPARE_TC_ONLY_SIZES (e.g. 1000000) adds sizes for token-cache alone (MSAL Python would take too long there).
 # Exit code 3 when this cachetool has no `bench` subcommand (in-process token-cache figures missing), unless
 # COMPARE_ALLOW_PARTIAL=1. Its own virtual environment, from the exact pins of Benchmarks/compare/requirements.txt.
