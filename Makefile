@@ -3,7 +3,7 @@ SHELL := /bin/bash
 DEBIAN_PACKAGES := liblmdb-dev libsodium-dev pkg-config
 DEMO_DIR := $(CURDIR)/.demo
 
-.PHONY: deps build release demo test stress sanitize clean interop interop-venv interop-generate
+.PHONY: deps build release demo test stress sanitize clean interop interop-venv interop-generate compare compare-venv compare-selftest
 
 # Installs the Debian packages that are missing (as root directly, otherwise through sudo).
 deps:
@@ -94,6 +94,43 @@ interop-generate: interop-venv
 # The whole proof against a debug build of cachetool; closes with "N passed, N failed".
 interop: build interop-venv
 	"$(INTEROP_VENV)/bin/python" Tests/Interop/msal_proof.py --cachetool "$$(swift build --show-bin-path)/cachetool" --work "$(INTEROP_WORK)"
+
+# Side-by-side benchmark against MSAL Python and msal-extensions (Benchmarks/compare/compare.py): the same seeded
+# population (as an MSAL JSON cache) at each size in COMPARE_SIZES, measured in one run; writes
+# Benchmarks/results/compare.md, .json and .png. About 4 minutes at 1k/10k/100k on a 2-core VM. Not part of `make test`.
+# COMPARE_TC_ONLY_SIZES (e.g. 1000000) adds sizes for token-cache alone (MSAL Python would take too long there).
+# Exit code 3 when this cachetool has no `bench` subcommand (in-process token-cache figures missing), unless
+# COMPARE_ALLOW_PARTIAL=1. Its own virtual environment, from the exact pins of Benchmarks/compare/requirements.txt.
+COMPARE_SIZES ?= 1000 10000 100000
+COMPARE_TC_ONLY_SIZES ?=
+COMPARE_ALLOW_PARTIAL ?= 0
+COMPARE_VENV := $(CURDIR)/.venv/compare
+COMPARE_REQUIREMENTS := Benchmarks/compare/requirements.txt
+
+$(COMPARE_VENV)/.installed: $(COMPARE_REQUIREMENTS)
+	@command -v $(INTEROP_PYTHON) >/dev/null || { echo "compare: $(INTEROP_PYTHON) not found (set INTEROP_PYTHON to a Python 3.11 interpreter)" >&2; exit 1; }
+	@rm -rf "$(COMPARE_VENV)"
+	@$(INTEROP_PYTHON) -m venv "$(COMPARE_VENV)" || { echo "compare: '$(INTEROP_PYTHON) -m venv' failed (on Debian: apt-get install python3-venv)" >&2; exit 1; }
+	@echo "Installing the pinned packages of $(COMPARE_REQUIREMENTS) into $(COMPARE_VENV)"
+	@if ! "$(COMPARE_VENV)/bin/pip" install --disable-pip-version-check --quiet --timeout 20 --retries 2 \
+	    --no-deps -r $(COMPARE_REQUIREMENTS); then \
+	  echo "compare: cannot install the pinned packages of $(COMPARE_REQUIREMENTS) (msal, msal-extensions, matplotlib and their dependencies) from PyPI." >&2; \
+	  echo "compare: PyPI is unreachable or a pinned version is unavailable (pip's error is above); the comparison was NOT run." >&2; \
+	  rm -rf "$(COMPARE_VENV)"; exit 1; \
+	fi
+	@"$(COMPARE_VENV)/bin/pip" check --disable-pip-version-check >/dev/null || { \
+	  "$(COMPARE_VENV)/bin/pip" check; echo "compare: $(COMPARE_REQUIREMENTS) does not pin every dependency" >&2; rm -rf "$(COMPARE_VENV)"; exit 1; }
+	@touch "$@"
+
+compare-venv: $(COMPARE_VENV)/.installed
+
+compare: release compare-venv
+	"$(COMPARE_VENV)/bin/python" Benchmarks/compare/compare.py --cachetool "$$(swift build -c release --show-bin-path)/cachetool" \
+	  --sizes "$(COMPARE_SIZES)" --tc-only-sizes "$(COMPARE_TC_ONLY_SIZES)" $(if $(filter 1,$(COMPARE_ALLOW_PARTIAL)),--allow-missing-bench)
+
+# A few seconds: a 100-token quick run into a temporary folder; checks the JSON, Markdown and PNG it writes.
+compare-selftest: release compare-venv
+	"$(COMPARE_VENV)/bin/python" Benchmarks/compare/compare.py --cachetool "$$(swift build -c release --show-bin-path)/cachetool" --self-test
 
 clean:
 	rm -rf .build .build-asan .build-tsan "$(DEMO_DIR)"
