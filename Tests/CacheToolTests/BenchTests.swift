@@ -52,6 +52,13 @@ import Testing
             let verified = try #require(report["verified"] as? [String: Int])
             #expect(verified["AccessToken"] == 300)
             #expect((report["problems"] as? [Any])?.isEmpty == true)
+            // msal_json_bytes (counted one account at a time) is the size of the whole export of the kept store.
+            let json = try CacheTool.run(["bench", "--tokens", "1", "--lookups", "1", "--json", "--dir", store.root + "/tiny", "--keep"])
+            let tinyBytes = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])["msal_json_bytes"] as? Int
+            let exported = try CacheTool.run(["export", "--include-secrets", "--store", store.root + "/tiny/store", "--key-file", store.root + "/tiny/key", "-o", store.root + "/tiny.json"])
+            #expect(exported.status == 0, "\(exported.output)")
+            let size = try FileManager.default.attributesOfItem(atPath: store.root + "/tiny.json")[.size] as? Int
+            #expect(tinyBytes != nil && tinyBytes == size)
             // A second run refuses the occupied place rather than measuring a store it did not build.
             let again = try CacheTool.run(["bench", "--tokens", "10", "--lookups", "10", "--dir", place])
             #expect(again.status == 1 && again.stdout.isEmpty)

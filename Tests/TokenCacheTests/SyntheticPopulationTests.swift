@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @_spi(Benchmarking) @testable import TokenCache
 
@@ -34,6 +35,11 @@ import Testing
             let response = population.tokenResponse(number: 3)
             _ = try cache.ingest(TokenResponse(json: response.json), context: response.context)
             #expect(try cache.info().recordCounts == population.expectedCounts)
+            // The export's size, one account at a time, is the whole export's.
+            for secrets in [true, false] {
+                let whole = try cache.exportMSAL(options: MSALExportOptions(includeSecrets: secrets)).document.count
+                #expect(try population.msalExportByteCount(of: cache, includeSecrets: secrets) == whole)
+            }
         }
     }
 
@@ -49,5 +55,16 @@ import Testing
         var seen = Set<[Int]>()
         for i in 0..<2_000 { let (a, s) = small.drawToken(i, stream: 9); seen.insert([a, s]) }
         #expect(seen.count == 37)
+    }
+}
+
+@Suite struct SyntheticPopulationEncodingTests {
+    @Test func base64urlIsFoundationsWithoutPadding() {
+        for length in 0..<40 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: SyntheticPopulation.mix(UInt64($0 * 31 + length))) }
+            let expected = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            #expect(SyntheticPopulation.base64url(bytes) == expected, "\(length)")
+        }
     }
 }

@@ -144,7 +144,8 @@ public struct SyntheticPopulation: Sendable {
         public var realms: [String]
     }
 
-    public static func tenant(_ index: Int) -> String { guid(seed: UInt64(index) &+ 0x7E7A_0000) }
+    public static func tenant(_ index: Int) -> String { tenants[index] }
+    private static let tenants = (0..<tenantCount).map { guid(seed: UInt64($0) &+ 0x7E7A_0000) }
 
     /// Account number `index`: any `Int` is an account, stored or not (those at or past ``accounts`` are not).
     public func account(_ index: Int) -> AccountInfo {
@@ -183,7 +184,10 @@ public struct SyntheticPopulation: Sendable {
     }
 
     public func accessToken(account: Int, slot: Int) -> AccessToken {
-        let info = self.account(account)
+        accessToken(account: account, slot: slot, info: self.account(account))
+    }
+
+    func accessToken(account: Int, slot: Int, info: AccountInfo) -> AccessToken {
         let bucket = bucket(account: account, slot: slot)
         let seed = UInt64(account) &* 64 &+ UInt64(slot) &+ salt
         return AccessToken(
@@ -201,7 +205,11 @@ public struct SyntheticPopulation: Sendable {
 
     /// Everything account `index` has in the store but its access tokens: 2 Accounts, 8 ID tokens, 3 refresh tokens.
     public func companions(account index: Int) -> (accounts: [Account], idTokens: [IDToken], refreshTokens: [RefreshToken]) {
-        let info = account(index)
+        companions(account: index, info: account(index))
+    }
+
+    func companions(account index: Int, info: AccountInfo) -> (accounts: [Account], idTokens: [IDToken], refreshTokens: [RefreshToken]) {
+        let clientInfo = Self.clientInfo(info)
         let seed = UInt64(index) &* 64 &+ 32 &+ salt
         var accounts: [Account] = [], idTokens: [IDToken] = [], refreshTokens: [RefreshToken] = []
         for (r, realm) in info.realms.enumerated() {
@@ -209,7 +217,7 @@ public struct SyntheticPopulation: Sendable {
                 Account(
                     homeAccountID: info.homeAccountID, environment: Self.environment, realm: realm, localAccountID: info.objectID,
                     username: "user\(index)@contoso\(index % Self.tenantCount).example", authorityType: "MSSTS",
-                    accountSource: "authorization_code", name: "User \(index)", clientInfo: Self.clientInfo(info)
+                    accountSource: "authorization_code", name: "User \(index)", clientInfo: clientInfo
                 )
             )
             for client in 0..<Self.clientIDs.count {
@@ -238,8 +246,9 @@ public struct SyntheticPopulation: Sendable {
 
     /// Everything account `index` has in the store, in one batch of puts.
     public func put(account index: Int, into writer: CacheWriter) throws {
-        for slot in 0..<accessTokenCount(account: index) { try writer.put(accessToken(account: index, slot: slot)) }
-        let companions = companions(account: index)
+        let info = account(index)
+        for slot in 0..<accessTokenCount(account: index) { try writer.put(accessToken(account: index, slot: slot, info: info)) }
+        let companions = companions(account: index, info: info)
         for record in companions.accounts { try writer.put(record) }
         for record in companions.idTokens { try writer.put(record) }
         for record in companions.refreshTokens { try writer.put(record) }
@@ -251,23 +260,62 @@ public struct SyntheticPopulation: Sendable {
         }
     }
 
+    /// The records of a run of whole accounts, generated ahead of the transaction that writes them.
+    struct Batch: Sendable {
+        var accessTokens: [AccessToken] = []
+        var accounts: [Account] = []
+        var idTokens: [IDToken] = []
+        var refreshTokens: [RefreshToken] = []
+        var count: Int { accessTokens.count + accounts.count + idTokens.count + refreshTokens.count }
+    }
+
+    func batch(_ range: Range<Int>) -> Batch {
+        var batch = Batch()
+        for index in range {
+            let info = account(index)
+            for slot in 0..<accessTokenCount(account: index) { batch.accessTokens.append(accessToken(account: index, slot: slot, info: info)) }
+            let companions = companions(account: index, info: info)
+            batch.accounts += companions.accounts
+            batch.idTokens += companions.idTokens
+            batch.refreshTokens += companions.refreshTokens
+        }
+        return batch
+    }
+
     /// Fills an empty store with the population, in durable write transactions of about `recordsPerTransaction`
     /// records (whole accounts), calling `progress` with the number of records written after each, and checks the
-    /// counts at the end.
+    /// counts at the end. The records of the next transaction are generated on another thread while one commits.
     public func populate(_ cache: TokenStore, recordsPerTransaction: Int = 10_000, progress: (Int) -> Void = { _ in }) throws {
-        var first = 0, written = 0
+        var ranges: [Range<Int>] = []
+        var first = 0
         while first < accounts {
             var last = first, records = 0
             while last < accounts && (records == 0 || records + accessTokenCount(account: last) + 13 <= recordsPerTransaction) {
                 records += accessTokenCount(account: last) + 13
                 last += 1
             }
-            try cache.write { writer in
-                for index in first..<last { try put(account: index, into: writer) }
-            }
+            ranges.append(first..<last)
             first = last
-            written += records
+        }
+        final class Slot: @unchecked Sendable { var batch: Batch? }  // handed over through DispatchGroup.wait
+        var current = batch(ranges[0])
+        var written = 0
+        for (number, _) in ranges.enumerated() {
+            let slot = Slot(), group = DispatchGroup()
+            if number + 1 < ranges.count {
+                let range = ranges[number + 1], population = self
+                DispatchQueue.global().async(group: group) { slot.batch = population.batch(range) }
+            }
+            try cache.write { writer in
+                for record in current.accessTokens { try writer.put(record) }
+                for record in current.accounts { try writer.put(record) }
+                for record in current.idTokens { try writer.put(record) }
+                for record in current.refreshTokens { try writer.put(record) }
+            }
+            written += current.count
             progress(written)
+            group.wait()
+            if let next = slot.batch { current = next }
         }
         try cache.write { writer in
             for metadata in Self.appMetadata { try writer.put(metadata) }
@@ -380,8 +428,19 @@ public struct SyntheticPopulation: Sendable {
 
     static func secretText(seed: UInt64, length: Int) -> String { secret(seed: seed, length: length).reveal() }
 
+    /// Unpadded base64url.
     static func base64url(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        var output: [UInt8] = []
+        output.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var index = 0
+        while index < bytes.count {
+            let count = min(3, bytes.count - index)
+            var group = UInt32(bytes[index]) << 16
+            if count > 1 { group |= UInt32(bytes[index + 1]) << 8 }
+            if count > 2 { group |= UInt32(bytes[index + 2]) }
+            for position in 0...count { output.append(alphabet[Int((group >> (18 - 6 * UInt32(position))) & 63)]) }
+            index += 3
+        }
+        return String(decoding: output, as: UTF8.self)
     }
 }
