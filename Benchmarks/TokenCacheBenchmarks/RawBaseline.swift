@@ -2,6 +2,7 @@ import Benchmark
 import CLMDBBench
 import CSodiumBench
 import Foundation
+@_spi(Benchmarking) import TokenCache
 
 // The reference cost of the lookup target (README, "Results"): one raw LMDB get plus one decrypt of a 1 KB record,
 // written against the C libraries directly (no token-cache code), measured in the same run as the silent lookups.
@@ -119,8 +120,8 @@ final class RawStore {
         try check(mdb_txn_begin(env, nil, UInt32(MDB_RDONLY), &readTxn), "mdb_txn_begin(rdonly)")
         mdb_txn_reset(readTxn)
         // A fixed key: this is benchmark data, and the persistent store must stay readable across runs.
-        for i in 0..<Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES) { aeadKey[i] = UInt8(truncatingIfNeeded: Corpus.mix(UInt64(i) &+ 0xAEAD)) }
-        for i in 0..<32 { ad[i] = UInt8(truncatingIfNeeded: Corpus.mix(UInt64(i) &+ 0xADAD)) }  // the constant half
+        for i in 0..<Int(crypto_aead_xchacha20poly1305_ietf_KEYBYTES) { aeadKey[i] = UInt8(truncatingIfNeeded: SyntheticPopulation.mix(UInt64(i) &+ 0xAEAD)) }
+        for i in 0..<32 { ad[i] = UInt8(truncatingIfNeeded: SyntheticPopulation.mix(UInt64(i) &+ 0xADAD)) }  // the constant half
     }
 
     deinit {
@@ -138,7 +139,7 @@ final class RawStore {
 
     static func writeKey(_ index: Int, into key: UnsafeMutablePointer<UInt8>) {
         for word in 0..<4 {
-            var value = Corpus.mix(UInt64(index) &* 4 &+ UInt64(word)).littleEndian
+            var value = SyntheticPopulation.mix(UInt64(index) &* 4 &+ UInt64(word)).littleEndian
             withUnsafeBytes(of: &value) { bytes in
                 for j in 0..<8 { key[word * 8 + j] = bytes[j] }
             }
@@ -192,7 +193,7 @@ final class RawStore {
         probeKeys = .allocate(capacity: probes * Self.keySize)
         probeCount = probes
         for i in 0..<probes {
-            Self.writeKey(Int(Corpus.mix(UInt64(i) &+ 0x9B0BE) % UInt64(count)), into: probeKeys + i * Self.keySize)
+            Self.writeKey(Int(SyntheticPopulation.mix(UInt64(i) &+ 0x9B0BE) % UInt64(count)), into: probeKeys + i * Self.keySize)
         }
     }
 

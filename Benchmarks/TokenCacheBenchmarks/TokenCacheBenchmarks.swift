@@ -1,11 +1,12 @@
 import Benchmark
 import Foundation
-import TokenCache
+@_spi(Benchmarking) import TokenCache
 
 // Every benchmark runs in its own process (package-benchmark's model), so each one builds the stores it needs in
 // its `setup` hook, outside the measured region, in a fresh temporary directory that `teardown` removes.
 // Inputs (keys, entities) are generated up front from a seeded generator, so runs are repeatable and the measured
-// closures only index into prepared arrays. Only the public API of `TokenStore` is used.
+// closures only index into prepared arrays. The stores hold `SyntheticPopulation` (TokenCache, SPI `Benchmarking`),
+// the one generator `cachetool bench` uses too; apart from it, only the public API of `TokenStore` is used.
 
 let benchmarks: @Sendable () -> Void = {
     Benchmark.defaultConfiguration = .init(
@@ -30,7 +31,7 @@ let benchmarks: @Sendable () -> Void = {
                 }
                 fixture.cursor = cursor
             },
-            setup: { try fixture.populated(accounts: count / Corpus.accessTokensPerAccount) },
+            setup: { try fixture.populated(accounts: count / LookupCorpus.accessTokensPerAccount) },
             teardown: { fixture.remove() }
         )
     }
@@ -56,7 +57,7 @@ let benchmarks: @Sendable () -> Void = {
                 }
                 fixture.cursor = cursor
             },
-            setup: { try fixture.populated(accounts: count / Corpus.accessTokensPerAccount) },
+            setup: { try fixture.populated(accounts: count / LookupCorpus.accessTokensPerAccount) },
             teardown: { fixture.remove() }
         )
     }
@@ -76,7 +77,7 @@ let benchmarks: @Sendable () -> Void = {
                 }
                 fixture.cursor = cursor
             },
-            setup: { try fixture.populated(accounts: 100_000 / Corpus.accessTokensPerAccount) },
+            setup: { try fixture.populated(accounts: 100_000 / LookupCorpus.accessTokensPerAccount) },
             teardown: { fixture.remove() }
         )
     }
@@ -104,12 +105,13 @@ let benchmarks: @Sendable () -> Void = {
                 fixture.cursor = cursor
             },
             setup: {
-                try fixture.populated(accounts: 10_000 / Corpus.accessTokensPerAccount, in: place)
+                try fixture.populated(accounts: 10_000 / LookupCorpus.accessTokensPerAccount, in: place)
                 // New secrets for existing keys: the store stays at 10,000 records (an AT refresh replaces its record).
                 fixture.replacementTokens = (0..<replacements).map { i in
-                    let index = Int(Corpus.mix(UInt64(i) &+ 0xABCD) % 10_000)
-                    var token = Corpus.accessToken(account: index / Corpus.accessTokensPerAccount, slot: index % Corpus.accessTokensPerAccount)
-                    token.secret = Corpus.secret(seed: UInt64(i) &+ 77, length: 1_536)
+                    let index = Int(SyntheticPopulation.mix(UInt64(i) &+ 0xABCD) % 10_000)
+                    let (account, slot) = fixture.population!.location(ofToken: index)
+                    var token = fixture.population!.accessToken(account: account, slot: slot)
+                    token.secret = SyntheticPopulation.secret(seed: UInt64(i) &+ 77, length: 1_536)
                     token.cachedAt += 3_600
                     token.expiresOn += 3_600
                     return token
@@ -149,9 +151,9 @@ let benchmarks: @Sendable () -> Void = {
                 fixture.cursor = cursor
             },
             setup: {
-                try fixture.populated(accounts: 10_000 / Corpus.accessTokensPerAccount, in: place)
+                try fixture.populated(accounts: 10_000 / LookupCorpus.accessTokensPerAccount, in: place)
                 // Sign-ins of accounts not yet in the store (account numbers after the populated ones).
-                fixture.responses = (0..<responses).map { Corpus.tokenResponse(account: 1_000_000 + $0) }
+                fixture.responses = (0..<responses).map { SignIn(fixture.population!, account: 1_000_000 + $0) }
             },
             teardown: { fixture.remove() }
         )
@@ -172,17 +174,17 @@ let benchmarks: @Sendable () -> Void = {
                 var cursor = fixture.cursor
                 for _ in benchmark.scaledIterations {
                     let list = try cache.list(AccessToken.self, filter: filters[cursor & (filters.count - 1)])
-                    precondition(list.records.count == Corpus.accessTokensPerAccount)
+                    precondition(list.records.count == LookupCorpus.accessTokensPerAccount)
                     blackHole(list)
                     cursor &+= 1
                 }
                 fixture.cursor = cursor
             },
             setup: {
-                let accounts = 100_000 / Corpus.accessTokensPerAccount
+                let accounts = 100_000 / LookupCorpus.accessTokensPerAccount
                 try fixture.populated(accounts: accounts)
                 fixture.accountFilters = (0..<Fixture.probeCount).map { i in
-                    RecordFilter(homeAccountID: Corpus.homeAccountID(Int(Corpus.mix(UInt64(i) &+ 5) % UInt64(accounts))))
+                    RecordFilter(homeAccountID: fixture.population!.account(Int(SyntheticPopulation.mix(UInt64(i) &+ 5) % UInt64(accounts))).homeAccountID)
                 }
             },
             teardown: { fixture.remove() }
@@ -215,7 +217,7 @@ let benchmarks: @Sendable () -> Void = {
                 }
             },
             setup: {
-                try fixture.populated(accounts: 10_000 / Corpus.accessTokensPerAccount)
+                try fixture.populated(accounts: 10_000 / LookupCorpus.accessTokensPerAccount)
                 if !keepOpen { fixture.cache = nil }  // the store must not stay open
             },
             teardown: { fixture.remove() }
@@ -242,15 +244,16 @@ final class Fixture: @unchecked Sendable {
     var probeKeys: [AccessToken.Key] = []
     var missKeys: [AccessToken.Key] = []
     var replacementTokens: [AccessToken] = []
-    var responses: [Corpus.TokenResponse] = []
+    var responses: [SignIn] = []
+    var population: SyntheticPopulation?
     var accountFilters: [RecordFilter] = []
     /// Where the next iteration continues, so no input repeats until the list wraps.
     var cursor = 0
 
 
-    /// A new store in a new temporary directory with `accounts` × 10 access tokens (plus, per account, the
-    /// Account, RefreshToken and IdToken records a sign-in writes, and one AppMetadata per client), written in
-    /// batches of 10,000 records per durable transaction.
+    /// A new store in a new temporary directory holding the synthetic population of `accounts` accounts (× 10
+    /// access tokens, plus per account 2 Accounts, 3 RefreshTokens and 8 IdTokens, and one AppMetadata per client),
+    /// written in batches of about 10,000 records per durable transaction.
     func populated(accounts: Int, in place: StorePlace = .temporaryDirectory) throws {
         let base = place.root + "/token-cache-bench-\(UUID().uuidString)"
         directory = base
@@ -262,34 +265,14 @@ final class Fixture: @unchecked Sendable {
         let cache = try TokenStore.create(configuration)
         self.cache = cache
 
-        let batchAccounts = 10_000 / Corpus.accessTokensPerAccount
-        var first = 0
-        while first < accounts {
-            let range = first..<min(first + batchAccounts, accounts)
-            let tokens = range.flatMap { account in
-                (0..<Corpus.accessTokensPerAccount).map { Corpus.accessToken(account: account, slot: $0) }
-            }
-            let others = range.map { Corpus.tokenResponse(account: $0) }
-            try cache.write { writer in
-                for token in tokens { try writer.put(token) }
-                for response in others {
-                    try writer.put(response.account)
-                    try writer.put(response.refreshToken)
-                    try writer.put(response.idToken)
-                }
-            }
-            first = range.upperBound
-        }
-        try cache.write { writer in
-            for client in Corpus.clientIDs {
-                try writer.put(AppMetadata(clientID: client, environment: Corpus.environment, familyID: "1"))
-            }
-        }
+        let population = SyntheticPopulation(accounts: accounts)
+        self.population = population
+        try population.populate(cache)
 
-        let total = accounts * Corpus.accessTokensPerAccount
+        let total = population.accessTokens
         probeKeys = (0..<Self.probeCount).map { i in
-            let index = Int(Corpus.mix(UInt64(i)) % UInt64(total))
-            return Corpus.accessToken(account: index / Corpus.accessTokensPerAccount, slot: index % Corpus.accessTokensPerAccount).key
+            let (account, slot) = population.location(ofToken: Int(SyntheticPopulation.mix(UInt64(i)) % UInt64(total)))
+            return population.accessToken(account: account, slot: slot).key
         }
         // Misses next to real data: a stored account and client, scopes no stored token has.
         missKeys = probeKeys.enumerated().map { i, key in
@@ -331,101 +314,23 @@ enum StorePlace: CaseIterable {
     }
 }
 
-// MARK: - Realistic, deterministic records
+// MARK: - Sign-ins
 
-enum Corpus {
-    static let accessTokensPerAccount = 10
-    static let environment = "login.microsoftonline.com"
+/// What one interactive sign-in of an account not in the store writes: its home-realm Account, one access token,
+/// its first refresh token and ID token, and the client's app metadata.
+struct SignIn: Sendable {
+    var account: Account
+    var accessToken: AccessToken
+    var refreshToken: RefreshToken
+    var idToken: IDToken
+    var appMetadata: AppMetadata
 
-    /// A few first-party-style client ids; every account has tokens for several of them.
-    static let clientIDs = (0..<4).map { guid(seed: 0xC11E_0000 &+ UInt64($0)) }
-
-    static let scopeVocabulary: [String] = [
-        "User.Read", "User.ReadBasic.All", "Mail.Read", "Mail.Send", "Calendars.Read", "Calendars.ReadWrite",
-        "Files.Read", "Files.ReadWrite", "Contacts.Read", "People.Read", "Sites.Read.All", "Tasks.ReadWrite",
-        "Notes.Read", "Chat.Read", "Team.ReadBasic.All", "Presence.Read", "Group.Read.All", "Directory.Read.All",
-        "MailboxSettings.Read", "OnlineMeetings.Read",
-    ].map { "https://graph.microsoft.com/" + $0 }
-
-    /// SplitMix64: a fixed, fast mixing function for repeatable data.
-    static func mix(_ seed: UInt64) -> UInt64 {
-        var z = seed &+ 0x9E37_79B9_7F4A_7C15
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    static func guid(seed: UInt64) -> String {
-        let a = mix(seed), b = mix(a)
-        func hex(_ value: UInt64, _ digits: Int) -> String {
-            let text = String(value, radix: 16)
-            return String(repeating: "0", count: max(0, digits - text.count)) + text.suffix(digits)
-        }
-        return "\(hex(a >> 32, 8))-\(hex((a >> 16) & 0xFFFF, 4))-\(hex(a & 0xFFFF, 4))-\(hex(b >> 48, 4))-\(hex(b & 0xFFFF_FFFF_FFFF, 12))"
-    }
-
-    static func objectID(_ account: Int) -> String { guid(seed: UInt64(account) &* 2 &+ 1_000_003) }
-    static func tenantID(_ account: Int) -> String { guid(seed: UInt64(account % 97) &+ 7_000_000) }
-    /// `<oid>.<tid>`, as AAD accounts have.
-    static func homeAccountID(_ account: Int) -> String { objectID(account) + "." + tenantID(account) }
-
-    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-    /// 64 KiB of base64url characters, sliced into JWT-shaped secrets.
-    private static let pool: [UInt8] = (0..<(64 << 10)).map { alphabet[Int(mix(UInt64($0) &+ 0x5EC) & 63)] }
-
-    static func secret(seed: UInt64, length: Int) -> Secret {
-        let start = Int(mix(seed) % UInt64(pool.count - length))
-        var bytes = Array("eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.".utf8)
-        bytes += pool[start..<(start + length - bytes.count)]
-        return Secret(bytes: bytes)
-    }
-
-    /// 2 to 5 scopes; different slots of one account get different clients and scope sets.
-    static func target(account: Int, slot: Int) -> String {
-        let count = 2 + (account &+ slot) % 4
-        let first = (slot * 2 + account) % scopeVocabulary.count
-        return (0..<count).map { scopeVocabulary[(first + $0 * 3) % scopeVocabulary.count] }.joined(separator: " ")
-    }
-
-    static func accessToken(account: Int, slot: Int) -> AccessToken {
-        let now: Int64 = 1_790_000_000
-        return AccessToken(
-            homeAccountID: homeAccountID(account), environment: environment,
-            clientID: clientIDs[slot % clientIDs.count], realm: tenantID(account), target: target(account: account, slot: slot),
-            secret: secret(seed: UInt64(account) &* 16 &+ UInt64(slot), length: 1_400 + (account &+ slot) % 200),
-            cachedAt: now, expiresOn: now + 4_000, extendedExpiresOn: now + 8_000, refreshOn: now + 2_000
-        )
-    }
-
-    struct TokenResponse: Sendable {
-        var account: Account
-        var accessToken: AccessToken
-        var refreshToken: RefreshToken
-        var idToken: IDToken
-        var appMetadata: AppMetadata
-    }
-
-    /// What one interactive sign-in writes.
-    static func tokenResponse(account: Int) -> TokenResponse {
-        let home = homeAccountID(account), tenant = tenantID(account), client = clientIDs[account % clientIDs.count]
-        let seed = UInt64(account) &* 16
-        return TokenResponse(
-            account: Account(
-                homeAccountID: home, environment: environment, realm: tenant, localAccountID: objectID(account),
-                username: "user\(account)@contoso.example", authorityType: "MSSTS", name: "User \(account)",
-                clientInfo: "eyJ1aWQiOiIx" + String(account, radix: 36)
-            ),
-            accessToken: accessToken(account: account, slot: 0),
-            refreshToken: RefreshToken(
-                homeAccountID: home, environment: environment, clientID: client,
-                secret: secret(seed: seed &+ 11, length: 900), familyID: "1",
-                target: target(account: account, slot: 0) + " offline_access openid profile", lastModificationTime: 1_790_000_000
-            ),
-            idToken: IDToken(
-                homeAccountID: home, environment: environment, clientID: client, realm: tenant,
-                secret: secret(seed: seed &+ 12, length: 1_200)
-            ),
-            appMetadata: AppMetadata(clientID: client, environment: environment, familyID: "1")
-        )
+    init(_ population: SyntheticPopulation, account index: Int) {
+        let companions = population.companions(account: index)
+        account = companions.accounts[0]
+        accessToken = population.accessToken(account: index, slot: 0)
+        refreshToken = companions.refreshTokens[0]
+        idToken = companions.idTokens[0]
+        appMetadata = SyntheticPopulation.appMetadata[0]
     }
 }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import TokenCache
+@_spi(Benchmarking) import TokenCache
 
 #if canImport(Glibc)
 import Glibc
@@ -25,11 +25,15 @@ struct CacheTool: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             Init.self, Inspect.self, Info.self, Verify.self, Ingest.self, Lookup.self, Accounts.self, RemoveAccount.self, Import.self,
-            Export.self, SampleData.self,
+            Export.self, SampleData.self, Bench.self, BenchChild.self,
         ]
     )
 
+    /// `CLOCK_MONOTONIC` when `main` was entered (`cachetool bench` measures process start up to here).
+    nonisolated(unsafe) static var mainEntered: UInt64 = 0
+
     static func main() {
+        mainEntered = MonotonicClock.nanoseconds()
         do {
             try ProcessHardening.apply(processName: "cachetool")
         } catch {

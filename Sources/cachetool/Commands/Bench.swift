@@ -1,0 +1,396 @@
+import ArgumentParser
+import Foundation
+@_spi(Benchmarking) import TokenCache
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `cachetool bench`: builds a temporary store of a synthetic population and measures, in one run, what an auth
+/// client pays on this machine: silent lookups, a durable ingest, a cold open in a fresh process, and the raw
+/// get + decrypt floor they are compared with.
+struct Bench: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Measure lookups, ingest and cold open on a temporary synthetic store on this machine.",
+        discussion: """
+            Builds a store of N synthetic access tokens in a fresh directory (under $TMPDIR, else /tmp: a real disk, \
+            so fsync is real), measures, and removes it unless --keep. Population (default): per account 10 scope sets (access \
+            tokens, 1-3 scopes each) over 8 buckets (4 clients x 2 realms, home tenant + one guest of 1,009), \
+            1-3 per bucket; 2 Account records, 3 refresh tokens (one family), 8 ID tokens; 4 app metadata in all. \
+            Secrets: access tokens 1,000-1,080 bytes, refresh tokens 1,000-1,099, ID tokens 1,100-1,299. \
+            many-scopes: 5-20 scope sets per account.
+
+            Queries are drawn uniformly over all stored access tokens: M per lookup figure and for the floor, M/10 \
+            ingests (20 to 1,000), M/200 cold opens (5 to 30). Figures (stable names, also the keys of \
+            --json): lookup_hit, lookup_miss (an account never signed in), lookup_refresh (no access token for \
+            the scope, a refresh token to redeem), lookup_hit_companions (a hit, then its refresh token, ID \
+            token and account read); ingest_durable (one refresh-grant token response, fsync'd); \
+            cold_open_first_lookup (a fresh process: open the store and answer one hit); process_start (spawn \
+            to main of that process); floor_get_decrypt (one read transaction: get a stored access-token record \
+            and decrypt it, no token-cache logic). Each has p50_ns, p90_ns, p99_ns (nearest rank) and samples. \
+            Also store_bytes (data.mdb) and msal_json_bytes (the MSAL JSON export of the same records, with \
+            secrets), the CPU model and the population. Nothing secret is printed.
+            """
+    )
+
+    @Option(help: ArgumentHelp("Access tokens in the store.", valueName: "N"))
+    var tokens: Int
+
+    @Option(help: ArgumentHelp("Samples per lookup figure.", valueName: "M"))
+    var lookups = 10_000
+
+    @Option(help: ArgumentHelp("Directory for the store (created if missing; default: a fresh one in $TMPDIR).", valueName: "D"))
+    var dir: String?
+
+    @Flag(help: "Keep the store and its key file (<D>/store, <D>/key) instead of removing them.")
+    var keep = false
+
+    @Flag(help: "Print one JSON object.")
+    var json = false
+
+    @Option(help: ArgumentHelp("Population profile.", valueName: "profile"))
+    var population: PopulationProfile = .default
+
+    @Option(help: ArgumentHelp("Seed of the population and the query draws.", valueName: "S"))
+    var seed: UInt64 = 0
+
+    enum PopulationProfile: String, ExpressibleByArgument, CaseIterable {
+        case `default`
+        case manyScopes = "many-scopes"
+
+        var profile: SyntheticPopulation.Profile {
+            switch self {
+            case .default: .default
+            case .manyScopes: .manyScopes
+            }
+        }
+    }
+
+    /// The figures, in the order they are reported. Their names are stable (README, "Benchmark it yourself").
+    static let figures = [
+        "lookup_hit", "lookup_miss", "lookup_refresh", "lookup_hit_companions", "ingest_durable", "cold_open_first_lookup",
+        "process_start", "floor_get_decrypt",
+    ]
+
+    func validate() throws {
+        guard (1...100_000_000).contains(tokens) else { throw ValidationError("--tokens must be between 1 and 100000000.") }
+        guard (1...10_000_000).contains(lookups) else { throw ValidationError("--lookups must be between 1 and 10000000.") }
+    }
+
+    func run() throws {
+        try BenchFailure.reporting {
+            let population = SyntheticPopulation(accessTokens: tokens, profile: population.profile, seed: seed)
+            let place = try BenchPlace(directory: dir)
+            defer { if !keep { place.remove() } }
+            let results = try measure(population, place: place)
+            if keep { Output.note("kept the store at \(place.store) (key file \(place.key))") }
+            print(json ? results.json() : results.table())
+        }
+    }
+
+    private func measure(_ population: SyntheticPopulation, place: BenchPlace) throws -> BenchResults {
+        try KeyFile.create(at: place.key)
+        var configuration = Configuration(directory: place.store, keySource: .keyFile(path: place.key))
+        // Room for the whole population without map growth (about 5 KB per access token with its companions).
+        configuration.initialMapSize = max(64 << 20, population.recordCount * 2_600)
+        configuration.maximumMapSize = max(configuration.initialMapSize * 2, 1 << 30)
+        let cache = try TokenStore.create(configuration)
+
+        let bar = ProgressBar(label: "populating", unit: "records")
+        let total = population.recordCount
+        let populateStart = MonotonicClock.nanoseconds()
+        try population.populate(cache, recordsPerTransaction: 50_000) { bar?.update(done: $0, total: total) }
+        bar?.finish()
+        let populateNanoseconds = MonotonicClock.nanoseconds() - populateStart
+
+        var results = BenchResults(population: population, lookups: lookups, cpu: Self.cpuModel())
+        results.populateNanoseconds = populateNanoseconds
+
+        // Silent lookups through the public API; every answer is checked, outside the timed region.
+        let streamSalt = seed &* 0x9E37_79B9
+        let hitQueries = (0..<lookups).map { i in
+            let (account, slot) = population.drawToken(i, stream: 0x417 &+ streamSalt)
+            return population.hitQuery(account: account, slot: slot, number: i)
+        }
+        let refreshQueries = (0..<lookups).map { i in
+            let (account, slot) = population.drawToken(i, stream: 0x12EF &+ streamSalt)
+            return population.refreshQuery(account: account, slot: slot)
+        }
+        let missQueries = (0..<lookups).map { population.missQuery(number: $0 &+ Int(truncatingIfNeeded: streamSalt)) }
+        results.figures["lookup_hit"] = try Self.timeLookups(cache, hitQueries, expecting: .hit, readingCompanions: false)
+        results.figures["lookup_miss"] = try Self.timeLookups(cache, missQueries, expecting: .interactionRequired, readingCompanions: false)
+        results.figures["lookup_refresh"] = try Self.timeLookups(cache, refreshQueries, expecting: .refresh, readingCompanions: false)
+        results.figures["lookup_hit_companions"] = try Self.timeLookups(cache, hitQueries, expecting: .hit, readingCompanions: true)
+
+        // The floor, over the same store's access-token records.
+        results.figures["floor_get_decrypt"] = LatencySummary(nanoseconds: try cache.measureGetDecryptFloor(samples: lookups, seed: seed))
+
+        // Cold opens: fresh processes, each opening the store and answering one hit.
+        let coldOpens = max(5, min(lookups / 200, 30))
+        var openTimes: [UInt64] = [], startTimes: [UInt64] = []
+        for i in 0..<coldOpens {
+            let child = try BenchChild.spawn(place: place, population: population, query: i, profile: self.population.rawValue)
+            openTimes.append(child.openAndLookup)
+            startTimes.append(child.processStart)
+        }
+        results.figures["cold_open_first_lookup"] = LatencySummary(nanoseconds: openTimes)
+        results.figures["process_start"] = LatencySummary(nanoseconds: startTimes)
+
+        // Durable ingests, last: each response replaces a stored token and its companions (so the store keeps its size),
+        // cached later than the queries' `now`, so a later hit query for that token would no longer hit.
+        let ingests = max(20, min(lookups / 10, 1_000))
+        let responses = (0..<ingests).map { population.tokenResponse(number: $0 &+ Int(truncatingIfNeeded: streamSalt)) }
+        var ingestTimes: [UInt64] = []
+        for (json, context) in responses {
+            let start = MonotonicClock.nanoseconds()
+            _ = try cache.ingest(TokenResponse(json: json), context: context)
+            ingestTimes.append(MonotonicClock.nanoseconds() - start)
+        }
+        results.figures["ingest_durable"] = LatencySummary(nanoseconds: ingestTimes)
+
+        // Sizes.
+        results.storeBytes = Self.fileSize(place.store + "/data.mdb")
+        // The size of the whole export, counted one account at a time (the whole export holds every entity at once).
+        results.msalJSONBytes = try population.msalExportByteCount(of: cache, includeSecrets: true)
+        return results
+    }
+
+    static func timeLookups(
+        _ cache: TokenStore, _ queries: [SilentLookupQuery], expecting outcome: SilentLookupResult.Outcome, readingCompanions: Bool
+    ) throws -> LatencySummary {
+        var times = [UInt64](repeating: 0, count: queries.count)
+        var wrong = 0
+        // Warm-up: the first queries once, untimed.
+        for query in queries.prefix(200) { _ = try cache.silentLookup(query) }
+        for (i, query) in queries.enumerated() {
+            let start = MonotonicClock.nanoseconds()
+            let result = try cache.silentLookup(query)
+            if readingCompanions { _ = try result.companions }
+            times[i] = MonotonicClock.nanoseconds() - start
+            if result.outcome != outcome { wrong += 1 }
+        }
+        guard wrong == 0 else {
+            throw BenchFailure("\(wrong) of \(queries.count) benchmark lookups did not give \(outcome.rawValue): the figures would be wrong")
+        }
+        return LatencySummary(nanoseconds: times)
+    }
+
+    static func fileSize(_ path: String) -> Int {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : 0
+    }
+
+    /// The "model name" of /proc/cpuinfo, else the machine's architecture.
+    static func cpuModel() -> String {
+        if let text = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) {
+            for line in text.split(separator: "\n") where line.hasPrefix("model name") {
+                if let colon = line.firstIndex(of: ":") {
+                    return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                }
+            }
+        }
+        var name = utsname()
+        uname(&name)
+        let machine = withUnsafeBytes(of: &name.machine) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+        return "unknown (\(machine))"
+    }
+}
+
+/// Where a bench run keeps its store and key, and what it removes afterwards.
+struct BenchPlace {
+    let root: String
+    let createdRoot: Bool
+    var store: String { root + "/store" }
+    var key: String { root + "/key" }
+
+    init(directory: String?) throws {
+        let manager = FileManager.default
+        if let directory {
+            root = directory
+            createdRoot = !manager.fileExists(atPath: directory)
+            if createdRoot { try manager.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700]) }
+            if manager.fileExists(atPath: store) || manager.fileExists(atPath: key) {
+                throw BenchFailure("\(directory) already holds a store or key; bench needs an empty place")
+            }
+        } else {
+            root = manager.temporaryDirectory.path + "/cachetool-bench-" + UUID().uuidString
+            try manager.createDirectory(atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            createdRoot = true
+        }
+    }
+
+    func remove() {
+        let manager = FileManager.default
+        try? manager.removeItem(atPath: store)
+        try? manager.removeItem(atPath: key)
+        if createdRoot { try? manager.removeItem(atPath: root) }
+    }
+}
+
+/// The figures of one run and their two renderings.
+struct BenchResults {
+    let population: SyntheticPopulation
+    let lookups: Int
+    let cpu: String
+    var figures: [String: LatencySummary] = [:]
+    var storeBytes = 0
+    var msalJSONBytes = 0
+    var populateNanoseconds: UInt64 = 0
+
+    var populationJSON: JSONValue {
+        func range(_ range: ClosedRange<Int>) -> JSONValue {
+            .object(["min": .integer(Int64(range.lowerBound)), "max": .integer(Int64(range.upperBound))])
+        }
+        return .object([
+            "profile": .string(population.profile.rawValue),
+            "seed": .integer(Int64(bitPattern: population.seed)),
+            "access_tokens": .integer(Int64(population.accessTokens)),
+            "accounts": .integer(Int64(population.accounts)),
+            "records": .integer(Int64(population.recordCount)),
+            "realms_per_account": .integer(Int64(SyntheticPopulation.realmsPerAccount)),
+            "tenants": .integer(Int64(SyntheticPopulation.tenantCount)),
+            "clients": .integer(Int64(SyntheticPopulation.clientIDs.count)),
+            "family_clients": .integer(Int64(SyntheticPopulation.familyClientCount)),
+            "buckets_per_account": .integer(Int64(SyntheticPopulation.bucketsPerAccount)),
+            "scope_sets_per_account": range(population.scopeSetsPerAccount),
+            "scopes_per_set": range(1...3),
+            "per_account": .object(["accounts": .integer(2), "refresh_tokens": .integer(3), "id_tokens": .integer(8)]),
+            "secret_bytes": .object([
+                "access_token": range(SyntheticPopulation.accessTokenSecretBytes),
+                "refresh_token": range(SyntheticPopulation.refreshTokenSecretBytes),
+                "id_token": range(SyntheticPopulation.idTokenSecretBytes),
+            ]),
+            "queries": .string("uniform over all access tokens"),
+        ])
+    }
+
+    func json() -> String {
+        var object: [String: JSONValue] = [
+            "tokens": .integer(Int64(population.accessTokens)),
+            "cpu": .string(cpu),
+            "population": populationJSON,
+            "store_bytes": .integer(Int64(storeBytes)),
+            "msal_json_bytes": .integer(Int64(msalJSONBytes)),
+        ]
+        for name in Bench.figures {
+            let figure = figures[name]!
+            object[name] = .object([
+                "p50_ns": .integer(Int64(figure.p50)), "p90_ns": .integer(Int64(figure.p90)),
+                "p99_ns": .integer(Int64(figure.p99)), "samples": .integer(Int64(figure.samples)),
+            ])
+        }
+        return JSONValue.object(object).prettyPrinted()
+    }
+
+    func table() -> String {
+        let grouped = ProgressBar.grouped
+        let span = population.scopeSetsPerAccount
+        var lines = [
+            "token-cache bench: \(grouped(population.accessTokens)) access tokens, \(grouped(population.recordCount)) records, populated in \(Self.duration(populateNanoseconds))",
+            "CPU: \(Terminal.sanitize(cpu))",
+            "population: \(population.profile.rawValue) (seed \(population.seed)): \(grouped(population.accounts)) accounts; per account "
+                + "\(span.lowerBound == span.upperBound ? "\(span.lowerBound)" : "\(span.lowerBound)-\(span.upperBound)") scope sets (1-3 scopes) "
+                + "over 8 buckets (4 clients x 2 realms), 2 accounts, 3 refresh tokens, 8 ID tokens; secrets 1,000-1,299 bytes",
+            "queries: drawn uniformly over all access tokens, \(grouped(lookups)) per lookup figure",
+            "",
+        ]
+        var table = Table(headers: ["figure", "p50", "p90", "p99", "samples", "p50 / floor"])
+        let floor = figures["floor_get_decrypt"]!.p50
+        for name in Bench.figures {
+            let figure = figures[name]!
+            let ratio = name.hasPrefix("lookup_") && floor > 0 ? String(format: "%.1fx", Double(figure.p50) / Double(floor)) : ""
+            table.append([name, Self.duration(figure.p50), Self.duration(figure.p90), Self.duration(figure.p99), grouped(figure.samples), ratio])
+        }
+        lines.append(table.render())
+        lines.append("")
+        lines.append("store_bytes      \(grouped(storeBytes)) (data.mdb)")
+        lines.append("msal_json_bytes  \(grouped(msalJSONBytes)) (MSAL JSON export, with secrets)")
+        return lines.joined(separator: "\n")
+    }
+
+    static func duration(_ nanoseconds: UInt64) -> String {
+        switch nanoseconds {
+        case ..<10_000: "\(ProgressBar.grouped(Int(nanoseconds))) ns"
+        case ..<1_000_000: String(format: "%.1f µs", Double(nanoseconds) / 1_000)
+        case ..<1_000_000_000: String(format: "%.2f ms", Double(nanoseconds) / 1_000_000)
+        default: String(format: "%.2f s", Double(nanoseconds) / 1_000_000_000)
+        }
+    }
+}
+
+/// `cachetool bench-child` (hidden): one cold open of a bench store in a fresh process. Builds its query first (not
+/// timed), then times `TokenStore.open` to the answer of one silent lookup that must hit, and prints that duration
+/// and the monotonic time at which this process entered `main`, for the parent to subtract its spawn time from.
+struct BenchChild: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "bench-child", abstract: "One cold open of a bench store (used by bench).", shouldDisplay: false
+    )
+
+    @Option var store: String
+    @Option var keyFile: String
+    @Option var tokens: Int
+    @Option var population: Bench.PopulationProfile
+    @Option var seed: UInt64
+    @Option var query: Int
+
+    func run() throws {
+        try BenchFailure.reporting {
+            let population = SyntheticPopulation(accessTokens: tokens, profile: population.profile, seed: seed)
+            let (account, slot) = population.drawToken(query, stream: 0xC01D &+ seed)
+            let query = population.hitQuery(account: account, slot: slot, number: query)
+            let configuration = Configuration(directory: store, keySource: .keyFile(path: keyFile))
+            let start = MonotonicClock.nanoseconds()
+            let cache = try TokenStore.open(configuration)
+            let result = try cache.silentLookup(query)
+            let end = MonotonicClock.nanoseconds()
+            guard result.outcome == .hit else {
+                throw BenchFailure("the cold-open lookup gave \(result.outcome.rawValue), not hit")
+            }
+            print("\(end - start) \(CacheTool.mainEntered)")
+        }
+    }
+
+    /// Runs one child and returns its two figures.
+    static func spawn(place: BenchPlace, population: SyntheticPopulation, query: Int, profile: String) throws -> (openAndLookup: UInt64, processStart: UInt64) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try executablePath())
+        process.arguments = [
+            "bench-child", "--store", place.store, "--key-file", place.key, "--tokens", "\(population.accessTokens)",
+            "--population", profile, "--seed", "\(population.seed)", "--query", "\(query)",
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        let spawned = MonotonicClock.nanoseconds()
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let fields = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isWhitespace).compactMap { UInt64($0) }
+        guard process.terminationReason == .exit, process.terminationStatus == 0, fields.count == 2, fields[1] >= spawned else {
+            throw BenchFailure("the cold-open child process failed (status \(process.terminationStatus))")
+        }
+        return (fields[0], fields[1] - spawned)
+    }
+
+    static func executablePath() throws -> String {
+        var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        guard count > 0 else { return CommandLine.arguments[0] }
+        return String(decoding: buffer[..<count], as: UTF8.self)
+    }
+}
+
+/// A bench run that cannot give true figures (a lookup that does not give its outcome, a child that fails, a place
+/// already in use): `cachetool: <message>` and exit 1. Library errors keep their own messages and exit codes.
+struct BenchFailure: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+
+    static func reporting(_ body: () throws -> Void) throws {
+        do {
+            try Failure.reporting(body)
+        } catch let failure as BenchFailure {
+            Output.error(failure.message)
+            throw ExitCode(1)
+        }
+    }
+}
