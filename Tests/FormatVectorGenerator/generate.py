@@ -527,6 +527,13 @@ def read_record(value: bytes, store_id: bytes, db: str, lmdb_key: bytes, data_ke
     revision, updated_at, fields = decode_body(body_plain)
     if revision < 1:
         raise CorruptRecord("revision 0")
+    if db == "meta":
+        # §5.5: the only sealed meta record; one type 0x03 field per kept section, no summary, no storage key rule.
+        if lmdb_key != b"foreign-sections":
+            raise CorruptRecord("no sealed meta record has this key")
+        if any(kind != "json" for kind, _ in fields.values()):
+            raise CorruptRecord("a kept MSAL section is not a JSON field (§5.5)")
+        return revision, updated_at, fields, None
     check_entity(db, fields)
     summary = decode_field_map(summary_plain) if summary_plain is not None else None
     ik = index_key_of(data_keys[min(data_keys)])
@@ -764,6 +771,7 @@ NONCE_WRAP_RAW = bytes(range(0x70, 0x88))
 NONCE_WRAP_PASSPHRASE = bytes(range(0x90, 0xA8))
 NONCE_LONE_SUMMARY = bytes(range(0xB0, 0xC8))
 NONCE_LONE_BODY = bytes(range(0xD0, 0xE8))
+NONCE_SECTIONS_BODY = bytes(range(0xE8, 0x100))
 
 HOME_ACCOUNT_ID = "uid1.utid1"
 ENVIRONMENT = "login.microsoftonline.com"
@@ -1143,6 +1151,36 @@ def v_records(blind_index_at_key: bytes) -> None:
         ("body_plaintext", acct_body),
         ("record_key", RECORD_KEY),
     ], acct_env)
+
+    # ---- Kept MSAL sections: meta / foreign-sections (§5.5) -----------------------------------------------
+    # A record without summary in the meta database, under the ASCII key "foreign-sections", whose body holds one
+    # type 0x03 field per unknown top-level section of an imported MSAL cache, named as the section is written.
+    sections_key = b"foreign-sections"
+    sections_fields = [
+        ("MySDKState", "json", {"note": "kept", "n": [1, 2.5]}),
+        ("UnknownNodes", "json", {"future": {"flags": [True, None]}}),
+    ]
+    sections_revision, sections_updated_at = 1, 1795354000
+    sections_body = encode_body(sections_revision, sections_updated_at, sections_fields)
+    sections_env = seal_record(STORE_ID, "meta", sections_key, KEY_ID, DATA_KEY, None, None,
+                               sections_body, NONCE_SECTIONS_BODY)
+    assert sections_env[5:9] == u32be(0)
+    assert open_record(sections_env, STORE_ID, "meta", sections_key, keys) == (None, sections_body)
+    rev, upd, got = decode_body(sections_body)
+    assert (rev, upd) == (sections_revision, sections_updated_at)
+    assert all(kind == "json" for kind, _ in got.values())
+    write_vector("record-foreign-sections.txt", [
+        ("description_text", "the kept unknown sections of an imported MSAL cache: a record without summary under "
+                             "meta / foreign-sections, one type 0x03 field per section (FORMAT.md §5.5)."),
+        ("expect_text", "success"),
+        *record_inputs("meta", sections_key),
+        ("body_nonce", NONCE_SECTIONS_BODY),
+        ("revision_int", sections_revision),
+        ("updated_at_int", sections_updated_at),
+        *field_lines(sections_fields),
+        ("body_plaintext", sections_body),
+        ("record_key", RECORD_KEY),
+    ], sections_env)
 
     # ---- Failure cases, each derived from the AccessToken envelope with exactly one fault ----------------
     # Tampered: one bit flipped in the middle of the body ciphertext (tag excluded).

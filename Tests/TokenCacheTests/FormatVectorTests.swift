@@ -197,7 +197,7 @@ extension SecureBuffer {
         #expect(error?.code == .wrongKey)
     }
 
-    @Test(arguments: ["record-access-token.txt", "record-access-token-lone.txt", "record-account.txt"])
+    @Test(arguments: ["record-access-token.txt", "record-access-token-lone.txt", "record-account.txt", "record-foreign-sections.txt"])
     func recordsMatchByteForByteAndDecode(file: String) throws {
         let vector = try FormatVector(file)
         let keyring = try vector.keyring()
@@ -249,6 +249,17 @@ extension SecureBuffer {
                 #expect(encoded(account.encodeFields()) == encoded(record.fields.fieldMap))
                 #expect(!account.additionalFields.isEmpty)
                 #expect(Account.storageKey(for: account.key, index: keyring.index) == lmdbKey)
+            case DatabaseName.meta:
+                // The kept MSAL sections (§5.5): read as the store reads them, and written back byte for byte.
+                #expect(lmdbKey == RecordStore.foreignSectionsKey)
+                var sections: [String: JSONValue] = [:]
+                for index in record.fields.entries.indices {
+                    #expect(record.fields.entries[index].type == 0x03)
+                    sections[record.fields.name(at: index)] = JSONText.decode(record.fields.value(at: index))
+                }
+                #expect(sections["MySDKState"] == .object(["note": .string("kept"), "n": .array([.integer(1), .double(2.5)])]))
+                let rewritten = try RecordStore.foreignSectionsBody(sections, now: record.updatedAt)
+                #expect(rewritten.encode().bytes == body)
             default:
                 Issue.record("unexpected database \(database)")
             }
