@@ -58,15 +58,20 @@ enum Failure {
 
 enum Output {
     static func error(_ message: String) {
-        FileHandle.standardError.write(Data("cachetool: \(Terminal.sanitize(message))\n".utf8))
+        line("cachetool: " + message)
     }
 
     /// Information about the command's result that is not its output (which goes to standard output).
     static func note(_ message: String) {
-        FileHandle.standardError.write(Data("cachetool: \(Terminal.sanitize(message))\n".utf8))
+        line("cachetool: " + message)
     }
 
     static func warning(_ message: String) {
-        FileHandle.standardError.write(Data("cachetool: warning: \(Terminal.sanitize(message))\n".utf8))
+        line("cachetool: warning: " + message)
+    }
+
+    /// One line on standard error, escaped for the terminal.
+    private static func line(_ text: String) {
+        FileHandle.standardError.write(Data((Terminal.sanitize(text) + "\n").utf8))
     }
 }

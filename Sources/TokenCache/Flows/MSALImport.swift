@@ -355,12 +355,14 @@ extension CacheWriter {
         var revisions: [RecordAddress: UInt64] = [:]
         for kind in EntityKind.allCases {
             let database = DatabaseName.forKind(kind)
+            var keys: [[UInt8]] = []
             try writeTransaction.forEach(in: database, prefix: []) { key, value in
                 let key = Array(key)
                 revisions[RecordAddress(kind: kind, key: key)] = (try? store.openRevision(value, slot: store.slot(database, key))) ?? 0
+                keys.append(key)
                 return true
             }
-            for address in revisions.keys where address.kind == kind { _ = try writeTransaction.delete(in: database, key: address.key) }
+            for key in keys { _ = try writeTransaction.delete(in: database, key: key) }
         }
         try store.setForeignSections([:], now: now, in: writeTransaction)
         return (revisions.count, revisions)
