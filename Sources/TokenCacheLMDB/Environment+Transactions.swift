@@ -27,12 +27,12 @@ extension Environment {
         var adoptions = 0
         while true {
             enterShared(state)
-            switch readPool.checkOut(environment: handle) {
+            switch readPool.checkOut(environment: handle, stripe: state.stripe) {
             case .success(let txnHandle):
                 let txn = ReadTransaction(handle: txnHandle, environment: self)
                 defer {
                     txn.invalidate()
-                    readPool.checkIn(txnHandle)
+                    readPool.checkIn(txnHandle, stripe: state.stripe)
                     leaveShared(state)
                 }
                 return try body(txn)
@@ -177,13 +177,13 @@ extension Environment {
 
     /// Takes the gate shared unless this thread already holds it for this environment.
     func enterShared(_ state: ThreadState) {
-        if state[environment: serial].gateDepth == 0 { gate.lockShared() }
+        if state[environment: serial].gateDepth == 0 { gate.lockShared(stripe: state.stripe) }
         state[environment: serial].gateDepth += 1
     }
 
     func leaveShared(_ state: ThreadState) {
         state[environment: serial].gateDepth -= 1
-        if state[environment: serial].gateDepth == 0 { gate.unlock() }
+        if state[environment: serial].gateDepth == 0 { gate.unlockShared(stripe: state.stripe) }
     }
 
     private func leaveWrite(_ state: ThreadState) {
@@ -209,9 +209,7 @@ extension Environment {
         _ body: () throws(LMDBError) -> Void
     ) throws(LMDBError) {
         guard state[environment: serial].gateDepth == 0 else { throw refusal }
-        gate.lockExclusive()
-        defer { gate.unlock() }
-        try body()
+        try gate.withExclusive(body)
     }
 
     /// Doubles the map, capped at `maximumMapSize`. `observedSize` is the size the failed transaction ran

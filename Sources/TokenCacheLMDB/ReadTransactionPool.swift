@@ -1,36 +1,39 @@
 import CLMDB
 import Synchronization
 
-/// A small stack of reset read-only `MDB_txn` handles, reused with `mdb_txn_renew`.
+/// Reset read-only `MDB_txn` handles, reused with `mdb_txn_renew`, one slot per thread stripe.
 ///
 /// lmdb.h, `mdb_txn_reset`: it "saves allocation overhead if the process will start a new read-only
 /// transaction soon, and also locking overhead if MDB_NOTLS is in use". With `MDB_NOTLS` a reset handle
 /// keeps its reader-table slot and may be renewed on any thread, so the pool is shared by all threads.
 /// Because pooled handles hold slots, the pool is capped well below `maxReaders`.
+///
+/// Each slot is an atomic word on its own cache line (``StripedCounters``): a thread takes a handle from, and
+/// returns it to, its own stripe's slot first, so threads reading at once do not write one shared word (a mutex
+/// around a stack did, on every transaction). A thread whose slot is empty looks in the others; a handle whose home
+/// slot is taken goes to any free one, else is aborted.
 final class ReadTransactionPool: Sendable {
-    /// `MDB_txn *` is not `Sendable`; a handle in the pool is reset (owned by nobody) and only ever
-    /// popped by one thread, under the mutex.
-    private struct Handle: @unchecked Sendable {
-        let txn: OpaquePointer
-    }
-
-    private let handles = Mutex<[Handle]>([])
+    /// Slots hold `MDB_txn *` bits, or 0 when empty.
+    private let slots = StripedCounters()
     private let capacity: Int
 
     init(maxReaders: Int) {
-        capacity = min(16, max(0, maxReaders / 4))
+        capacity = min(StripedCounters.stripes, max(0, maxReaders / 4))
     }
 
     /// A live read transaction: a renewed pooled handle, or a new one.
     /// Callers hold the environment's gate shared.
-    func checkOut(environment env: OpaquePointer) -> Result<OpaquePointer, LMDBError> {
-        if let pooled = handles.withLock({ $0.popLast() }) {
-            if lmdb_txn_renew(pooled.txn) == MDB_SUCCESS {
-                return .success(pooled.txn)
+    func checkOut(environment env: OpaquePointer, stripe: Int) -> Result<OpaquePointer, LMDBError> {
+        for offset in 0..<capacity {
+            let bits = slots[slot(stripe, offset)].pointee.exchange(0, ordering: .acquiring)
+            guard bits != 0, let pooled = OpaquePointer(bitPattern: bits) else { continue }
+            if lmdb_txn_renew(pooled) == MDB_SUCCESS {
+                return .success(pooled)
             }
             // A handle that failed to renew is discarded; mdb_txn_abort is valid on a reset handle and
             // frees its slot. A fresh begin then reports the real condition (e.g. MDB_MAP_RESIZED).
-            lmdb_txn_abort(pooled.txn)
+            lmdb_txn_abort(pooled)
+            break
         }
         var txn: OpaquePointer?
         let rc = lmdb_txn_begin(env, readOnly: true, &txn)
@@ -38,23 +41,23 @@ final class ReadTransactionPool: Sendable {
         return .success(txn)
     }
 
-    /// Ends a read transaction: reset and keep it, or abort it when the pool is full.
-    func checkIn(_ txn: OpaquePointer) {
+    /// Ends a read transaction: reset and keep it, or abort it when every slot is taken.
+    func checkIn(_ txn: OpaquePointer, stripe: Int) {
         lmdb_txn_reset(txn)
-        let kept = handles.withLock { handles -> Bool in
-            guard handles.count < capacity else { return false }
-            handles.append(Handle(txn: txn))
-            return true
+        let bits = Int(bitPattern: UnsafeRawPointer(txn))
+        for offset in 0..<capacity {
+            if slots[slot(stripe, offset)].pointee.compareExchange(expected: 0, desired: bits, ordering: .releasing).exchanged { return }
         }
-        if !kept { lmdb_txn_abort(txn) }
+        lmdb_txn_abort(txn)
     }
 
     /// Aborts every pooled handle (frees their reader slots). Called before `mdb_env_close`.
     func drain() {
-        let drained = handles.withLock { handles -> [Handle] in
-            defer { handles.removeAll() }
-            return handles
+        for index in 0..<StripedCounters.stripes {
+            let bits = slots[index].pointee.exchange(0, ordering: .acquiring)
+            if bits != 0, let handle = OpaquePointer(bitPattern: bits) { lmdb_txn_abort(handle) }
         }
-        for handle in drained { lmdb_txn_abort(handle.txn) }
     }
+
+    private func slot(_ stripe: Int, _ offset: Int) -> Int { (stripe + offset) % max(capacity, 1) }
 }

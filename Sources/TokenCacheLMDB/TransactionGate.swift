@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -14,49 +16,51 @@ import Darwin
 /// Anything that reads the map outside a transaction (`mdb_env_info`, `mdb_env_stat`) also holds it
 /// shared, because a resize unmaps and remaps the file.
 ///
-/// Only a thread's outermost transaction takes the read lock (see `ThreadState`), so the lock is never
-/// taken recursively and can prefer writers: a pending resize is not starved by overlapping readers.
-/// A thread must never wait for the exclusive side while it holds the shared side; growth from inside
+/// The shared side is taken on every transaction, by every thread, so it must not be one word that all threads
+/// write: a `pthread_rwlock_t` is, and two threads reading at once spend their time moving its cache line between
+/// cores. Readers therefore count themselves in per-thread stripes (``StripedCounters``), and the exclusive side
+/// waits for every stripe to drain:
+///
+/// - shared: increment the thread's stripe, then check `exclusiveWanted`; if it is set, undo the increment, wait
+///   for the exclusive holder on `exclusive` (a mutex the holder keeps for its whole turn), and retry;
+/// - exclusive: take `exclusive` (one exclusive holder at a time), set `exclusiveWanted`, then wait until every
+///   stripe reads zero.
+///
+/// Both sides use sequentially consistent operations: a reader's increment and an exclusive holder's flag are
+/// ordered, so either the reader sees the flag and backs off or the holder sees the reader's count and waits. A
+/// pending exclusive holder is not starved: once the flag is set, no new reader enters.
+///
+/// Only a thread's outermost transaction takes the shared side (see `ThreadState`), so it is never taken
+/// recursively. A thread must never wait for the exclusive side while it holds the shared side; growth from inside
 /// another transaction of the same thread is refused instead (`Environment.write`).
 final class TransactionGate: Sendable {
-    // SAFETY: the lock is heap-allocated once, never moved, and only touched through pthread_rwlock_*,
-    // which are thread-safe by definition. `let` makes the pointer itself immutable.
-    nonisolated(unsafe) private let lock: UnsafeMutablePointer<pthread_rwlock_t>
+    private let readers = StripedCounters()
+    private let exclusiveWanted = Atomic<Bool>(false)
+    private let exclusive = Mutex<Void>(())
 
-    init() {
-        lock = .allocate(capacity: 1)
-        lock.initialize(to: pthread_rwlock_t())
-        var attributes = pthread_rwlockattr_t()
-        pthread_rwlockattr_init(&attributes)
-        #if canImport(Glibc)
-        // glibc's default prefers readers, which lets overlapping readers starve a resize. Preferring
-        // writers is safe here because the lock is never taken recursively (only a thread's outermost
-        // transaction takes it).
-        pthread_rwlockattr_setkind_np(&attributes, Int32(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP))
-        #endif
-        let rc = pthread_rwlock_init(lock, &attributes)
-        pthread_rwlockattr_destroy(&attributes)
-        precondition(rc == 0, "TokenCacheLMDB: pthread_rwlock_init failed (\(rc))")
+    func lockShared(stripe: Int) {
+        let count = readers[stripe]
+        while true {
+            count.pointee.add(1, ordering: .sequentiallyConsistent)
+            if !exclusiveWanted.load(ordering: .sequentiallyConsistent) { return }
+            count.pointee.subtract(1, ordering: .sequentiallyConsistent)
+            exclusive.withLock { _ in }  // returns once the exclusive holder is done
+        }
     }
 
-    deinit {
-        pthread_rwlock_destroy(lock)
-        lock.deinitialize(count: 1)
-        lock.deallocate()
+    func unlockShared(stripe: Int) {
+        readers[stripe].pointee.subtract(1, ordering: .releasing)
     }
 
-    func lockShared() {
-        let rc = pthread_rwlock_rdlock(lock)
-        precondition(rc == 0, "TokenCacheLMDB: pthread_rwlock_rdlock failed (\(rc))")
-    }
-
-    func lockExclusive() {
-        let rc = pthread_rwlock_wrlock(lock)
-        precondition(rc == 0, "TokenCacheLMDB: pthread_rwlock_wrlock failed (\(rc))")
-    }
-
-    func unlock() {
-        let rc = pthread_rwlock_unlock(lock)
-        precondition(rc == 0, "TokenCacheLMDB: pthread_rwlock_unlock failed (\(rc))")
+    /// Runs `body` once no thread holds the shared side, keeping new readers out until it returns.
+    func withExclusive<R, E: Error>(_ body: () throws(E) -> R) throws(E) -> R {
+        try exclusive.withLock { _ throws(E) -> R in
+            exclusiveWanted.store(true, ordering: .sequentiallyConsistent)
+            defer { exclusiveWanted.store(false, ordering: .sequentiallyConsistent) }
+            for stripe in 0..<StripedCounters.stripes {
+                while readers[stripe].pointee.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
+            }
+            return try body()
+        }
     }
 }

@@ -29,7 +29,7 @@ package final class SecureBuffer {
     /// - Parameter count: The size in bytes; must not be negative (precondition).
     package init(count: Int) {
         precondition(count >= 0, "SecureBuffer count must not be negative")
-        storage = UnsafeMutableRawBufferPointer.allocate(byteCount: Swift.max(count, 1), alignment: 16)
+        storage = Memory.allocate(byteCount: Swift.max(count, 1))
         storage.initializeMemory(as: UInt8.self, repeating: 0)
         byteCount = count
     }
@@ -37,7 +37,7 @@ package final class SecureBuffer {
     deinit {
         // SAFETY: `storage` is this object's own allocation, alive until the deallocate below.
         sodium_memzero(storage.baseAddress, storage.count)
-        storage.deallocate()
+        Memory.release(storage)
     }
 
     /// The number of bytes in the buffer.

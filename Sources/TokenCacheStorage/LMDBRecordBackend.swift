@@ -31,8 +31,11 @@ package final class LMDBRecordBackend: RecordBackend {
     /// Identifies the LMDB environment: stores opened on one directory in one process share it.
     package var environmentIdentity: ObjectIdentifier { ObjectIdentifier(environment) }
     /// The key spaces' handles, in the order opened. A handful of short names: comparing them (inline small strings)
-    /// costs less than hashing one, on every call of every transaction.
-    fileprivate let databases: [(name: String, database: Database)]
+    /// costs less than hashing one, on every call of every transaction. In memory of the backend's own, not an
+    /// array: reading an array held by a shared object retains and releases its buffer, a reference-count write that
+    /// every thread's transactions would contend on.
+    // SAFETY: initialised in init, immutable afterwards, freed in deinit.
+    nonisolated(unsafe) fileprivate let databases: UnsafeMutableBufferPointer<(name: String, database: Database)>
     let maximumMapSize: Int
 
     package var location: String { environment.directory }
@@ -42,11 +45,17 @@ package final class LMDBRecordBackend: RecordBackend {
 
     private init(environment: Environment, databases: [(name: String, database: Database)], maximumMapSize: Int) {
         self.environment = environment
-        self.databases = databases
+        self.databases = .allocate(capacity: databases.count)
+        _ = self.databases.initialize(from: databases)
         self.maximumMapSize = maximumMapSize
     }
 
     /// The environment's data file in a store directory: whether it exists says whether there is a store.
+    deinit {
+        databases.deinitialize()
+        databases.deallocate()
+    }
+
     package static func dataFilePath(_ directory: String) -> String { directory + "/data.mdb" }
 
     /// The files LMDB and the open lock keep in a store directory (those that exist are the user's alone).
@@ -126,7 +135,10 @@ package final class LMDBRecordBackend: RecordBackend {
 /// Read-write when the transaction is.
 private struct LMDBTransaction<Transaction: ReadTransaction>: RecordReading {
     let transaction: Transaction
-    let backend: LMDBRecordBackend  // with the transaction, two words: the existential holds it without allocating
+    /// Unowned: a view exists only inside `backend.read`/`write`, which keep the backend alive. A strong reference
+    /// would be retained and released by every copy of the view (several per lookup), and since every thread's
+    /// views share one backend, those reference-count writes would contend between cores.
+    unowned(unsafe) let backend: LMDBRecordBackend  // with the transaction, two words: the existential holds it without allocating
 
     func database(_ space: String) -> Database {
         for entry in backend.databases where entry.name == space { return entry.database }

@@ -41,9 +41,10 @@ extension CacheReader {
             }
         }
         let corrupt = choice.corrupt
-        let refreshRecommended = accessToken.map { plan.refreshRecommended($0.entity) } ?? false
-        let request = plan.companionRequest(of: query, found: accessToken?.entity, inRealm: realmUsed)
+        // The token is read in place (a copy of an access token retains and releases its nine strings).
+        let request = plan.companionRequest(of: query, accessTokenEnvironment: accessToken?.entity.environment, inRealm: realmUsed)
         if let accessToken {
+            let refreshRecommended = plan.refreshRecommended(accessToken.entity)
             let source: CompanionSource
             switch query.companionLoading {
             case .onFirstAccess:

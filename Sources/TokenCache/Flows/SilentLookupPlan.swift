@@ -66,13 +66,13 @@ struct SilentLookupPlan {
     }
 
     /// What identifies `query`'s companions: their realms are the plan's, the one the access token was found in
-    /// (if any) first.
-    func companionRequest(of query: SilentLookupQuery, found token: AccessToken?, inRealm realmUsed: String?) -> CompanionRequest {
+    /// (if any) first; the host the access token was written under (if one was found) is probed first for the account.
+    func companionRequest(of query: SilentLookupQuery, accessTokenEnvironment: String?, inRealm realmUsed: String?) -> CompanionRequest {
         CompanionRequest(
             homeAccountID: query.homeAccountID, accountPrefix: accountPrefix, clientID: query.clientID,
             environment: query.environment,
             profileRealms: realmUsed.map { used in realms.first == used ? realms : [used] + realms.filter { $0 != used } } ?? realms,
-            accessTokenEnvironment: token?.environment
+            accessTokenEnvironment: accessTokenEnvironment
         )
     }
 }

@@ -65,18 +65,24 @@ public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
         nonisolated(unsafe) let buffer: UnsafeMutableBufferPointer<UInt8>
 
         init(_ bytes: [UInt8]) {
-            buffer = .allocate(capacity: bytes.count)
-            _ = buffer.initialize(from: bytes)
+            buffer = bytes.withUnsafeBytes(Self.copy)
         }
 
         init(_ bytes: UnsafeRawBufferPointer) {
-            buffer = .allocate(capacity: bytes.count)
-            _ = buffer.initialize(from: bytes)
+            buffer = Self.copy(bytes)
+        }
+
+        /// A copy from the C allocator, not `.allocate(capacity:)`: see `Memory.allocate(byteCount:)`.
+        private static func copy(_ bytes: UnsafeRawBufferPointer) -> UnsafeMutableBufferPointer<UInt8> {
+            let raw = Memory.allocate(byteCount: bytes.count)
+            raw.copyMemory(from: bytes)
+            return UnsafeMutableBufferPointer(rebasing: raw.bindMemory(to: UInt8.self)[..<bytes.count])
         }
 
         deinit {
-            Memory.zero(UnsafeMutableRawBufferPointer(buffer))
-            buffer.deallocate()
+            let raw = UnsafeMutableRawBufferPointer(buffer)
+            Memory.zero(raw)
+            Memory.release(raw)
         }
     }
 }

@@ -14,9 +14,7 @@ extension RecordEnvelope {
         keys: (UInt32) -> SecureKey?, _ body: (UnsafeRawBufferPointer) throws(FormatError) -> R
     ) throws(FormatError) -> R? {
         guard let located = try locate(section, of: value, keys: keys) else { return nil }
-        return try withUnsafeTemporaryAllocation(byteCount: max(located.plaintextCount, 1), alignment: 16) { buffer throws(FormatError) -> R in
-            let output = UnsafeMutableRawBufferPointer(rebasing: buffer[..<located.plaintextCount])
-            defer { Memory.zero(buffer) }
+        return try Memory.withWipedTemporary(byteCount: located.plaintextCount) { output throws(FormatError) -> R in
             try decrypt(located, storeID: storeID, database: database, key: key, into: output)
             return try body(UnsafeRawBufferPointer(output))
         }

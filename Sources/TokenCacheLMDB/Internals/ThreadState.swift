@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -20,6 +22,10 @@ final class ThreadState {
         /// Whether a write transaction of this environment is open on this thread.
         var inWrite = false
     }
+
+    /// This thread's stripe in per-thread counters and pools (``StripedCounters``): threads created one after another
+    /// get different stripes, so a few busy threads rarely share one.
+    let stripe = nextStripe.add(1, ordering: .relaxed).oldValue
 
     /// The environments this thread is inside: rarely more than one, so a short array searched linearly, with no
     /// hashing on every transaction. Its storage is kept when it empties, so steady use allocates nothing.
@@ -54,6 +60,8 @@ final class ThreadState {
         }
     }
 }
+
+private let nextStripe = Atomic<Int>(0)
 
 private let threadStateKey: pthread_key_t = {
     var key = pthread_key_t()
