@@ -24,6 +24,9 @@ let package = Package(
         ),
         // Fatal-signal handlers that replace the Swift runtime's backtracer (signal handlers belong in C).
         .target(name: "CCrashGuard"),
+        // What `cachetool bench` counts besides time: allocations (a counting front of the C allocator, linked into the
+        // executable only) and hardware instruction counters.
+        .target(name: "CBenchProbes"),
         .target(name: "TokenCacheLMDB", dependencies: ["CLMDB"]),
         .target(name: "TokenCacheSodium", dependencies: ["CSodium"]),
         // The storage seam and its backends: the only module above the LMDB wrapper that sees it.
@@ -36,6 +39,7 @@ let package = Package(
             name: "cachetool",
             dependencies: [
                 "TokenCache",
+                "CBenchProbes",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -55,7 +59,7 @@ let package = Package(
 
 // The same upcoming features everywhere. InternalImportsByDefault makes the compiler, not review,
 // keep C types out of every public and package API.
-for target in package.targets where target.type != .system && target.name != "CCrashGuard" {
+for target in package.targets where target.type != .system && !["CCrashGuard", "CBenchProbes"].contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("InternalImportsByDefault"))

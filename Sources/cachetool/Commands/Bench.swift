@@ -27,9 +27,16 @@ struct Bench: ParsableCommand {
             token and account read); ingest_durable (one refresh-grant token response, fsync'd); \
             cold_open_first_lookup (a fresh process: open the store and answer one hit); process_start (spawn \
             to main of that process); floor_get_decrypt (one read transaction: get a stored access-token record \
-            and decrypt it, no token-cache logic). Each has p50_ns, p90_ns, p99_ns (nearest rank) and samples. \
-            Also store_bytes (data.mdb) and msal_json_bytes (the MSAL JSON export of the same records, with \
-            secrets), the CPU model and the population. Nothing secret is printed.
+            and decrypt it, no token-cache logic). Each has p50_ns, p90_ns, p99_ns (nearest rank) and samples; \
+            the lookup figures also allocations_per_call (calls to the C allocator, counted in this process) and \
+            instructions_per_call (user-space, from the CPU's counters; null where the machine has none), from \
+            a second, untimed pass over the same queries.
+
+            readers: lookups per second of one reader thread, two threads sharing one open store, one reader \
+            process and two processes each opening the store (hit queries, uniform; readers start together; \
+            2M per reader, 1,000 to 200,000; the median of 3 rounds, run in turn), and the two scalings (two over one). Also store_bytes \
+            (data.mdb) and msal_json_bytes (the MSAL JSON export of the same records, with secrets), the CPU \
+            model and the population. Nothing secret is printed.
             """
     )
 
@@ -121,6 +128,16 @@ struct Bench: ParsableCommand {
         results.figures["lookup_miss"] = try Self.timeLookups(cache, missQueries, expecting: .interactionRequired, readingCompanions: false)
         results.figures["lookup_refresh"] = try Self.timeLookups(cache, refreshQueries, expecting: .refresh, readingCompanions: false)
         results.figures["lookup_hit_companions"] = try Self.timeLookups(cache, hitQueries, expecting: .hit, readingCompanions: true)
+        results.probes["lookup_hit"] = try Self.probeLookups(cache, hitQueries, readingCompanions: false)
+        results.probes["lookup_miss"] = try Self.probeLookups(cache, missQueries, readingCompanions: false)
+        results.probes["lookup_refresh"] = try Self.probeLookups(cache, refreshQueries, readingCompanions: false)
+        results.probes["lookup_hit_companions"] = try Self.probeLookups(cache, hitQueries, readingCompanions: true)
+
+        // Readers at once: threads of this process, then processes.
+        results.readers = try BenchReaders.measure(
+            cache, population: population, profile: self.population.rawValue, place: place,
+            lookupsPerReader: min(max(2 * lookups, 1_000), 200_000), rounds: 3
+        )
 
         // The floor, over the same store's access-token records.
         results.figures["floor_get_decrypt"] = LatencySummary(nanoseconds: try cache.measureGetDecryptFloor(samples: lookups, seed: seed))
@@ -173,6 +190,17 @@ struct Bench: ParsableCommand {
             throw BenchFailure("\(wrong) of \(queries.count) benchmark lookups did not give \(outcome.rawValue): the figures would be wrong")
         }
         return LatencySummary(nanoseconds: times)
+    }
+
+    /// Allocations and instructions per lookup of `queries`: one untimed pass (counting is separate from timing, so
+    /// neither disturbs the other).
+    static func probeLookups(_ cache: TokenStore, _ queries: [SilentLookupQuery], readingCompanions: Bool) throws -> BenchProbes.PerCall {
+        try BenchProbes.measure(calls: queries.count) {
+            for query in queries {
+                let result = try cache.silentLookup(query)
+                if readingCompanions { _ = try result.companions }
+            }
+        }
     }
 
     static func fileSize(_ path: String) -> Int {
@@ -233,6 +261,8 @@ struct BenchResults {
     let lookups: Int
     let cpu: String
     var figures: [String: LatencySummary] = [:]
+    var probes: [String: BenchProbes.PerCall] = [:]
+    var readers = BenchReaders()
     var storeBytes = 0
     var msalJSONBytes = 0
     var populateNanoseconds: UInt64 = 0
@@ -274,11 +304,26 @@ struct BenchResults {
         ]
         for name in Bench.figures {
             let figure = figures[name]!
-            object[name] = .object([
+            var fields: [String: JSONValue] = [
                 "p50_ns": .integer(Int64(figure.p50)), "p90_ns": .integer(Int64(figure.p90)),
                 "p99_ns": .integer(Int64(figure.p99)), "samples": .integer(Int64(figure.samples)),
-            ])
+            ]
+            if let probe = probes[name] {
+                fields["allocations_per_call"] = .double(Self.rounded(probe.allocations))
+                fields["instructions_per_call"] = probe.instructions.map { .integer(Int64($0.rounded())) } ?? .null
+            }
+            object[name] = .object(fields)
         }
+        object["readers"] = .object([
+            "lookups_per_reader": .integer(Int64(readers.lookupsPerReader)),
+            "rounds": .integer(Int64(readers.rounds)),
+            "one_thread_per_s": .integer(Int64(readers.oneThread.rounded())),
+            "two_threads_per_s": .integer(Int64(readers.twoThreads.rounded())),
+            "two_threads_scaling": .double(Self.rounded(readers.threadScaling, places: 2)),
+            "one_process_per_s": .integer(Int64(readers.oneProcess.rounded())),
+            "two_processes_per_s": .integer(Int64(readers.twoProcesses.rounded())),
+            "two_processes_scaling": .double(Self.rounded(readers.processScaling, places: 2)),
+        ])
         return JSONValue.object(object).prettyPrinted()
     }
 
@@ -294,18 +339,38 @@ struct BenchResults {
             "queries: drawn uniformly over all access tokens, \(grouped(lookups)) per lookup figure",
             "",
         ]
-        var table = Table(headers: ["figure", "p50", "p90", "p99", "samples", "p50 / floor"])
+        var table = Table(headers: ["figure", "p50", "p90", "p99", "samples", "p50 / floor", "allocs", "instructions"])
         let floor = figures["floor_get_decrypt"]!.p50
         for name in Bench.figures {
             let figure = figures[name]!
             let ratio = name.hasPrefix("lookup_") && floor > 0 ? String(format: "%.1fx", Double(figure.p50) / Double(floor)) : ""
-            table.append([name, Self.duration(figure.p50), Self.duration(figure.p90), Self.duration(figure.p99), grouped(figure.samples), ratio])
+            let probe = probes[name]
+            table.append([
+                name, Self.duration(figure.p50), Self.duration(figure.p90), Self.duration(figure.p99), grouped(figure.samples), ratio,
+                probe.map { String(format: "%.1f", $0.allocations) } ?? "",
+                probe.map { $0.instructions.map { grouped(Int($0.rounded())) } ?? "n/a" } ?? "",
+            ])
         }
         lines.append(table.render())
+        if probes.values.contains(where: { $0.instructions == nil }) {
+            lines.append("(allocs and instructions: per lookup; this machine exposes no instruction counter)")
+        }
+        lines.append("")
+        lines.append(
+            "readers (hit lookups/s, median of \(readers.rounds) rounds of \(grouped(readers.lookupsPerReader)) per reader): "
+                + "one thread \(grouped(Int(readers.oneThread))), two threads \(grouped(Int(readers.twoThreads))) "
+                + String(format: "(%.2fx)", readers.threadScaling) + "; one process \(grouped(Int(readers.oneProcess))), "
+                + "two processes \(grouped(Int(readers.twoProcesses))) " + String(format: "(%.2fx)", readers.processScaling)
+        )
         lines.append("")
         lines.append("store_bytes      \(grouped(storeBytes)) (data.mdb)")
         lines.append("msal_json_bytes  \(grouped(msalJSONBytes)) (MSAL JSON export, with secrets)")
         return lines.joined(separator: "\n")
+    }
+
+    static func rounded(_ value: Double, places: Int = 1) -> Double {
+        let scale = pow(10, Double(places))
+        return (value * scale).rounded() / scale
     }
 
     static func duration(_ nanoseconds: UInt64) -> String {
@@ -331,17 +396,23 @@ struct BenchChild: ParsableCommand {
     @Option var tokens: Int
     @Option var population: Bench.PopulationProfile
     @Option var seed: UInt64
-    @Option var query: Int
+    @Option var query: Int?
+    @Option var readerLookups: Int?
+    @Option var stream: UInt64 = 0
 
     func run() throws {
         try BenchFailure.reporting {
             let population = SyntheticPopulation(accessTokens: tokens, profile: population.profile, seed: seed)
-            let (account, slot) = population.drawToken(query, stream: 0xC01D &+ seed)
-            let query = population.hitQuery(account: account, slot: slot, number: query)
+            if let readerLookups {
+                return try BenchReaders.runChild(store: store, keyFile: keyFile, population: population, lookups: readerLookups, stream: stream)
+            }
+            guard let number = query else { throw BenchFailure("bench-child needs --query or --reader-lookups") }
+            let (account, slot) = population.drawToken(number, stream: 0xC01D &+ seed)
+            let hitQuery = population.hitQuery(account: account, slot: slot, number: number)
             let configuration = Configuration(directory: store, keySource: .keyFile(path: keyFile))
             let start = MonotonicClock.nanoseconds()
             let cache = try TokenStore.open(configuration)
-            let result = try cache.silentLookup(query)
+            let result = try cache.silentLookup(hitQuery)
             let end = MonotonicClock.nanoseconds()
             guard result.outcome == .hit else {
                 throw BenchFailure("the cold-open lookup gave \(result.outcome.rawValue), not hit")
@@ -354,10 +425,7 @@ struct BenchChild: ParsableCommand {
     static func spawn(place: BenchPlace, population: SyntheticPopulation, query: Int, profile: String) throws -> (openAndLookup: UInt64, processStart: UInt64) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try executablePath())
-        process.arguments = [
-            "bench-child", "--store", place.store, "--key-file", place.key, "--tokens", "\(population.accessTokens)",
-            "--population", profile, "--seed", "\(population.seed)", "--query", "\(query)",
-        ]
+        process.arguments = arguments(place: place, population: population, profile: profile) + ["--query", "\(query)"]
         let output = Pipe()
         process.standardOutput = output
         let spawned = MonotonicClock.nanoseconds()
@@ -369,6 +437,14 @@ struct BenchChild: ParsableCommand {
             throw BenchFailure("the cold-open child process failed (status \(process.terminationStatus))")
         }
         return (fields[0], fields[1] - spawned)
+    }
+
+    /// The arguments that name the store and population of a bench run.
+    static func arguments(place: BenchPlace, population: SyntheticPopulation, profile: String) -> [String] {
+        [
+            "bench-child", "--store", place.store, "--key-file", place.key, "--tokens", "\(population.accessTokens)",
+            "--population", profile, "--seed", "\(population.seed)",
+        ]
     }
 
     static func executablePath() throws -> String {
