@@ -427,9 +427,10 @@ enum HelpText {
         one hit); process_start (spawn to main of that process); floor_get_decrypt (one
         read transaction: get a stored access-token record and decrypt it, no
         token-cache logic). Each has p50_ns, p90_ns, p99_ns (nearest rank) and samples.
-        Also store_bytes (data.mdb) and msal_json_bytes (the MSAL JSON export of the
-        same records, with secrets), the CPU model and the population. Nothing secret
-        is printed.
+        Also store_bytes (data.mdb; the store is loaded in key order, so its pages are
+        full: a store grown by puts in random key order is about 40% larger) and
+        msal_json_bytes (the MSAL JSON export of the same records, with secrets), the
+        CPU model and the population. Nothing secret is printed.
 
         USAGE: cachetool bench --tokens <N> [--lookups <M>] [--dir <D>] [--keep] [--json] [--population <profile>] [--seed <S>]
 

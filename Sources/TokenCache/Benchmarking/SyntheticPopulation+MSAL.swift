@@ -1,3 +1,5 @@
+import Foundation
+
 extension SyntheticPopulation {
     /// The size in bytes of ``TokenStore/exportMSAL(options:to:)`` of a store holding this population (whose
     /// records may since have been replaced by ingests of ``tokenResponse(number:)``), computed without holding
@@ -19,22 +21,45 @@ extension SyntheticPopulation {
             return count
         }
         let empty = try size(MSALCacheContent())
-        var entryBytes = 0
-        var nonEmptyKinds = Set<EntityKind>()
-        func add(_ bytes: Int, written: [EntityKind: Int]) {
-            let kinds = written.filter { $0.value > 0 }.keys
-            nonEmptyKinds.formUnion(kinds)
-            entryBytes += bytes - empty - 2 * kinds.count
+        /// The entries' bytes of some exports, and the kinds they hold.
+        struct Tally: Sendable {
+            var entryBytes = 0
+            var nonEmptyKinds = Set<EntityKind>()
+
+            mutating func add(_ bytes: Int, written: [EntityKind: Int], empty: Int) {
+                let kinds = written.filter { $0.value > 0 }.keys
+                nonEmptyKinds.formUnion(kinds)
+                entryBytes += bytes - empty - 2 * kinds.count
+            }
         }
-        for index in 0..<accounts {
-            var bytes = 0
-            let options = MSALExportOptions(includeSecrets: includeSecrets, filter: RecordFilter(homeAccountID: account(index).homeAccountID))
-            let report = try cache.exportMSAL(options: options) { bytes += $0.count }
-            add(bytes, written: report.written)
+        // The accounts' exports are independent reads: split over the cores.
+        let parts = max(1, min(ProcessInfo.processInfo.activeProcessorCount, accounts))
+        final class Part: @unchecked Sendable { var tally: Result<Tally, any Error>? }  // each written by one thread
+        let results = (0..<parts).map { _ in Part() }
+        let population = self
+        DispatchQueue.concurrentPerform(iterations: parts) { part in
+            results[part].tally = Result {
+                var tally = Tally()
+                for index in stride(from: part, to: population.accounts, by: parts) {
+                    var bytes = 0
+                    let filter = RecordFilter(homeAccountID: population.account(index).homeAccountID)
+                    let report = try cache.exportMSAL(options: MSALExportOptions(includeSecrets: includeSecrets, filter: filter)) {
+                        bytes += $0.count
+                    }
+                    tally.add(bytes, written: report.written, empty: empty)
+                }
+                return tally
+            }
+        }
+        var total = Tally()
+        for part in results {
+            let tally = try part.tally!.get()
+            total.entryBytes += tally.entryBytes
+            total.nonEmptyKinds.formUnion(tally.nonEmptyKinds)
         }
         var metadata = MSALCacheContent()
         metadata.appMetadata = try cache.list(AppMetadata.self).records.map(\.entity)
-        add(try size(metadata), written: [.appMetadata: metadata.appMetadata.count])
-        return empty + 2 * nonEmptyKinds.count + entryBytes
+        total.add(try size(metadata), written: [.appMetadata: metadata.appMetadata.count], empty: empty)
+        return empty + 2 * total.nonEmptyKinds.count + total.entryBytes
     }
 }

@@ -286,18 +286,39 @@ final class RecordStore: Sendable {
     /// into the backend's reserved value: how a new record is stored and how a moved one is re-sealed for its new key.
     func putSealed(summary: SecureBuffer?, body: SecureBuffer, database: String, key: [UInt8], into txn: any RecordWriting) throws {
         let count = RecordEnvelope.sealedCount(summaryPlaintext: summary?.count, bodyPlaintext: body.count)
+        try txn.put(in: database, key: key, reservingCount: count) { output in
+            try seal(summary: summary, body: body, database: database, key: key, into: output)
+        }
+    }
+
+    /// The value `seal(_:key:revision:now:into:)` stores for `entity` under `key`, as bytes: for a writer that seals
+    /// records ahead of the transaction that stores them, on another thread (the benchmark population's bulk load).
+    func sealedValue<S: StorableEntity>(_ entity: S, key: [UInt8], revision: UInt64, now: Int64) throws -> [UInt8] {
+        let (body, summary) = try Self.plaintexts(of: entity, revision: revision, now: now)
+        let summaryPlaintext = summary?.encodedSecureBuffer(), bodyPlaintext = body.encode()
+        let count = RecordEnvelope.sealedCount(summaryPlaintext: summaryPlaintext?.count, bodyPlaintext: bodyPlaintext.count)
+        var value = [UInt8](repeating: 0, count: count)
+        try value.withUnsafeMutableBytes { output in
+            try seal(summary: summaryPlaintext, body: bodyPlaintext, database: DatabaseName.forKind(S.kind), key: key, into: output)
+        }
+        return value
+    }
+
+    /// Seals the plaintexts under the active data key, with fresh nonces, as the record under `key` into `output`
+    /// (exactly `RecordEnvelope.sealedCount` bytes).
+    private func seal(
+        summary: SecureBuffer?, body: SecureBuffer, database: String, key: [UInt8], into output: UnsafeMutableRawBufferPointer
+    ) throws {
         let slot = slot(database, key)
         let recordKey = keyring.activeRecordKey
         let keyID = keyring.activeKeyID
-        try txn.put(in: database, key: key, reservingCount: count) { output in
-            try body.withUnsafeBytes { body in
-                if let summary {
-                    try summary.withUnsafeBytes { summary in
-                        try RecordEnvelope.seal(summary: summary, body: body, slot: slot, keyID: keyID, key: recordKey, into: output)
-                    }
-                } else {
-                    try RecordEnvelope.seal(summary: nil, body: body, slot: slot, keyID: keyID, key: recordKey, into: output)
+        try body.withUnsafeBytes { body in
+            if let summary {
+                try summary.withUnsafeBytes { summary in
+                    try RecordEnvelope.seal(summary: summary, body: body, slot: slot, keyID: keyID, key: recordKey, into: output)
                 }
+            } else {
+                try RecordEnvelope.seal(summary: nil, body: body, slot: slot, keyID: keyID, key: recordKey, into: output)
             }
         }
     }
