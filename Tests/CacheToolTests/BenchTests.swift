@@ -9,7 +9,11 @@ import Testing
         "lookup_hit", "lookup_miss", "lookup_refresh", "lookup_hit_companions", "ingest_durable", "cold_open_first_lookup",
         "process_start", "floor_get_decrypt",
     ]
-    static let documentedKeys = Set(["tokens", "cpu", "population", "store_bytes", "msal_json_bytes"] + figures)
+    static let documentedKeys = Set(["tokens", "cpu", "population", "store_bytes", "msal_json_bytes", "readers"] + figures)
+    static let readerKeys: Set = [
+        "lookups_per_reader", "rounds", "one_thread_per_s", "two_threads_per_s", "two_threads_scaling", "one_process_per_s",
+        "two_processes_per_s", "two_processes_scaling",
+    ]
 
     @Test func jsonHasExactlyTheDocumentedKeys() throws {
         try CLIStore.with { store in
@@ -26,12 +30,31 @@ import Testing
             #expect(population["access_tokens"] as? Int == 2000 && population["profile"] as? String == "default")
             for name in Self.figures {
                 let figure = try #require(object[name] as? [String: Any], "\(name)")
-                #expect(Set(figure.keys) == ["p50_ns", "p90_ns", "p99_ns", "samples"], "\(name)")
+                let probed: Set<String> = name.hasPrefix("lookup_") ? ["allocations_per_call", "instructions_per_call"] : []
+                #expect(Set(figure.keys) == Set(["p50_ns", "p90_ns", "p99_ns", "samples"]).union(probed), "\(name)")
+                if name.hasPrefix("lookup_") {
+                    // Every lookup allocates (its result, a hit its secret), a few dozen times in release (hundreds in a
+                    // debug build), never thousands; instructions are a count or null (a machine without counters).
+                    let allocations = figure["allocations_per_call"] as? Double ?? -1
+                    #expect(allocations >= 1 && allocations < 1_000, "\(name): \(allocations)")
+                    #expect(figure["instructions_per_call"] is NSNull || (figure["instructions_per_call"] as? Int ?? 0) > 1_000, "\(name)")
+                }
                 let values = ["p50_ns", "p90_ns", "p99_ns", "samples"].map { figure[$0] as? Int ?? 0 }
                 #expect(values.allSatisfy { $0 > 0 }, "\(name): \(values)")
                 #expect(values[0] <= values[1] && values[1] <= values[2], "\(name): \(values)")
             }
             #expect((object["lookup_hit"] as? [String: Any])?["samples"] as? Int == 500)
+            let readers = try #require(object["readers"] as? [String: Any])
+            #expect(Set(readers.keys) == Self.readerKeys)
+            #expect(readers["lookups_per_reader"] as? Int == 1_000 && readers["rounds"] as? Int == 3)
+            for key in ["one_thread_per_s", "two_threads_per_s", "one_process_per_s", "two_processes_per_s"] {
+                #expect((readers[key] as? Int ?? 0) > 1_000, "\(key)")
+            }
+            // Two readers on two cores: more than one and, whatever the machine, less than three times one.
+            for key in ["two_threads_scaling", "two_processes_scaling"] {
+                let scaling = readers[key] as? Double ?? 0
+                #expect(scaling > 0.3 && scaling < 3, "\(key): \(scaling)")
+            }
             #expect((object["ingest_durable"] as? [String: Any])?["samples"] as? Int == 50)
             // Without --keep nothing is left behind.
             #expect(!FileManager.default.fileExists(atPath: place))
@@ -43,7 +66,7 @@ import Testing
             let place = store.root + "/bench"
             let run = try CacheTool.run(["bench", "--tokens", "300", "--lookups", "40", "--population", "many-scopes", "--dir", place, "--keep"])
             #expect(run.exitedNormally && run.status == 0, "\(run.stderr)")
-            for name in Self.figures + ["store_bytes", "msal_json_bytes", "CPU: ", "many-scopes"] {
+            for name in Self.figures + ["store_bytes", "msal_json_bytes", "CPU: ", "many-scopes", "allocs", "readers (hit lookups/s", "two threads", "two processes"] {
                 #expect(run.stdout.contains(name), "\(name)")
             }
             let verify = try CacheTool.run(["verify", "--store", place + "/store", "--key-file", place + "/key", "--json"])

@@ -426,9 +426,18 @@ enum HelpText {
         fsync'd); cold_open_first_lookup (a fresh process: open the store and answer
         one hit); process_start (spawn to main of that process); floor_get_decrypt (one
         read transaction: get a stored access-token record and decrypt it, no
-        token-cache logic). Each has p50_ns, p90_ns, p99_ns (nearest rank) and samples.
-        Also store_bytes (data.mdb; the store is loaded in key order, so its pages are
-        full: a store grown by puts in random key order is about 40% larger) and
+        token-cache logic). Each has p50_ns, p90_ns, p99_ns (nearest rank) and samples;
+        the lookup figures also allocations_per_call (calls to the C allocator, counted
+        in this process) and instructions_per_call (user-space, from the CPU's
+        counters; null where the machine has none), from a second, untimed pass over
+        the same queries.
+
+        readers: lookups per second of one reader thread, two threads sharing one open
+        store, one reader process and two processes each opening the store (hit
+        queries, uniform; readers start together; 2M per reader, 1,000 to 200,000; the
+        median of 3 rounds, run in turn), and the two scalings (two over one). Also
+        store_bytes (data.mdb; the store is loaded in key order, so its pages are full:
+        a store grown by puts in random key order is about 40% larger) and
         msal_json_bytes (the MSAL JSON export of the same records, with secrets), the
         CPU model and the population. Nothing secret is printed.
 
