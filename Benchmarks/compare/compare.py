@@ -481,7 +481,9 @@ def run(args: argparse.Namespace) -> int:
         print("compare: `cachetool bench` is not in this build (`cachetool bench --help` prints no "
               "'USAGE: cachetool bench'): the in-process token-cache figures will be missing; measuring the "
               "rest and the per-process cachetool fallback.", file=sys.stderr)
-    version = subprocess.run([cachetool, "--version"], capture_output=True, text=True).stdout.strip()
+    # The first line of `--version` is "cachetool X.Y.Z" (then the format and C library versions).
+    version_lines = subprocess.run([cachetool, "--version"], capture_output=True, text=True).stdout.strip().splitlines()
+    version = version_lines[0].removeprefix("cachetool ").strip() if version_lines else ""
     report = {"meta": {
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "cpu": cpu_model(), "cpus": os.cpu_count(), "kernel": platform.release(),
