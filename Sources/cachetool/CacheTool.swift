@@ -22,12 +22,26 @@ struct CacheTool: ParsableCommand {
             Exit codes: 0 success, 1 other failure, 64 usage, 65 corrupt data, 66 store or key not found, \
             74 storage full or I/O error, 75 conflict (retry), 77 wrong key or insecure permissions, 78 unsupported environment or format.
             """,
-        version: "0.1.0",
+        version: versionText,
         subcommands: [
             Init.self, Inspect.self, Info.self, Verify.self, Ingest.self, Lookup.self, Accounts.self, RemoveAccount.self, Import.self,
             Export.self, SampleData.self, Bench.self, BenchChild.self,
         ]
     )
+
+    /// The version of this tool.
+    static let toolVersion = "0.1.0"
+
+    /// `cachetool --version`: the tool, the store format it reads and writes, and the C libraries it loaded.
+    static var versionText: String {
+        let versions = ComponentVersions.current
+        return """
+            cachetool \(toolVersion)
+            store format \(versions.formatWriteVersion) (reads versions 1 to \(versions.formatReadVersion))
+            liblmdb \(versions.lmdb)
+            libsodium \(versions.sodium)
+            """
+    }
 
     /// `CLOCK_MONOTONIC` when `main` was entered (`cachetool bench` measures process start up to here).
     nonisolated(unsafe) static var mainEntered: UInt64 = 0

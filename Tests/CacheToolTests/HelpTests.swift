@@ -140,7 +140,7 @@ enum HelpText {
         Damaged records are never shown; they are listed by fingerprint after the table
         (exit code 65). Tokens are shown only with --reveal-secrets.
 
-        USAGE: cachetool inspect [--store <dir>] [--key-file <path>] [--json] [--reveal-secrets] [--account <home-account-id>] [--client-id <client-id>] [--now <seconds>]
+        USAGE: cachetool inspect [--store <dir>] [--key-file <path>] [--json] [--reveal-secrets] [--account <account>] [--client-id <client-id>] [--now <seconds>]
 
         OPTIONS:
           --store <dir>           Store directory.
@@ -148,8 +148,8 @@ enum HelpText {
           --json                  Print JSON (MSAL field names, integer times) for
                                   scripts.
           --reveal-secrets        Show token secrets instead of the redaction marker.
-          --account <home-account-id>
-                                  Only this home account id.
+          --account <account>     Only this account: its home account id, or its
+                                  username.
           --client-id <client-id> Only this client id.
           --now <seconds>         Current time in Unix seconds, for relative expiry
                                   (default: now).
@@ -206,7 +206,8 @@ enum HelpText {
           --client-id <client-id> The client (application) id the token was issued to.
           --authority <authority> The authority URL the request went to, e.g.
                                   https://login.microsoftonline.com/common.
-          --scopes <scopes>       The scopes that were requested, space-separated.
+          --scopes <scopes>       The scopes that were requested, separated by spaces
+                                  or commas.
           --grant-type <grant-type>
                                   The grant of the request (authorization_code,
                                   refresh_token, client_credentials, …).
@@ -233,19 +234,19 @@ enum HelpText {
         was skipped (the answer printed is still the right one for the rest of the
         cache).
 
-        USAGE: cachetool lookup [<options>] --client-id <client-id> --account <home-account-id> --scopes <scopes>
+        USAGE: cachetool lookup [<options>] --client-id <client-id> --account <account> --scopes <scopes>
 
         OPTIONS:
           --store <dir>           Store directory.
           --key-file <path>       Key file (32 bytes, mode 0600).
           --client-id <client-id> The client (application) id.
-          --account <home-account-id>
-                                  The home account id (uid.utid).
+          --account <account>     The home account id (uid.utid), or the account's
+                                  username.
           --authority <authority> Authority URL (gives the environment and the realm).
           --environment <environment>
                                   Authority host, with --realm instead of --authority.
           --realm <realm>         Tenant, with --environment.
-          --scopes <scopes>       The requested scopes, space-separated.
+          --scopes <scopes>       The requested scopes, separated by spaces or commas.
           --token-type <token-type>
                                   Token type (default Bearer).
           --key-id <key-id>       Key id of a PoP or SSH-certificate token.
@@ -284,13 +285,12 @@ enum HelpText {
         OVERVIEW: Sign an account out: for one client (--client-id) or for every client
         (--all-clients). App metadata stays.
 
-        USAGE: cachetool remove-account [--store <dir>] [--key-file <path>] --account <home-account-id> [--client-id <client-id>] [--all-clients] [--environment <environment>] [--json]
+        USAGE: cachetool remove-account [--store <dir>] [--key-file <path>] --account <account> [--client-id <client-id>] [--all-clients] [--environment <environment>] [--json]
 
         OPTIONS:
           --store <dir>           Store directory.
           --key-file <path>       Key file (32 bytes, mode 0600).
-          --account <home-account-id>
-                                  The home account id.
+          --account <account>     The home account id, or the account's username.
           --client-id <client-id> Remove what this client holds (and the family refresh
                                   token if it is a member).
           --all-clients           Remove the account's credentials of every client.
@@ -385,7 +385,7 @@ enum HelpText {
         existing file with a looser mode is refused), and a terminal as standard output
         needs --force.
 
-        USAGE: cachetool export [--store <dir>] [--key-file <path>] [--output <file>] [--include-secrets] [--force] [--account <home-account-id>] [--client-id <client-id>] [--environment <host>]
+        USAGE: cachetool export [--store <dir>] [--key-file <path>] [--output <file>] [--include-secrets] [--force] [--account <account>] [--client-id <client-id>] [--environment <host>]
 
         OPTIONS:
           --store <dir>           Store directory.
@@ -395,8 +395,8 @@ enum HelpText {
                                   marker.
           --force                 With --include-secrets, write to standard output even
                                   when it is a terminal.
-          --account <home-account-id>
-                                  Only this home account (uid.utid).
+          --account <account>     Only this account: its home account id (uid.utid), or
+                                  its username.
           --client-id <client-id> Only this client's records.
           --environment <host>    Only this authority host's cloud (and its aliases).
           --version               Show the version.

@@ -83,8 +83,8 @@ struct RemoveAccount: ParsableCommand {
 
     @OptionGroup var options: StoreOptions
 
-    @Option(name: .customLong("account"), help: ArgumentHelp("The home account id.", valueName: "home-account-id"))
-    var homeAccountID: String
+    @Option(name: .customLong("account"), help: ArgumentHelp("The home account id, or the account's username.", valueName: "account"))
+    var account: String
 
     @Option(name: .customLong("client-id"), help: "Remove what this client holds (and the family refresh token if it is a member).")
     var clientID: String?
@@ -104,8 +104,9 @@ struct RemoveAccount: ParsableCommand {
 
     func run() throws {
         try Failure.reporting {
-            let removed = try TokenStore.open(options.configuration(readOnly: false)).removeAccount(
-                homeAccountID: homeAccountID, clientID: clientID, environment: environment
+            let cache = try TokenStore.open(options.configuration(readOnly: false))
+            let removed = try cache.removeAccount(
+                homeAccountID: try Arguments.homeAccountID(account, in: cache), clientID: clientID, environment: environment
             )
             if json {
                 print(

@@ -29,8 +29,8 @@ struct Export: ParsableCommand {
     @Flag(help: "With --include-secrets, write to standard output even when it is a terminal.")
     var force = false
 
-    @Option(name: .customLong("account"), help: ArgumentHelp("Only this home account (uid.utid).", valueName: "home-account-id"))
-    var homeAccountID: String?
+    @Option(name: .customLong("account"), help: ArgumentHelp("Only this account: its home account id (uid.utid), or its username.", valueName: "account"))
+    var account: String?
 
     @Option(name: .customLong("client-id"), help: "Only this client's records.")
     var clientID: String?
@@ -53,6 +53,7 @@ struct Export: ParsableCommand {
                 }
             }
             let cache = try TokenStore.open(options.configuration(readOnly: true))
+            let homeAccountID = try account.map { try Arguments.homeAccountID($0, in: cache) }
             let exportOptions = MSALExportOptions(
                 includeSecrets: includeSecrets, filter: RecordFilter(homeAccountID: homeAccountID, clientID: clientID),
                 environment: environment)

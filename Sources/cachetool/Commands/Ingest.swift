@@ -17,7 +17,7 @@ struct Ingest: ParsableCommand {
     @Option(help: "The authority URL the request went to, e.g. https://login.microsoftonline.com/common.")
     var authority: String
 
-    @Option(help: "The scopes that were requested, space-separated.")
+    @Option(help: "The scopes that were requested, separated by spaces or commas.")
     var scopes: String
 
     @Option(name: .customLong("grant-type"), help: "The grant of the request (authorization_code, refresh_token, client_credentials, …).")
@@ -45,7 +45,7 @@ struct Ingest: ParsableCommand {
             }
             let response = try TokenResponse(json: data)
             let context = TokenRequestContext(
-                clientID: clientID, authority: try Authority(authority), requestedScopes: scopes.split(separator: " ").map(String.init),
+                clientID: clientID, authority: try Arguments.authority(authority), requestedScopes: Arguments.scopes(scopes),
                 grantType: grantType, now: now ?? Int64(Date().timeIntervalSince1970)
             )
             let cache = try TokenStore.open(options.configuration(readOnly: false))

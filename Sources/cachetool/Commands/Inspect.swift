@@ -20,8 +20,8 @@ struct Inspect: ParsableCommand {
     @Flag(help: "Show token secrets instead of the redaction marker.")
     var revealSecrets = false
 
-    @Option(name: .customLong("account"), help: ArgumentHelp("Only this home account id.", valueName: "home-account-id"))
-    var homeAccountID: String?
+    @Option(name: .customLong("account"), help: ArgumentHelp("Only this account: its home account id, or its username.", valueName: "account"))
+    var account: String?
 
     @Option(name: .customLong("client-id"), help: ArgumentHelp("Only this client id.", valueName: "client-id"))
     var clientID: String?
@@ -34,6 +34,7 @@ struct Inspect: ParsableCommand {
         var corrupt: [CorruptRecord] = []
         try Failure.reporting {
             let cache = try TokenStore.open(options.configuration(readOnly: true))
+            let homeAccountID = try account.map { try Arguments.homeAccountID($0, in: cache) }
             let snapshot = try cache.snapshot(filter: RecordFilter(homeAccountID: homeAccountID, clientID: clientID))
             let info = try cache.info()
             let now = self.now ?? Int64(Date().timeIntervalSince1970)

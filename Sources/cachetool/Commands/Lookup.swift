@@ -23,8 +23,8 @@ struct Lookup: ParsableCommand {
     @Option(name: .customLong("client-id"), help: "The client (application) id.")
     var clientID: String
 
-    @Option(name: .customLong("account"), help: ArgumentHelp("The home account id (uid.utid).", valueName: "home-account-id"))
-    var homeAccountID: String
+    @Option(name: .customLong("account"), help: ArgumentHelp("The home account id (uid.utid), or the account's username.", valueName: "account"))
+    var account: String
 
     @Option(help: "Authority URL (gives the environment and the realm).")
     var authority: String?
@@ -35,7 +35,7 @@ struct Lookup: ParsableCommand {
     @Option(help: "Tenant, with --environment.")
     var realm: String?
 
-    @Option(help: "The requested scopes, space-separated.")
+    @Option(help: "The requested scopes, separated by spaces or commas.")
     var scopes: String
 
     @Option(name: .customLong("token-type"), help: "Token type (default Bearer).")
@@ -66,11 +66,13 @@ struct Lookup: ParsableCommand {
         var corrupt: [CorruptRecord] = []
         try Failure.reporting {
             let now = self.now ?? Int64(Date().timeIntervalSince1970)
-            let scopes = self.scopes.split(whereSeparator: \.isWhitespace).map(String.init)
+            let scopes = Arguments.scopes(self.scopes)
+            let cache = try TokenStore.open(options.configuration(readOnly: true))
+            let homeAccountID = try Arguments.homeAccountID(account, in: cache)
             let query: SilentLookupQuery
             if let authority {
                 query = SilentLookupQuery(
-                    clientID: clientID, homeAccountID: homeAccountID, authority: try Authority(authority), scopes: scopes,
+                    clientID: clientID, homeAccountID: homeAccountID, authority: try Arguments.authority(authority), scopes: scopes,
                     tokenType: tokenType, keyID: keyID, now: now, companionLoading: .withLookup
                 )
             } else {
@@ -80,7 +82,12 @@ struct Lookup: ParsableCommand {
                 )
             }
             // The command prints everything, so it reads everything from the lookup's own snapshot.
-            let result = try TokenStore.open(options.configuration(readOnly: true)).silentLookup(query)
+            let result: SilentLookupResult
+            do {
+                result = try cache.silentLookup(query)
+            } catch let error as TokenCacheError where error.code == .invalidArgument {
+                throw ValidationError("--scopes: \(error.message)")  // the query's only unchecked input
+            }
             if json {
                 print(try LookupJSON.render(result, revealSecrets: revealSecrets).prettyPrinted())
             } else {
