@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import TokenCache
 
 /// `cachetool info`: facts about a store, no secrets and no identifiers.
@@ -37,9 +38,45 @@ struct Info: ParsableCommand {
                 print(JSONValue.object(Dictionary(uniqueKeysWithValues: fields)).prettyPrinted())
                 return
             }
-            for (name, value) in fields {
-                if case .string(let text) = value { print("\(name): \(Terminal.sanitize(text))") } else { print("\(name): \(value)") }
-            }
+            print(Self.describe(info))
         }
+    }
+
+    /// The human view: sizes in binary units with the share of the map in use, the record counts as a table.
+    static func describe(_ info: StoreInfo) -> String {
+        let grouped = ProgressBar.grouped
+        let used = info.mapSize > 0 ? Double(info.usedBytes) / Double(info.mapSize) * 100 : 0
+        var lines = [
+            "store       \(Terminal.sanitize(info.directory))",
+            "store id    \(info.storeID)",
+            "format      version \(info.readVersion) (read), \(info.writeVersion) (write); "
+                + (info.formatWritable ? "this build reads and writes it" : "newer than this build: read-only"),
+            "key         \(info.keyProtection == "key" ? "key file or raw key" : info.keyProtection); \(info.dataKeyCount) data key\(info.dataKeyCount == 1 ? "" : "s"), new records under key \(info.activeDataKeyID)",
+            "size        \(bytes(info.usedBytes)) used of a \(bytes(info.mapSize)) map (\(String(format: used < 10 ? "%.1f" : "%.0f", used))%); the map grows up to \(bytes(info.maximumMapSize))",
+            "readers     \(info.readersInUse) of \(info.maxReaders) reader slots used (a high-water mark)",
+            "libraries   liblmdb \(ComponentVersions.current.lmdb), libsodium \(info.sodiumVersion)",
+            "",
+        ]
+        var table = Table(headers: ["records", "count"])
+        var total = 0
+        for kind in EntityKind.allCases {
+            let count = info.recordCounts[kind] ?? 0
+            total += count
+            table.append([kind.rawValue, grouped(count)])
+        }
+        table.append(["total", grouped(total)])
+        lines.append(table.render())
+        return lines.joined(separator: "\n")
+    }
+
+    /// A byte count in binary units (KiB, MiB, GiB), one decimal.
+    static func bytes(_ count: Int) -> String {
+        let units = ["bytes", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(count), unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(count) bytes" : String(format: "%.1f %@", value, units[unit])
     }
 }
