@@ -119,6 +119,41 @@ import TokenCache
         }
     }
 
+    /// On a terminal, `ingest` without a file says what it waits for; through a pipe it stays quiet. The terminal is
+    /// a pseudo-terminal from util-linux `script`, fed the response and then Ctrl-D.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
+    func ingestOnATerminalSaysWhatItWaitsFor() throws {
+        try CLIStore.with { store in
+            #expect(try store.run(["init"]).status == 0)
+            let arguments = [
+                CacheTool.binary.path, "ingest", "--client-id", "client-1", "--authority", "https://login.microsoftonline.com/common",
+                "--scopes", "User.Read", "--now", "\(Self.now)",
+            ]
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+            process.arguments = ["-qec", arguments.map { "'\($0)'" }.joined(separator: " "), "/dev/null"]
+            process.environment = store.processEnvironment
+            let input = Pipe(), output = Pipe()
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            // Typed after the prompt: the line, then Ctrl-D at the start of an empty line (end of input on a terminal).
+            Thread.sleep(forTimeInterval: 0.5)
+            input.fileHandleForWriting.write(Data((Self.response(uid: "uid1", username: "ada@contoso.example") + "\n").utf8))
+            Thread.sleep(forTimeInterval: 0.2)
+            input.fileHandleForWriting.write(Data([0x04]))
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            #expect(process.terminationStatus == 0, "\(text)")
+            #expect(text.contains("paste the token response (JSON), then press Ctrl-D"), "\(text)")
+            #expect(try lookup(store, account: "uid1.utid1").json["outcome"] as? String == "hit")
+            // Through a pipe: no prompt.
+            let file = try CacheTool.run(Array(arguments.dropFirst()), environment: store.environment, stdin: Self.response(uid: "uid2", username: "g@contoso.example"))
+            #expect(file.status == 0 && !file.stderr.contains("paste"), "\(file.output)")
+        }
+    }
+
     @Test func versionNamesTheFormatAndTheCLibraries() throws {
         let run = try CacheTool.run(["--version"])
         #expect(run.status == 0)

@@ -41,6 +41,10 @@ struct Ingest: ParsableCommand {
                 }
                 data = contents
             } else {
+                if isatty(STDIN_FILENO) == 1 {
+                    // Otherwise the command just waits, with no sign of what for.
+                    Output.note("paste the token response (JSON), then press Ctrl-D on an empty line")
+                }
                 data = FileHandle.standardInput.readDataToEndOfFile()
             }
             let response = try TokenResponse(json: data)
