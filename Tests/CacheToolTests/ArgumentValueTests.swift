@@ -154,6 +154,24 @@ import TokenCache
         }
     }
 
+    /// A `--store` that names a regular file: the commands that read say so (not found, 66, with the reason), and
+    /// `init` refuses it as a usage error (64) before it creates anything, not even the key file.
+    @Test func aStorePathThatIsAFileIsNamedAsSuch() throws {
+        try CLIStore.with { store in
+            let file = store.root + "/not-a-directory"
+            try "x".write(toFile: file, atomically: true, encoding: .utf8)
+            let key = store.root + "/fresh-key"
+            for verb in [["info"], ["inspect"], ["lookup", "--client-id", "c", "--account", "u.t", "--environment", "e", "--realm", "r", "--scopes", "s"]] {
+                let run = try CacheTool.run(verb + ["--store", file, "--key-file", key])
+                #expect(run.status == 66 && run.stderr.contains("is a file, not a store"), "\(verb): \(run.output)")
+            }
+            let initialized = try CacheTool.run(["init", "--store", file, "--key-file", key])
+            #expect(initialized.status == 64 && initialized.stderr.contains("is a file, not a directory"), "\(initialized.output)")
+            #expect(!FileManager.default.fileExists(atPath: key))
+            #expect(try String(contentsOfFile: file, encoding: .utf8) == "x")
+        }
+    }
+
     @Test func versionNamesTheFormatAndTheCLibraries() throws {
         let run = try CacheTool.run(["--version"])
         #expect(run.status == 0)

@@ -15,13 +15,19 @@ enum FileSystem {
         return url.deletingLastPathComponent().path
     }
 
+    /// Whether `path` is a directory (following a final symbolic link, as opening it would).
+    static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+    }
+
     /// Creates `path` and missing parents with mode 0700 (exactly, whatever the umask). An existing
     /// directory is left as it is; the caller checks it.
     static func makeDirectory(_ path: String) throws(TokenCacheError) {
         var info = stat()
         if stat(path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFDIR else {
-                throw TokenCacheError(.invalidArgument, "\(path) exists and is not a directory")
+                throw TokenCacheError(.invalidArgument, "\(path) exists and is not a directory (a store is a directory)")
             }
             return
         }

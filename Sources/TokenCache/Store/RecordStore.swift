@@ -49,6 +49,9 @@ final class RecordStore: Sendable {
         if create {
             try FileSystem.makeDirectory(directory)
         } else if !FileSystem.exists(LMDBRecordBackend.dataFilePath(directory)) {
+            if FileSystem.exists(directory), !FileSystem.isDirectory(directory) {
+                throw TokenCacheError(.storeNotFound, "\(directory) is a file, not a store: a store is a directory")
+            }
             throw TokenCacheError(.storeNotFound, "no token cache at \(directory) (create one with `cachetool init`)")
         }
         try FileSystem.checkPrivate(directory, what: "store directory", fix: "chmod 700 \(directory)")

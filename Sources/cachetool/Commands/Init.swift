@@ -36,6 +36,11 @@ struct Init: ParsableCommand {
             configuration.passphraseCost = passphraseCost.cost
             let raisesCeiling = passphraseCost == .sensitive && configuration.maximumPassphraseCost != .sensitive
             if raisesCeiling { configuration.maximumPassphraseCost = .sensitive }  // asked for explicitly, here
+            // Checked before a key file is created: a wrong --store must leave nothing behind.
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: configuration.directory, isDirectory: &isDirectory), !isDirectory.boolValue {
+                throw ValidationError("--store: \(Terminal.sanitize(configuration.directory)) is a file, not a directory (a store is a directory); nothing was created")
+            }
             if case .keyFile(let path) = configuration.keySource, !FileManager.default.fileExists(atPath: path) {
                 try KeyFile.create(at: path)
                 print("Created key file \(path) (mode 0600). Keep a backup: without it the store cannot be read.")
