@@ -7,9 +7,25 @@
 #include <stddef.h>
 #include <string.h>
 
+/* Under AddressSanitizer or ThreadSanitizer the sanitizer's runtime owns malloc: defining it here would take its
+   place. Nothing is interposed there, and the count is reported as unavailable. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define TC_NO_INTERPOSER 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TC_NO_INTERPOSER 1
+#endif
+
 static __thread uint64_t thread_allocations;
 
 uint64_t tc_thread_allocations(void) { return thread_allocations; }
+
+#ifdef TC_NO_INTERPOSER
+int tc_allocations_counted(void) { return 0; }
+#else
+int tc_allocations_counted(void) { return 1; }
 
 static void *(*next_malloc)(size_t);
 static void *(*next_calloc)(size_t, size_t);
@@ -31,7 +47,7 @@ static int in_bootstrap_arena(const void *pointer) {
 }
 
 static void *bootstrap_allocate(size_t size) {
-    size_t rounded = (size + 15) & ~(size_t)15;
+    size_t rounded = size == 0 ? 16 : (size + 15) & ~(size_t)15; /* distinct blocks, even of size 0 */
     if (rounded < size || rounded > sizeof bootstrap_arena - bootstrap_used) return NULL;
     void *block = bootstrap_arena + bootstrap_used;
     bootstrap_used += rounded;
@@ -73,7 +89,10 @@ void *calloc(size_t count, size_t size) {
 }
 
 void *realloc(void *pointer, size_t size) {
-    if (!next_realloc) resolve();
+    if (!next_realloc) {
+        if (resolving) return pointer ? NULL : bootstrap_allocate(size);
+        resolve();
+    }
     if (pointer && in_bootstrap_arena(pointer)) {
         /* A bootstrap block's size is not recorded: copy what fits from it (the arena is contiguous). */
         void *moved = malloc(size);
@@ -89,24 +108,37 @@ void *realloc(void *pointer, size_t size) {
 
 void free(void *pointer) {
     if (!pointer || in_bootstrap_arena(pointer)) return;
-    if (!next_free) resolve();
+    if (!next_free) {
+        if (resolving) return; /* only bootstrap blocks exist before resolution ends */
+        resolve();
+    }
     next_free(pointer);
 }
 
 int posix_memalign(void **result, size_t alignment, size_t size) {
-    if (!next_posix_memalign) resolve();
+    if (!next_posix_memalign) {
+        if (resolving) return ENOMEM;
+        resolve();
+    }
     thread_allocations++;
     return next_posix_memalign(result, alignment, size);
 }
 
 void *aligned_alloc(size_t alignment, size_t size) {
-    if (!next_aligned_alloc) resolve();
+    if (!next_aligned_alloc) {
+        if (resolving) return NULL;
+        resolve();
+    }
     thread_allocations++;
     return next_aligned_alloc(alignment, size);
 }
 
 void *memalign(size_t alignment, size_t size) {
-    if (!next_memalign) resolve();
+    if (!next_memalign) {
+        if (resolving) return NULL;
+        resolve();
+    }
     thread_allocations++;
     return next_memalign(alignment, size);
 }
+#endif

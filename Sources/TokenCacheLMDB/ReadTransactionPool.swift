@@ -25,7 +25,10 @@ final class ReadTransactionPool: Sendable {
     /// Callers hold the environment's gate shared.
     func checkOut(environment env: OpaquePointer, stripe: Int) -> Result<OpaquePointer, LMDBError> {
         for offset in 0..<capacity {
-            let bits = slots[slot(stripe, offset)].pointee.exchange(0, ordering: .acquiring)
+            let word = slots[slot(stripe, offset)]
+            // A plain load first: an exchange (even of an empty slot) would write another thread's cache line.
+            guard word.pointee.load(ordering: .relaxed) != 0 else { continue }
+            let bits = word.pointee.exchange(0, ordering: .acquiring)
             guard bits != 0, let pooled = OpaquePointer(bitPattern: bits) else { continue }
             if lmdb_txn_renew(pooled) == MDB_SUCCESS {
                 return .success(pooled)
@@ -46,7 +49,9 @@ final class ReadTransactionPool: Sendable {
         lmdb_txn_reset(txn)
         let bits = Int(bitPattern: UnsafeRawPointer(txn))
         for offset in 0..<capacity {
-            if slots[slot(stripe, offset)].pointee.compareExchange(expected: 0, desired: bits, ordering: .releasing).exchanged { return }
+            let word = slots[slot(stripe, offset)]
+            guard word.pointee.load(ordering: .relaxed) == 0 else { continue }  // a failed compare-exchange still writes the line
+            if word.pointee.compareExchange(expected: 0, desired: bits, ordering: .releasing).exchanged { return }
         }
         lmdb_txn_abort(txn)
     }

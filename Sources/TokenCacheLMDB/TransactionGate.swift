@@ -58,7 +58,13 @@ final class TransactionGate: Sendable {
             exclusiveWanted.store(true, ordering: .sequentiallyConsistent)
             defer { exclusiveWanted.store(false, ordering: .sequentiallyConsistent) }
             for stripe in 0..<StripedCounters.stripes {
-                while readers[stripe].pointee.load(ordering: .sequentiallyConsistent) != 0 { sched_yield() }
+                // Readers leave within microseconds; one inside a long read (an export) or a blocked write may take
+                // long, so after a short spin the wait sleeps instead of burning a core.
+                var waits = 0
+                while readers[stripe].pointee.load(ordering: .sequentiallyConsistent) != 0 {
+                    waits += 1
+                    if waits < 64 { sched_yield() } else { usleep(waits < 1_000 ? 50 : 1_000) }
+                }
             }
             return try body()
         }

@@ -17,6 +17,9 @@
 /* Allocation calls made by the calling thread so far. */
 uint64_t tc_thread_allocations(void);
 
+/* 1 when allocations are counted; 0 in a sanitizer build, whose runtime owns malloc (nothing is interposed then). */
+int tc_allocations_counted(void);
+
 /* Instructions. Hardware instruction counters through perf_event_open(2), counting user-space instructions of
    the calling thread only. Many virtual machines expose no counters: then open fails and the figure is absent. */
 

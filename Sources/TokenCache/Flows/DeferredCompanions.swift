@@ -44,10 +44,15 @@ final class DeferredCompanions: Sendable {
         self.lookupSnapshot = lookupSnapshot
     }
 
+    /// The read runs outside the lock: a thread inside a transaction of its own may ask for these companions while
+    /// another thread loads them, and a read under the lock could then wait (a map resize waits for every live
+    /// transaction) for a thread that waits for the lock. Two first accesses may both read; the first to publish
+    /// wins, so every access still sees one value.
     func load() throws -> SilentLookupCompanions {
-        try lock.withLock { _ in
-            if let loaded { return loaded }
-            let companions = try source.readCompanions(request, lookupSnapshot: lookupSnapshot)
+        if let published = lock.withLock({ _ in loaded }) { return published }
+        let companions = try source.readCompanions(request, lookupSnapshot: lookupSnapshot)
+        return lock.withLock { _ in
+            if let published = loaded { return published }
             loaded = companions
             return companions
         }

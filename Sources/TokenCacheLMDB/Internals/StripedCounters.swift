@@ -16,7 +16,10 @@ final class StripedCounters: Sendable {
 
     init(initialValue: Int = 0) {
         base = UnsafeMutableRawPointer.allocate(byteCount: Self.stripes * Self.lineSize, alignment: Self.lineSize)
-        for stripe in 0..<Self.stripes { word(stripe).initialize(to: Atomic<Int>(initialValue)) }
+        // Binds each line's first word to `Atomic<Int>`, after which `word(_:)` may assume that binding.
+        for stripe in 0..<Self.stripes {
+            _ = (base + stripe * Self.lineSize).initializeMemory(as: Atomic<Int>.self, to: Atomic<Int>(initialValue))
+        }
     }
 
     deinit {

@@ -311,7 +311,7 @@ struct BenchResults {
                 "p99_ns": .integer(Int64(figure.p99)), "samples": .integer(Int64(figure.samples)),
             ]
             if let probe = probes[name] {
-                fields["allocations_per_call"] = .double(Self.rounded(probe.allocations))
+                fields["allocations_per_call"] = probe.allocations.map { .double(Self.rounded($0)) } ?? .null
                 fields["instructions_per_call"] = probe.instructions.map { .integer(Int64($0.rounded())) } ?? .null
             }
             object[name] = .object(fields)
@@ -349,7 +349,7 @@ struct BenchResults {
             let probe = probes[name]
             table.append([
                 name, Self.duration(figure.p50), Self.duration(figure.p90), Self.duration(figure.p99), grouped(figure.samples), ratio,
-                probe.map { String(format: "%.1f", $0.allocations) } ?? "",
+                probe.map { $0.allocations.map { String(format: "%.1f", $0) } ?? "n/a" } ?? "",
                 probe.map { $0.instructions.map { grouped(Int($0.rounded())) } ?? "n/a" } ?? "",
             ])
         }

@@ -9,7 +9,8 @@ import Glibc
 struct BenchProbes {
     /// The per-call averages of one run of calls.
     struct PerCall: Equatable {
-        var allocations: Double
+        /// nil in a sanitizer build, whose runtime owns the allocator.
+        var allocations: Double?
         /// nil when this machine has no instruction counter.
         var instructions: Double?
     }
@@ -26,7 +27,8 @@ struct BenchProbes {
         let instructionsAfter = counter >= 0 ? tc_instruction_counter_read(counter) : -1
         let instructions = instructionsBefore >= 0 && instructionsAfter >= instructionsBefore
             ? Double(instructionsAfter - instructionsBefore) / Double(calls) : nil
-        return PerCall(allocations: Double(allocationsAfter &- allocationsBefore) / Double(calls), instructions: instructions)
+        let allocations = tc_allocations_counted() == 1 ? Double(allocationsAfter &- allocationsBefore) / Double(calls) : nil
+        return PerCall(allocations: allocations, instructions: instructions)
     }
 
     /// Whether this machine gives the process an instruction counter.
