@@ -65,7 +65,7 @@ sanitize: deps
 	ASAN_OPTIONS=$(SANITIZE_ASAN_OPTIONS) swift test --skip-build --sanitize=address --scratch-path .build-asan
 	swift build --build-tests --sanitize=thread --scratch-path .build-tsan
 	TSAN_OPTIONS="suppressions=$(CURDIR)/Tests/Sanitizers/tsan.supp" \
-	  swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "ConcurrencyTests|TransactionTests|RegistryTests"
+	  swift test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "ConcurrencyTests|TransactionTests|RegistryTests|TransactionGateTests"
 
 # MSAL Python interop proof (Tests/Interop): MSAL Python 1.39.0 writes token caches and answers silent requests
 # against them; `cachetool import` must give the same answers (or, for marked queries, the rule Docs/Semantics.md
