@@ -3,7 +3,7 @@ SHELL := /bin/bash
 DEBIAN_PACKAGES := liblmdb-dev libsodium-dev pkg-config
 DEMO_DIR := $(CURDIR)/.demo
 
-.PHONY: deps build release demo test stress sanitize clean interop interop-venv interop-generate compare compare-venv compare-selftest
+.PHONY: deps build release demo test stress sanitize clean install uninstall install-check interop interop-venv interop-generate compare compare-venv compare-selftest
 
 # Installs the Debian packages that are missing (as root directly, otherwise through sudo).
 deps:
@@ -41,6 +41,46 @@ test: deps
 	swift build --build-tests
 	swift test --skip-build
 	@$(MAKE) --no-print-directory interop
+	@$(MAKE) --no-print-directory install-check
+
+# Installs cachetool, its man page and its bash, zsh and fish completions under $(DESTDIR)$(PREFIX).
+# The man page comes from swift-argument-parser's generate-manual plugin, the completions from the tool itself.
+PREFIX ?= /usr/local
+DESTDIR ?=
+INSTALL_CONFIGURATION ?= release
+INSTALL_ROOT = $(DESTDIR)$(PREFIX)
+install: deps
+	swift build -c $(INSTALL_CONFIGURATION) --product cachetool
+	swift package --disable-sandbox generate-manual --configuration $(INSTALL_CONFIGURATION) >/dev/null
+	@set -e; bin="$$(swift build -c $(INSTALL_CONFIGURATION) --show-bin-path)/cachetool"; \
+	install -d "$(INSTALL_ROOT)/bin" "$(INSTALL_ROOT)/share/man/man1" "$(INSTALL_ROOT)/share/bash-completion/completions" \
+	  "$(INSTALL_ROOT)/share/zsh/site-functions" "$(INSTALL_ROOT)/share/fish/vendor_completions.d"; \
+	install -m 0755 "$$bin" "$(INSTALL_ROOT)/bin/cachetool"; \
+	install -m 0644 .build/plugins/GenerateManual/outputs/cachetool/cachetool.1 "$(INSTALL_ROOT)/share/man/man1/cachetool.1"; \
+	"$$bin" --generate-completion-script bash > "$(INSTALL_ROOT)/share/bash-completion/completions/cachetool"; \
+	"$$bin" --generate-completion-script zsh > "$(INSTALL_ROOT)/share/zsh/site-functions/_cachetool"; \
+	"$$bin" --generate-completion-script fish > "$(INSTALL_ROOT)/share/fish/vendor_completions.d/cachetool.fish"; \
+	echo "installed cachetool, its man page and completions under $(INSTALL_ROOT)"
+
+uninstall:
+	rm -f "$(INSTALL_ROOT)/bin/cachetool" "$(INSTALL_ROOT)/share/man/man1/cachetool.1" \
+	  "$(INSTALL_ROOT)/share/bash-completion/completions/cachetool" "$(INSTALL_ROOT)/share/zsh/site-functions/_cachetool" \
+	  "$(INSTALL_ROOT)/share/fish/vendor_completions.d/cachetool.fish"
+
+# `make install` into a temporary root (the debug build `make test` already has), then checks what it put there and
+# that `make uninstall` takes it away again.
+install-check:
+	@set -e; root="$$(mktemp -d)"; trap 'rm -rf "$$root"' EXIT; \
+	$(MAKE) --no-print-directory install DESTDIR="$$root" PREFIX=/usr INSTALL_CONFIGURATION=debug >/dev/null; \
+	"$$root/usr/bin/cachetool" --version | grep -q '^cachetool '; \
+	grep -q '^\.Nm cachetool' "$$root/usr/share/man/man1/cachetool.1"; \
+	grep -q 'lookup' "$$root/usr/share/man/man1/cachetool.1"; \
+	grep -q '_cachetool' "$$root/usr/share/bash-completion/completions/cachetool"; \
+	grep -q '^#compdef cachetool' "$$root/usr/share/zsh/site-functions/_cachetool"; \
+	grep -q "complete -c 'cachetool'" "$$root/usr/share/fish/vendor_completions.d/cachetool.fish"; \
+	$(MAKE) --no-print-directory uninstall DESTDIR="$$root" PREFIX=/usr >/dev/null; \
+	test -z "$$(find "$$root" -type f)"; \
+	echo "install-check: ok (binary, man page, bash/zsh/fish completions; uninstall removes them)"
 
 # Kill storm: writers SIGKILLed at random while ingesting; every acknowledged write is then checked.
 # Tamper sweep: one bit flipped per copy of a store's data file; verify and inspect must give a verdict, never crash
