@@ -374,6 +374,14 @@ public struct SyntheticPopulation: Sendable {
                      companionLoading: companionLoading)
     }
 
+    /// `count` hit queries over the whole population: the `i`-th asks for token ``drawToken(_:stream:)`` of `i`.
+    public func hitQueries(count: Int, stream: UInt64) -> [SilentLookupQuery] {
+        (0..<count).map { i in
+            let (account, slot) = drawToken(i, stream: stream)
+            return hitQuery(account: account, slot: slot, number: i)
+        }
+    }
+
     /// A silent lookup answered `refresh`: a stored bucket, a scope no token of it has, with refresh tokens to redeem.
     public func refreshQuery(account: Int, slot: Int, companionLoading: CompanionLoading = .onFirstAccess) -> SilentLookupQuery {
         query(account: account, slot: slot, scopes: [Self.resource(slot) + "/uncached"], companionLoading: companionLoading)

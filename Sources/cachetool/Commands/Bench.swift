@@ -117,10 +117,7 @@ struct Bench: ParsableCommand {
 
         // Silent lookups through the public API; every answer is checked, outside the timed region.
         let streamSalt = seed &* 0x9E37_79B9
-        let hitQueries = (0..<lookups).map { i in
-            let (account, slot) = population.drawToken(i, stream: 0x417 &+ streamSalt)
-            return population.hitQuery(account: account, slot: slot, number: i)
-        }
+        let hitQueries = population.hitQueries(count: lookups, stream: 0x417 &+ streamSalt)
         let refreshQueries = (0..<lookups).map { i in
             let (account, slot) = population.drawToken(i, stream: 0x12EF &+ streamSalt)
             return population.refreshQuery(account: account, slot: slot)

@@ -30,12 +30,7 @@ struct BenchReaders {
         _ cache: TokenStore, population: SyntheticPopulation, profile: String, place: BenchPlace, lookupsPerReader: Int, rounds: Int
     ) throws -> BenchReaders {
         let streams: [UInt64] = [0x5EED_0001, 0x5EED_0002]
-        let queries = streams.map { stream in
-            (0..<lookupsPerReader).map { i in
-                let (account, slot) = population.drawToken(i, stream: stream)
-                return population.hitQuery(account: account, slot: slot, number: i)
-            }
-        }
+        let queries = streams.map { population.hitQueries(count: lookupsPerReader, stream: $0) }
         var one: [Double] = [], two: [Double] = [], oneP: [Double] = [], twoP: [Double] = []
         for _ in 0..<rounds {
             one.append(try threadRound(cache, queries: Array(queries.prefix(1))))
@@ -63,18 +58,15 @@ struct BenchReaders {
             let thread = Thread {
                 defer { finished.leave() }
                 do {
-                    for query in mine.prefix(200) { _ = try cache.silentLookup(query) }  // warm-up, untimed
-                    arrived.add(1, ordering: .acquiringAndReleasing)
-                    while arrived.load(ordering: .acquiring) < readers {}
-                    let start = MonotonicClock.nanoseconds()
-                    var misses = 0
-                    for query in mine where try cache.silentLookup(query).outcome != .hit { misses += 1 }
-                    let end = MonotonicClock.nanoseconds()
-                    if misses > 0 { failures.withLock { $0.append("\(misses) reader lookups did not hit") } }
-                    spans.withLock { $0.append((start, end)) }
+                    let span = try read(cache, mine) {
+                        arrived.add(1, ordering: .acquiringAndReleasing)
+                        while arrived.load(ordering: .acquiring) < readers {}
+                    }
+                    spans.withLock { $0.append(span) }
                 } catch {
-                    arrived.add(1, ordering: .acquiringAndReleasing)
-                    failures.withLock { $0.append("a reader thread failed: \(error)") }
+                    arrived.add(1, ordering: .acquiringAndReleasing)  // a reader that failed early must not hold the others
+                    let message = (error as? BenchFailure)?.message ?? "a reader thread failed: \(error)"
+                    failures.withLock { $0.append(message) }
                 }
             }
             thread.start()
@@ -137,21 +129,27 @@ struct BenchReaders {
     /// The reader side of a child process: builds its queries, opens the store, warms up, says "ready", waits for
     /// "go" on standard input, makes its lookups and prints its start and end (monotonic nanoseconds).
     static func runChild(store: String, keyFile: String, population: SyntheticPopulation, lookups: Int, stream: UInt64) throws {
-        let queries = (0..<lookups).map { i in
-            let (account, slot) = population.drawToken(i, stream: stream)
-            return population.hitQuery(account: account, slot: slot, number: i)
-        }
+        let queries = population.hitQueries(count: lookups, stream: stream)
         let cache = try TokenStore.open(Configuration(directory: store, keySource: .keyFile(path: keyFile)))
-        for query in queries.prefix(200) { _ = try cache.silentLookup(query) }
-        print("ready")
+        let span = try read(cache, queries) {
+            print("ready")
+            fflush(nil)
+            guard Swift.readLine() == "go" else { throw BenchFailure("the reader process was not told to go") }
+        }
+        print("\(span.start) \(span.end)")
         fflush(nil)
-        guard Swift.readLine() == "go" else { throw BenchFailure("the reader process was not told to go") }
+    }
+
+    /// One reader, in a thread or a process: the first 200 queries once, untimed (warm-up); then `ready`, which
+    /// returns when all readers may start; then every query, timed. Fails unless every lookup hit.
+    static func read(_ cache: TokenStore, _ queries: [SilentLookupQuery], ready: () throws -> Void) throws -> (start: UInt64, end: UInt64) {
+        for query in queries.prefix(200) { _ = try cache.silentLookup(query) }
+        try ready()
         let start = MonotonicClock.nanoseconds()
         var misses = 0
         for query in queries where try cache.silentLookup(query).outcome != .hit { misses += 1 }
         let end = MonotonicClock.nanoseconds()
         guard misses == 0 else { throw BenchFailure("\(misses) reader lookups did not hit") }
-        print("\(start) \(end)")
-        fflush(nil)
+        return (start, end)
     }
 }
