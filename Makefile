@@ -32,8 +32,13 @@ demo: release
 	echo "\$$ cachetool sample-data"; "$$bin" sample-data; echo; \
 	echo "\$$ cachetool inspect"; "$$bin" inspect; echo; \
 	echo "\$$ cachetool info"; "$$bin" info; echo; \
+	if command -v cachetool >/dev/null 2>&1; then tool=cachetool; else tool=.build/release/cachetool; fi; \
 	echo "Demo store: $(DEMO_DIR)/store (key $(DEMO_DIR)/key). Try:"; \
-	echo "  TOKEN_CACHE_DIR=$(DEMO_DIR)/store TOKEN_CACHE_KEY_FILE=$(DEMO_DIR)/key $$bin inspect --json"
+	echo "  export TOKEN_CACHE_DIR=$(DEMO_DIR)/store TOKEN_CACHE_KEY_FILE=$(DEMO_DIR)/key"; \
+	echo "  $$tool inspect --summary"; \
+	echo "  $$tool inspect --expiring-within 1h"; \
+	echo "  $$tool inspect --json"; \
+	if [ "$$tool" != cachetool ]; then echo "(\`sudo make install\` puts cachetool on your PATH, with its man page and completions.)"; fi
 
 # Runs every test of the package (unit, format vectors, crash/child-process and CLI tests), then the MSAL Python
 # interop proof (below), which needs PyPI the first time.
@@ -85,14 +90,17 @@ install-check:
 # Kill storm: writers SIGKILLed at random while ingesting; every acknowledged write is then checked.
 # Tamper sweep: one bit flipped per copy of a store's data file; verify and inspect must give a verdict, never crash
 # or show a secret that was not stored.
+# Inspect memory: `inspect` (table, JSON, summary) on a store of INSPECT_TOKENS access tokens stays under 64 MiB.
 # Long runs: `make stress STRESS_SECONDS=1800 TAMPER_FLIPS=all`; CI runs short ones.
 STRESS_SECONDS ?= 60
 STRESS_WRITERS ?= 6
 TAMPER_FLIPS ?= 300
+INSPECT_TOKENS ?= 1000000
 stress: release
 	@bin="$$(swift build -c release --show-bin-path)/cachetool"; \
 	python3 Tests/Stress/kill_storm.py --cachetool "$$bin" --seconds $(STRESS_SECONDS) --writers $(STRESS_WRITERS) && \
-	python3 Tests/Stress/tamper_sweep.py --cachetool "$$bin" --flips $(TAMPER_FLIPS)
+	python3 Tests/Stress/tamper_sweep.py --cachetool "$$bin" --flips $(TAMPER_FLIPS) && \
+	python3 Tests/Stress/inspect_memory.py --cachetool "$$bin" --tokens $(INSPECT_TOKENS)
 
 # Sanitizers, each in its own build folder: every test under AddressSanitizer (cachetool, which the CLI tests run,
 # is built with it too), then the concurrency tests under ThreadSanitizer. Not part of CI: see README for its cost.

@@ -67,18 +67,29 @@ public class CacheReader {
     func forEachStored<S: StorableEntity>(
         _ type: S.Type, filter: RecordFilter, _ body: (Result<StoredEntity<S>, CorruptRecord>) throws -> Void
     ) throws {
+        try forEachStored(S.self, prefix: scanPrefix(S.self, filter: filter), filter: filter) { try body($0); return true }
+    }
+
+    /// The key prefix that holds every record of a kind that `filter` can match: an account's partition, or for app
+    /// metadata a client's; empty (the whole database) when the filter names neither.
+    func scanPrefix<S: StorableEntity>(_ type: S.Type, filter: RecordFilter) -> [UInt8] {
         let index = store.keyring.index
-        var prefix: [UInt8] = []
         if S.kind == .appMetadata {
-            if let clientID = filter.clientID { prefix = AppMetadata.clientPrefix(clientID, index: index) }
+            if let clientID = filter.clientID { return AppMetadata.clientPrefix(clientID, index: index) }
         } else if let homeAccountID = filter.homeAccountID {
-            prefix = index.accountPrefix(homeAccountID)
+            return index.accountPrefix(homeAccountID)
         }
+        return []
+    }
+
+    /// Visits, in storage order, the records of a kind under `prefix` that match `filter`, until `body` returns false.
+    func forEachStored<S: StorableEntity>(
+        _ type: S.Type, prefix: [UInt8], filter: RecordFilter, _ body: (Result<StoredEntity<S>, CorruptRecord>) throws -> Bool
+    ) throws {
         try transaction.forEach(in: DatabaseName.forKind(S.kind), prefix: prefix) { key, value in
             let decoded = store.decode(S.self, value: value, key: Array(key))
             if case .success(let stored) = decoded, !Self.matches(stored.entity, filter) { return true }
-            try body(decoded)
-            return true
+            return try body(decoded)
         }
     }
 

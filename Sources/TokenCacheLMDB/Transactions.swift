@@ -23,6 +23,8 @@ package class ReadTransaction {
     private var handle: OpaquePointer?
     private let environmentSerial: UInt64
     private let maxKeySize: Int
+    /// The mapping of the store's data file, once ``releaseResidentPages(mappedAt:)`` has looked it up.
+    private var mapRegion: MemoryMapRegion? = nil
 
     init(handle: OpaquePointer, environment: Environment) {
         self.handle = handle
@@ -168,6 +170,24 @@ package class ReadTransaction {
     package static func prefetch(_ view: UnsafeRawBufferPointer) {
         guard let base = view.baseAddress else { return }
         tc_prefetch_read(base, view.count)
+    }
+
+    /// Drops this process's mapping of the map's pages (`madvise(MADV_DONTNEED)` over the whole map). They stay in
+    /// the page cache, and the next read of one maps it again from there, so no result changes: the map is a
+    /// read-only shared file mapping (never `MDB_WRITEMAP`), and no page this snapshot can see is rewritten while it
+    /// lives. A scan of a whole store touches every page of the file; calling this every few thousand records keeps
+    /// the scanning process's resident memory bounded instead of growing to the size of the file.
+    ///
+    /// `address` is any view this transaction lent from the map (LMDB does not tell where its map is: `mdb_env_info`
+    /// reports an address only for `MDB_FIXEDMAP`). The map is the mapping of `/proc/self/maps` that holds it, taken
+    /// only if it is a read-only shared mapping of a `data.mdb` file: a view from a write transaction's dirty page
+    /// lies in the heap, which is left alone.
+    package final func releaseResidentPages(mappedAt address: UnsafeRawPointer) {
+        _ = liveHandle
+        // The map cannot move while this transaction lives, so the region found first serves every later call.
+        if mapRegion.map({ !$0.contains(address) }) ?? true { mapRegion = MemoryMapRegion.containing(address) }
+        guard let region = mapRegion, region.isReadOnlySharedDataFile else { return }
+        _ = madvise(UnsafeMutableRawPointer(bitPattern: region.start), Int(region.end - region.start), MADV_DONTNEED)
     }
 
     /// Number of entries in `database` (`mdb_stat`'s `ms_entries`) as of this transaction's snapshot.

@@ -171,6 +171,10 @@ private struct LMDBTransaction<Transaction: ReadTransaction>: RecordReading {
     var snapshotID: Int { transaction.snapshotID }
 
     func prefetch(_ view: UnsafeRawBufferPointer) { ReadTransaction.prefetch(view) }
+
+    func releaseResidentPages(around view: UnsafeRawBufferPointer) {
+        if let address = view.baseAddress { transaction.releaseResidentPages(mappedAt: address) }
+    }
 }
 
 extension LMDBTransaction: RecordWriting where Transaction == WriteTransaction {

@@ -64,6 +64,12 @@ package protocol RecordReading {
     /// A hint that `view`, lent by this transaction, will be read soon (after another step of a scan): the backend
     /// may start loading it. Changes no result.
     func prefetch(_ view: UnsafeRawBufferPointer)
+
+    /// A hint that the views lent so far will not be read again: a backend that maps its storage may drop the
+    /// pages from this process's resident memory (they are read back on the next use). `view` is any view this
+    /// transaction lent (it shows a mapping backend where its map is). Changes no result; a long scan calls it now
+    /// and then to keep its memory bounded.
+    func releaseResidentPages(around view: UnsafeRawBufferPointer)
 }
 
 /// Read-write access inside ``RecordBackend/write(_:)``.
@@ -82,6 +88,7 @@ package protocol RecordWriting: RecordReading {
 
 extension RecordReading {
     package func prefetch(_ view: UnsafeRawBufferPointer) {}
+    package func releaseResidentPages(around view: UnsafeRawBufferPointer) {}
 }
 
 /// Size and capacity of a backend, as the store's `info()` reports them.

@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import TokenCache
 
@@ -37,5 +38,46 @@ enum Arguments {
             for match in matches { Output.note("  \(match.homeAccountID)  \(match.username ?? "")") }
             throw ExitCode(64)
         }
+    }
+}
+
+extension Arguments {
+    /// The entity kinds a list of `--kind` values names: each value one kind or several separated by commas, in
+    /// the spellings `account`, `access-token`, `refresh-token`, `id-token`, `app-metadata` (plurals, MSAL's section
+    /// names, the table's `access`/`refresh`/`id`/`app` and `at`/`rt`/`idt` accepted).
+    static func entityKinds(_ values: [String], option: String) throws -> Set<EntityKind> {
+        var kinds: Set<EntityKind> = []
+        for value in values {
+            for piece in value.split(separator: ",") {
+                let name = piece.trimmingCharacters(in: .whitespaces).lowercased().replacingOccurrences(of: "_", with: "-")
+                switch name {
+                case "account", "accounts": kinds.insert(.account)
+                case "access-token", "access-tokens", "accesstoken", "access", "at": kinds.insert(.accessToken)
+                case "refresh-token", "refresh-tokens", "refreshtoken", "refresh", "rt": kinds.insert(.refreshToken)
+                case "id-token", "id-tokens", "idtoken", "id", "idt": kinds.insert(.idToken)
+                case "app-metadata", "appmetadata", "app": kinds.insert(.appMetadata)
+                default:
+                    throw ValidationError(
+                        "\(option): unknown kind '\(piece)'; use account, access-token, refresh-token, id-token or app-metadata"
+                    )
+                }
+            }
+        }
+        return kinds
+    }
+
+    /// Seconds from a duration such as `90`, `90s`, `15m`, `2h`, `7d` or `1w` (a number alone is seconds).
+    static func duration(_ text: String, option: String) throws -> Int64 {
+        let units: [(String, Int64)] = [("s", 1), ("m", 60), ("min", 60), ("h", 3_600), ("d", 86_400), ("w", 604_800)]
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let digits = trimmed.prefix { $0.isASCII && $0.isNumber }
+        let unit = trimmed.dropFirst(digits.count).trimmingCharacters(in: .whitespaces)
+        guard !digits.isEmpty, let number = Int64(digits), let multiplier = unit.isEmpty ? 1 : units.first(where: { $0.0 == unit })?.1
+        else {
+            throw ValidationError("\(option): '\(text)' is not a duration; write a whole number with s, m, h, d or w (90s, 15m, 2h, 7d)")
+        }
+        let (seconds, overflow) = number.multipliedReportingOverflow(by: multiplier)
+        guard !overflow else { throw ValidationError("\(option): '\(text)' is too long a duration") }
+        return seconds
     }
 }

@@ -48,6 +48,9 @@ struct CacheTool: ParsableCommand {
 
     static func main() {
         mainEntered = MonotonicClock.nanoseconds()
+        // A reader that goes away (`cachetool inspect | head`) makes writes fail with EPIPE, which the streaming
+        // output stops on quietly, instead of a SIGPIPE that would look like a crash.
+        signal(SIGPIPE, SIG_IGN)
         do {
             try ProcessHardening.apply(processName: "cachetool")
         } catch {

@@ -29,15 +29,15 @@ import TokenCache
             #expect(seeded.status == 0, "\(seeded.output)")
             let run = try store.run(["inspect", "--now", "\(Self.now)"])
             #expect(run.status == 0, "\(run.output)")
-            for column in ["KIND", "ACCOUNT", "ENVIRONMENT", "REALM", "CLIENT", "SCOPES", "EXPIRES"] {
+            for column in ["KIND", "CLIENT", "TENANT", "EXPIRES", "SCOPES"] {
                 #expect(run.stdout.contains(column))
             }
             #expect(run.stdout.contains("in 53 min"))
             #expect(run.stdout.contains("expired 2 h ago"))
-            #expect(run.stdout.contains("(refresh due)"))
-            #expect(run.stdout.contains("alice@contoso.example"))
-            #expect(run.stdout.contains("AccessToken (pop)"))
-            #expect(run.stdout.contains("(family 1)"))
+            #expect(run.stdout.contains("in 40 min, refresh due"))
+            #expect(run.stdout.contains("alice@contoso.example  home tenant"))
+            #expect(run.stdout.contains("\n  pop "))
+            #expect(run.stdout.contains("family 1"))
             #expect(!run.stdout.contains("SECRET"))
             #expect(!run.stdout.contains("eyJ"))  // no token text
             let lines = run.stdout.split(separator: "\n")

@@ -1,8 +1,14 @@
 import Foundation
 import Testing
+import TokenCache
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One case per exit code `cachetool --help` documents (sysexits): the condition that gives it, through the binary.
-/// 74 (storage full) needs a small filesystem and is `FullDiskTests`'s.
+/// 74 (storage full) needs a small filesystem and is `FullDiskTests`'s; 75 needs a process holding the store open and
+/// has its own test below.
 @Suite struct ExitCodeTests {
     struct Case: CustomTestStringConvertible, Sendable {
         let code: Int32
@@ -44,6 +50,40 @@ import Testing
             let run = try store.run(arguments)
             #expect(run.exitedNormally && run.status == testCase.code, "\(arguments): \(run.output)")
             if testCase.code != 0 { #expect(!run.stderr.isEmpty, "an error says what was wrong") }
+        }
+    }
+
+    /// 75, "conflict, retry later": a write refused because the lock table no longer names the newest commit (what
+    /// a program killed inside LMDB's open leaves while others hold the store open). The test process holds the store
+    /// open, the table's last-transaction field is zeroed from a child process (opening `lock.mdb` here would drop
+    /// this process's `fcntl` locks), and a writing command must refuse, not overwrite the newest commit.
+    @Test func aWriteOverAStaleLockTableExits75() throws {
+        try CLIStore.with { store in
+            #expect(try store.run(["init"]).status == 0)
+            #expect(try store.run(["sample-data"]).status == 0)
+            var before: [EntityKind: Int] = [:]
+            do {
+                let holder = try TokenStore.open(store.configuration)
+                // Commit until the newest commit is in meta page 1, the page a writer starting from a zeroed table would
+                // overwrite.
+                var writes = 0
+                while try LMDBDataFile(store: store).metaTransactionIDs.page1 < LMDBDataFile(store: store).metaTransactionIDs.page0 || writes == 0 {
+                    writes += 1
+                    try holder.put(AppMetadata(clientID: "client-\(writes)", environment: "login.microsoftonline.com"))
+                }
+                before = try holder.info().recordCounts
+                // LMDB 0.9's MDB_txbody on Linux: two 32-bit words, the robust reader mutex, then the transaction id.
+                let offset = 8 + MemoryLayout<pthread_mutex_t>.size
+                let zero = try CacheTool.run(
+                    [], shell: "dd if=/dev/zero of='\(store.directory)/lock.mdb' bs=1 seek=\(offset) count=8 conv=notrunc 2>/dev/null; exit 0 #"
+                )
+                #expect(zero.status == 0)
+                let run = try store.run(["remove-account", "--account", "alice@contoso.example", "--all-clients"])
+                #expect(run.exitedNormally && run.status == 75, "\(run.output)")
+                #expect(run.stderr.contains("retry") || run.stderr.contains("lock"), "\(run.stderr)")
+            }
+            // Nothing was written: once every handle is closed, the next opener sees the newest commit, all of it.
+            #expect(try TokenStore.open(store.configuration).info().recordCounts == before)
         }
     }
 

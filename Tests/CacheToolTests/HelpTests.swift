@@ -137,20 +137,52 @@ enum HelpText {
     static let inspect = """
         OVERVIEW: List accounts and credentials, secrets redacted.
 
-        Damaged records are never shown; they are listed by fingerprint after the table
-        (exit code 65). Tokens are shown only with --reveal-secrets.
+        The table lists people first, by username (in storage order past 50,000 Account
+        records): one line per account (username, home tenant, profiles, clients, next
+        expiry), then that account's credentials under it; then tokens of home accounts
+        without an Account record, then app metadata. Columns fit the terminal
+        (identifiers are cut in the middle); --output wide shows every value in full.
+        On a terminal, expired tokens are red, tokens due for refresh yellow and family
+        tokens magenta; never when piped, with NO_COLOR set, or with --color never.
 
-        USAGE: cachetool inspect [--store <dir>] [--key-file <path>] [--json] [--reveal-secrets] [--account <account>] [--client-id <client-id>] [--now <seconds>]
+        Records are printed as they are read, so memory stays small whatever the size
+        of the store. --json writes one object: store, now, an array per kind (MSAL
+        field names as `export` writes them, absent fields omitted, plus revision and
+        fingerprint), corrupt_records; with --limit also limit and truncated. Filters
+        combine (all must match). Damaged records are never shown; they are listed by
+        fingerprint after the output (exit code 65). Tokens are shown only with
+        --reveal-secrets.
+
+        USAGE: cachetool inspect [--store <dir>] [--key-file <path>] [--output table|wide|json] [--summary] [--limit <N>]
+                                 [--kind <kind>] [--expired] [--expiring-within <duration>] [--account <account> | --username <username>]
+                                 [--client-id <client-id>] [--environment <host>] [--color <when>] [--reveal-secrets] [--now <seconds>]
 
         OPTIONS:
           --store <dir>           Store directory.
           --key-file <path>       Key file (32 bytes, mode 0600).
-          --json                  Print JSON (MSAL field names, integer times) for
-                                  scripts.
+          --output <format>       Output format. (values: table, wide, json)
+          --json                  Print JSON for scripts (same as --output json).
+          --wide                  Show every value in full, with environment and
+                                  fingerprint columns (same as --output wide).
+          --summary               Print counts per kind and expiry state instead of the
+                                  records.
+          --color <when>          Colour on a terminal. (values: auto, always, never;
+                                  default: auto)
           --reveal-secrets        Show token secrets instead of the redaction marker.
           --account <account>     Only this account: its home account id, or its
                                   username.
+          --username <username>   Only accounts with this username (case-insensitive;
+                                  all of them if several).
           --client-id <client-id> Only this client id.
+          --environment <host>    Only records in this host's cloud (its alias group).
+          --kind <kind>           Only these kinds: account, access-token,
+                                  refresh-token, id-token, app-metadata (repeat or
+                                  separate with commas).
+          --expired               Only tokens past their expiry.
+          --expiring-within <duration>
+                                  Only tokens that expire within this time (90s, 15m,
+                                  2h, 7d).
+          --limit <N>             Show at most this many records.
           --now <seconds>         Current time in Unix seconds, for relative expiry
                                   (default: now).
           --version               Show the version.
@@ -441,7 +473,7 @@ enum HelpText {
         msal_json_bytes (the MSAL JSON export of the same records, with secrets), the
         CPU model and the population. Nothing secret is printed.
 
-        USAGE: cachetool bench --tokens <N> [--lookups <M>] [--dir <D>] [--keep] [--json] [--population <profile>] [--seed <S>]
+        USAGE: cachetool bench --tokens <N> [--lookups <M>] [--dir <D>] [--keep] [--populate-only] [--json] [--population <profile>] [--seed <S>]
 
         OPTIONS:
           --tokens <N>            Access tokens in the store.
@@ -450,6 +482,9 @@ enum HelpText {
                                   a fresh one in $TMPDIR).
           --keep                  Keep the store and its key file (<D>/store, <D>/key)
                                   instead of removing them.
+          --populate-only         Only write the population into <D>/store (key
+                                  <D>/key) and keep it: a large store to try other
+                                  commands on.
           --json                  Print one JSON object.
           --population <profile>  Population profile. (values: default, many-scopes;
                                   default: default)

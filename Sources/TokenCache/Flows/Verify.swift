@@ -1,7 +1,7 @@
 internal import TokenCacheStorage
 internal import TokenCacheRecords
 
-/// What ``CacheReader/verify()`` found.
+/// What ``CacheReader/verify(progress:)`` found.
 public struct VerificationReport: Sendable {
     /// Records that authenticated and decoded, by kind.
     public var verified: [EntityKind: Int] = [:]
@@ -25,9 +25,14 @@ public struct VerificationReport: Sendable {
 extension CacheReader {
     /// Decrypts every record of the store and checks that each sits under the storage key its fields derive.
     /// Reads everything: a maintenance operation, not for hot paths.
-    public func verify() throws -> VerificationReport { try mappingErrors { try verifyUnmapped() } }
+    /// - Parameter progress: called with the number of records checked so far, after each one (a tool draws a
+    ///   progress bar from it; keep it cheap).
+    public func verify(progress: ((Int) -> Void)? = nil) throws -> VerificationReport {
+        try mappingErrors { try verifyUnmapped(progress: progress) }
+    }
 
-    private func verifyUnmapped() throws -> VerificationReport {
+    private func verifyUnmapped(progress: ((Int) -> Void)?) throws -> VerificationReport {
+        var checked = 0
         var report = VerificationReport()
         report.metaPageProblem = try store.backend.integrityProblem()
         // Access tokens per bucket prefix: a lone token belongs under the prefix, others under their entry keys (§4.3).
@@ -44,6 +49,10 @@ extension CacheReader {
             var misplaced: [CorruptRecord] = []
             try scan(S.self, prefix: [], corrupt: &corrupt) { stored in
                 count += 1
+                checked += 1
+                progress?(checked)
+                // A whole-store walk: keep the pages read from piling up in this process's memory.
+                if checked % 512 == 0 { releaseScannedPages() }
                 let derived = S.storageKey(for: stored.entity.key, index: store.keyring.index)
                 let location = stored.location.key
                 var reason: String? = derived == location ? nil : "stored under a key its fields do not derive"
@@ -72,6 +81,6 @@ extension CacheReader {
 }
 
 extension TokenStore {
-    /// See ``CacheReader/verify()``.
-    public func verify() throws -> VerificationReport { try read { try $0.verify() } }
+    /// See ``CacheReader/verify(progress:)``.
+    public func verify(progress: ((Int) -> Void)? = nil) throws -> VerificationReport { try read { try $0.verify(progress: progress) } }
 }

@@ -32,5 +32,8 @@ extension CacheEntity {
 extension JSONValue {
     /// Pretty-printed JSON text with sorted keys: stable output for scripts and tests.
     /// For display: pretty, with sorted keys, and every character ``DisplaySafety`` names escaped.
-    public func prettyPrinted() -> String { DisplaySafety.escapingJSON(JSONText.encode(self, pretty: true)) }
+    ///
+    /// - Parameter indent: Spaces before every line but the first, for a value nested in a document written piece
+    ///   by piece.
+    public func prettyPrinted(indent: Int = 0) -> String { JSONPrettyPrinter.print(self, indent: indent) }
 }

@@ -54,6 +54,9 @@ struct Bench: ParsableCommand {
     @Flag(help: "Keep the store and its key file (<D>/store, <D>/key) instead of removing them.")
     var keep = false
 
+    @Flag(help: "Only write the population into <D>/store (key <D>/key) and keep it: a large store to try other commands on.")
+    var populateOnly = false
+
     @Flag(help: "Print one JSON object.")
     var json = false
 
@@ -90,6 +93,14 @@ struct Bench: ParsableCommand {
         try BenchFailure.reporting {
             let population = SyntheticPopulation(accessTokens: tokens, profile: population.profile, seed: seed)
             let place = try BenchPlace(directory: dir)
+            if populateOnly {
+                let (_, nanoseconds) = try Self.populatedStore(population, place: place)
+                Output.note(
+                    "wrote \(ProgressBar.grouped(population.recordCount)) records in \(String(format: "%.1f", Double(nanoseconds) / 1e9)) s "
+                        + "to \(place.store) (key file \(place.key))"
+                )
+                return
+            }
             defer { if !keep { place.remove() } }
             let results = try measure(population, place: place)
             if keep { Output.note("kept the store at \(place.store) (key file \(place.key))") }
@@ -97,7 +108,8 @@ struct Bench: ParsableCommand {
         }
     }
 
-    private func measure(_ population: SyntheticPopulation, place: BenchPlace) throws -> BenchResults {
+    /// A new store at `place` holding `population`, and the nanoseconds the population took to write.
+    static func populatedStore(_ population: SyntheticPopulation, place: BenchPlace) throws -> (TokenStore, UInt64) {
         try KeyFile.create(at: place.key)
         var configuration = Configuration(directory: place.store, keySource: .keyFile(path: place.key))
         // Room for the whole population without map growth (about 5 KB per access token with its companions).
@@ -110,8 +122,11 @@ struct Bench: ParsableCommand {
         let populateStart = MonotonicClock.nanoseconds()
         try population.populate(cache, recordsPerTransaction: 50_000, layout: .keyOrdered) { bar?.update(done: $0, total: total) }
         bar?.finish()
-        let populateNanoseconds = MonotonicClock.nanoseconds() - populateStart
+        return (cache, MonotonicClock.nanoseconds() - populateStart)
+    }
 
+    private func measure(_ population: SyntheticPopulation, place: BenchPlace) throws -> BenchResults {
+        let (cache, populateNanoseconds) = try Self.populatedStore(population, place: place)
         var results = BenchResults(population: population, lookups: lookups, cpu: Self.cpuModel())
         results.populateNanoseconds = populateNanoseconds
 

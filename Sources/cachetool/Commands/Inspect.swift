@@ -2,20 +2,52 @@ import ArgumentParser
 import Foundation
 import TokenCache
 
-/// `cachetool inspect`: every account and credential as a readable table (or JSON), secrets redacted.
+/// `cachetool inspect`: the accounts and credentials of a store, secrets redacted, as a table that fits the
+/// terminal, as JSON, or as counts.
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List accounts and credentials, secrets redacted.",
+        usage: """
+            cachetool inspect [--store <dir>] [--key-file <path>] [--output table|wide|json] [--summary] [--limit <N>]
+                              [--kind <kind>] [--expired] [--expiring-within <duration>] [--account <account> | --username <username>]
+                              [--client-id <client-id>] [--environment <host>] [--color <when>] [--reveal-secrets] [--now <seconds>]
+            """,
         discussion: """
-            Damaged records are never shown; they are listed by fingerprint after the table (exit code 65). \
-            Tokens are shown only with --reveal-secrets.
+            The table lists people first, by username (in storage order past 50,000 Account records): one line per \
+            account (username, home tenant, profiles, clients, next expiry), then that account's credentials under it; \
+            then tokens of home accounts without an Account record, then app metadata. Columns fit the terminal (identifiers are cut in the middle); --output wide shows \
+            every value in full. On a terminal, expired tokens are red, tokens due for refresh yellow and family \
+            tokens magenta; never when piped, with NO_COLOR set, or with --color never.
+
+            Records are printed as they are read, so memory stays small whatever the size of the store. --json \
+            writes one object: store, now, an array per kind (MSAL field names as `export` writes them, absent \
+            fields omitted, plus revision and fingerprint), corrupt_records; with --limit also limit and truncated. \
+            Filters combine (all must match). Damaged records are never shown; they are listed by fingerprint after \
+            the output (exit code 65). Tokens are shown only with --reveal-secrets.
             """
     )
 
+    enum OutputFormat: String, CaseIterable, ExpressibleByArgument {
+        case table, wide, json
+    }
+
     @OptionGroup var options: StoreOptions
 
-    @Flag(help: "Print JSON (MSAL field names, integer times) for scripts.")
+    // No `-o`: `export -o` names a file, and one letter should not mean two things in one tool.
+    @Option(help: ArgumentHelp("Output format.", valueName: "format"))
+    var output: OutputFormat?
+
+    @Flag(help: "Print JSON for scripts (same as --output json).")
     var json = false
+
+    @Flag(help: "Show every value in full, with environment and fingerprint columns (same as --output wide).")
+    var wide = false
+
+    @Flag(help: "Print counts per kind and expiry state instead of the records.")
+    var summary = false
+
+    @Option(help: ArgumentHelp("Colour on a terminal.", valueName: "when"))
+    var color: ColorChoice = .auto
 
     @Flag(help: "Show token secrets instead of the redaction marker.")
     var revealSecrets = false
@@ -23,131 +55,184 @@ struct Inspect: ParsableCommand {
     @Option(name: .customLong("account"), help: ArgumentHelp("Only this account: its home account id, or its username.", valueName: "account"))
     var account: String?
 
+    @Option(help: ArgumentHelp("Only accounts with this username (case-insensitive; all of them if several).", valueName: "username"))
+    var username: String?
+
     @Option(name: .customLong("client-id"), help: ArgumentHelp("Only this client id.", valueName: "client-id"))
     var clientID: String?
+
+    @Option(help: ArgumentHelp("Only records in this host's cloud (its alias group).", valueName: "host"))
+    var environment: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "Only these kinds: account, access-token, refresh-token, id-token, app-metadata (repeat or separate with commas).",
+            valueName: "kind"
+        )
+    )
+    var kind: [String] = []
+
+    @Flag(help: "Only tokens past their expiry.")
+    var expired = false
+
+    @Option(help: ArgumentHelp("Only tokens that expire within this time (90s, 15m, 2h, 7d).", valueName: "duration"))
+    var expiringWithin: String?
+
+    @Option(help: ArgumentHelp("Show at most this many records.", valueName: "N"))
+    var limit: Int?
 
     @Option(help: ArgumentHelp("Current time in Unix seconds, for relative expiry (default: now).", valueName: "seconds"))
     var now: Int64?
 
+    var format: OutputFormat {
+        output ?? (json ? .json : wide ? .wide : .table)
+    }
+
+    func validate() throws {
+        let chosen = [output != nil, json, wide].filter { $0 }.count
+        if chosen > 1 && !(output == .json && json) && !(output == .wide && wide) {
+            throw ValidationError("--output, --json and --wide each choose the output format: give one of them")
+        }
+        if let limit, limit < 1 { throw ValidationError("--limit must be at least 1, not \(limit)") }
+        if summary && revealSecrets { throw ValidationError("--summary shows no records, so --reveal-secrets has nothing to show") }
+        if account != nil && username != nil { throw ValidationError("--account and --username both choose the account: give one of them") }
+        _ = try selection()
+    }
+
+    /// The kinds, expiry window and cloud the options ask for.
+    func selection() throws -> InspectSelection {
+        var selection = InspectSelection()
+        if !kind.isEmpty { selection.kinds = try Arguments.entityKinds(kind, option: "--kind") }
+        selection.expired = expired
+        selection.expiringWithin = try expiringWithin.map { try Arguments.duration($0, option: "--expiring-within") }
+        selection.environment = environment
+        if selection.selectsByExpiry {
+            selection.kinds.formIntersection([.accessToken, .refreshToken])
+            if selection.kinds.isEmpty {
+                throw ValidationError("--expired and --expiring-within select tokens; --kind \(kind.joined(separator: ",")) has none")
+            }
+        }
+        return selection
+    }
+
     func run() throws {
         try CrashContainment.delegate(storeDirectory: options.configuration(readOnly: true).directory)
         var corrupt: [CorruptRecord] = []
-        try Failure.reporting {
-            let cache = try TokenStore.open(options.configuration(readOnly: true))
-            let homeAccountID = try account.map { try Arguments.homeAccountID($0, in: cache) }
-            let snapshot = try cache.snapshot(filter: RecordFilter(homeAccountID: homeAccountID, clientID: clientID))
-            let info = try cache.info()
-            let now = self.now ?? Int64(Date().timeIntervalSince1970)
-            if json {
-                print(InspectJSON.render(snapshot, info: info, revealSecrets: revealSecrets, now: now).prettyPrinted())
-            } else {
-                print(InspectTable.render(snapshot, info: info, revealSecrets: revealSecrets, now: now))
-            }
-            corrupt = snapshot.corrupt
+        do {
+            try Failure.reporting { corrupt = try inspect() }
+        } catch is StreamOutput.Closed {
+            return
+        } catch let failure as StreamOutput.WriteFailed {
+            Output.error(failure.message)
+            throw ExitCode(74)
         }
         try DamagedRecords.report(corrupt)
     }
-}
 
-/// The table view of a snapshot.
-enum InspectTable {
-    static func render(_ snapshot: CacheSnapshot, info: StoreInfo, revealSecrets: Bool, now: Int64) -> String {
-        var usernames: [String: String] = [:]
-        for account in snapshot.accounts {
-            if let username = account.entity.username, !username.isEmpty {
-                usernames[account.entity.homeAccountID.lowercased()] = username
+    /// Reads and prints; returns the damaged records met.
+    private func inspect() throws -> [CorruptRecord] {
+        let cache = try TokenStore.open(options.configuration(readOnly: true))
+        let homeAccountID = try account.map { try Arguments.homeAccountID($0, in: cache) }
+        let now = self.now ?? Int64(Date().timeIntervalSince1970)
+        let selection = try self.selection()
+        let filter = RecordFilter(homeAccountID: homeAccountID, clientID: clientID)
+        let info = try cache.info()
+        let records = info.recordCounts.values.reduce(0, +)
+        let progressBar = ProgressBar(label: "reading", unit: "records", delay: 1.0)
+        let output = StreamOutput(progress: progressBar)
+        defer { progressBar?.finish() }
+        func progress(_ done: Int) { progressBar?.update(done: done, total: records) }
+        let store = JSONValue.object([
+            "directory": .string(info.directory),
+            "store_id": .string(info.storeID),
+            "format_read_version": .integer(Int64(info.readVersion)),
+            "format_write_version": .integer(Int64(info.writeVersion)),
+        ])
+        return try cache.read { reader in
+            var visited = 0
+            // One record read: progress, and now and then the store's pages let go.
+            func visitedOne() {
+                visited += 1
+                progress(visited)
+                if visited % InspectTable.recordsPerPageRelease == 0 { reader.releaseScannedPages() }
+            }
+            // The table finds `--username`'s accounts in its own pass over the accounts, where it sorts them.
+            let partitions = summary || format == .json ? try username.map { try Self.partitions(username: $0, reader: reader) } : nil
+            if summary {
+                var summary = InspectSummary(filter: filter, selection: selection, partitions: partitions, now: now)
+                try summary.collect(reader: reader, visited: visitedOne)
+                if format == .json {
+                    try output.line(summary.json(store: store).prettyPrinted())
+                } else {
+                    try output.line(heading(info, records: records, width: TerminalWidth.current()))
+                    try output.line("")
+                    for line in summary.lines(style: TextStyle.resolve(color)) { try output.line(line) }
+                }
+                try output.flush()
+                return summary.corrupt
+            }
+            switch format {
+            case .json:
+                var view = InspectJSON(
+                    filter: filter, selection: selection, partitions: partitions, revealSecrets: revealSecrets, limit: limit, now: now
+                )
+                try view.render(reader: reader, store: store, output: output, visited: visitedOne)
+                return view.corrupt
+            case .table, .wide:
+                let style = TextStyle.resolve(color)
+                let width = format == .wide ? nil : TerminalWidth.current()
+                let table = InspectTable(
+                    settings: InspectTable.Settings(
+                        filter: filter, selection: selection, username: username, wide: format == .wide, revealSecrets: revealSecrets,
+                        limit: limit, now: now, style: style, width: width
+                    ),
+                    output: output, visited: visitedOne
+                )
+                if records == 0 {
+                    try output.line(heading(info, records: records, width: width) + "\n(empty)")
+                    try output.flush()
+                    return []
+                }
+                try table.render(reader: reader, heading: heading(info, records: records, width: width))
+                if table.shown == 0 {
+                    try output.line("(no record matches)")
+                } else if table.truncated {
+                    try output.line("")
+                    try output.line(style.paint("(the first \(ProgressBar.grouped(table.shown)) matching records: --limit \(limit ?? 0); more match)", .dim))
+                }
+                if !table.corrupt.isEmpty {
+                    try output.line("")
+                    try output.line(style.paint("(\(InspectTable.plural(table.corrupt.count, "damaged record")) not shown: listed on standard error)", .red))
+                }
+                try output.flush()
+                return table.corrupt
             }
         }
-        func accountLabel(_ homeAccountID: String) -> String {
-            if homeAccountID.isEmpty { return "(app)" }
-            return usernames[homeAccountID.lowercased()] ?? homeAccountID
-        }
-        func secret(_ value: Secret) -> [String] { revealSecrets ? [value.reveal()] : [] }
-
-        var headers = ["KIND", "ACCOUNT", "ENVIRONMENT", "REALM", "CLIENT", "SCOPES", "EXPIRES"]
-        if revealSecrets { headers.append("SECRET") }
-        // Rows group by account (app-wide rows last), then kind in the order of the MSAL schema.
-        var rows: [[String]] = []
-        for stored in snapshot.accounts {
-            let account = stored.entity
-            rows.append(
-                ["Account", account.username.flatMap { $0.isEmpty ? nil : $0 } ?? account.homeAccountID, account.environment,
-                 account.realm, "-", "-", "-"] + (revealSecrets ? ["-"] : [])
-            )
-        }
-        for stored in snapshot.accessTokens {
-            let token = stored.entity
-            var expiry = RelativeTime.describe(token.expiresOn, now: now)
-            if let refreshOn = token.refreshOn, refreshOn <= now, token.expiresOn > now { expiry += " (refresh due)" }
-            var kind = "AccessToken"
-            if let type = token.tokenType, type.lowercased() != "bearer" { kind += " (\(type))" }
-            rows.append(
-                [kind, accountLabel(token.homeAccountID), token.environment, token.realm, token.clientID, token.target, expiry]
-                    + secret(token.secret)
-            )
-        }
-        for stored in snapshot.refreshTokens {
-            let token = stored.entity
-            let client = token.familyID.map { "\(token.clientID) (family \($0))" } ?? token.clientID
-            rows.append(
-                ["RefreshToken", accountLabel(token.homeAccountID), token.environment, token.realm ?? "-", client,
-                 token.target ?? "-", token.expiresOn.map { RelativeTime.describe($0, now: now) } ?? "-"] + secret(token.secret)
-            )
-        }
-        for stored in snapshot.idTokens {
-            let token = stored.entity
-            rows.append(
-                ["IdToken", accountLabel(token.homeAccountID), token.environment, token.realm, token.clientID, "-", "-"]
-                    + secret(token.secret)
-            )
-        }
-        for stored in snapshot.appMetadata {
-            let metadata = stored.entity
-            let client = metadata.familyID.map { "\(metadata.clientID) (family \($0))" } ?? metadata.clientID
-            rows.append(["AppMetadata", "-", metadata.environment, "-", client, "-", "-"] + (revealSecrets ? ["-"] : []))
-        }
-        let kindOrder = ["Account": 0, "AccessToken": 1, "RefreshToken": 2, "IdToken": 3, "AppMetadata": 4]
-        func sortKey(_ row: [String]) -> (Int, String, Int, String) {
-            let kind = kindOrder[String(row[0].prefix { $0 != " " })] ?? 5
-            return (row[1] == "-" ? 1 : 0, row[1], kind, row[2] + row[3] + row[4] + row[5])
-        }
-        var table = Table(headers: headers)
-        for row in rows.sorted(by: { sortKey($0) < sortKey($1) }) { table.append(row) }
-        let total = table.rows.count
-        var header = "Store \(info.directory) (format v\(info.readVersion), \(total) record\(total == 1 ? "" : "s")"
-        header += snapshot.corrupt.isEmpty ? ")" : ", \(snapshot.corrupt.count) corrupt)"
-        if total == 0 { return Terminal.sanitize(header) + "\n(empty)" }
-        return Terminal.sanitize(header) + "\n" + table.render()
     }
-}
 
-/// The JSON view of a snapshot: stable keys, MSAL field names, integer times.
-enum InspectJSON {
-    static func render(_ snapshot: CacheSnapshot, info: StoreInfo, revealSecrets: Bool, now: Int64) -> JSONValue {
-        func records<E: CacheEntity>(_ list: [StoredEntity<E>]) -> JSONValue {
-            .array(
-                list.map { stored in
-                    var object = stored.entity.jsonObject(revealSecrets: revealSecrets)
-                    object["revision"] = .integer(Int64(stored.revision))
-                    object["fingerprint"] = .string(stored.fingerprint)
-                    return .object(object)
-                }
-            )
+    /// `Store <directory> (format v2, 1,234 records)`, escaped, and cut in the middle of the path when the terminal is
+    /// narrower.
+    private func heading(_ info: StoreInfo, records: Int, width: Int?) -> String {
+        var text = "Store \(info.directory) (format v\(info.readVersion), \(ProgressBar.grouped(records)) record\(records == 1 ? "" : "s"))"
+        if info.readOnly && !info.formatWritable { text += ", read-only" }
+        text = Terminal.sanitize(text)
+        return width.map { DisplayWidth.truncated(text, to: $0, cut: .middle) } ?? text
+    }
+
+    /// The partitions of the accounts named `username`: `--username` shows all of them, none being no error.
+    static func partitions(username: String, reader: CacheReader) throws -> [HomeAccountPartition] {
+        var found: Set<HomeAccountPartition> = []
+        var read = 0
+        try reader.forEach(Account.self) { result in
+            read += 1
+            if read % InspectTable.recordsPerPageRelease == 0 { reader.releaseScannedPages() }
+            if case .success(let stored) = result, let name = stored.entity.username, name.lowercased() == username.lowercased(),
+                let partition = reader.partition(of: stored)
+            {
+                found.insert(partition)
+            }
+            return true
         }
-        return .object([
-            "store": .object([
-                "directory": .string(info.directory),
-                "store_id": .string(info.storeID),
-                "format_read_version": .integer(Int64(info.readVersion)),
-                "format_write_version": .integer(Int64(info.writeVersion)),
-            ]),
-            "now": .integer(now),
-            "accounts": records(snapshot.accounts),
-            "access_tokens": records(snapshot.accessTokens),
-            "refresh_tokens": records(snapshot.refreshTokens),
-            "id_tokens": records(snapshot.idTokens),
-            "app_metadata": records(snapshot.appMetadata),
-            "corrupt_records": DamagedRecords.json(snapshot.corrupt),
-        ])
+        return found.sorted()
     }
 }

@@ -16,7 +16,11 @@ struct Verify: ParsableCommand {
         try CrashContainment.delegate(storeDirectory: options.configuration(readOnly: true).directory)
         var clean = true
         try Failure.reporting {
-            let report = try TokenStore.open(options.configuration(readOnly: true)).verify()
+            let cache = try TokenStore.open(options.configuration(readOnly: true))
+            let records = try cache.info().recordCounts.values.reduce(0, +)
+            let bar = ProgressBar(label: "verifying", unit: "records", delay: 1.0)
+            let report = try cache.verify { bar?.update(done: $0, total: records) }
+            bar?.finish()
             clean = report.isClean
             let problems = report.corrupt.map { ($0, "corrupt") } + report.misplaced.map { ($0, "misplaced") }
             if json {
