@@ -89,6 +89,14 @@ package final class InMemoryRecordBackend: RecordBackend {
         return StorageUsage(currentCapacity: 0, maximumCapacity: 0, usedBytes: used, readersInUse: 0, maxReaders: 0)
     }
 
+    package func statistics() throws -> StorageStatistics {
+        let state = committed.withLock { $0 }
+        return StorageStatistics(
+            spaces: state.spaces.mapValues { StorageStatistics.Space(entries: $0.count) }, pageSize: 0, usage: usage(), readers: [],
+            files: [:]
+        )
+    }
+
     package func integrityProblem() throws -> String? { nil }
 
     /// A read transaction: one committed state, held for the transaction's life (so every view stays valid).

@@ -116,6 +116,30 @@ package final class LMDBRecordBackend: RecordBackend {
         )
     }
 
+    package func statistics() throws -> StorageStatistics {
+        let spaces: [String: StorageStatistics.Space]
+        do {
+            spaces = try environment.read { transaction in
+                var spaces: [String: StorageStatistics.Space] = [:]
+                for (name, database) in databases {
+                    let figures = try transaction.statistics(of: database)
+                    spaces[name] = StorageStatistics.Space(
+                        entries: figures.entries, depth: figures.depth, branchPages: figures.branchPages, leafPages: figures.leafPages,
+                        overflowPages: figures.overflowPages
+                    )
+                }
+                return spaces
+            }
+        } catch let error as LMDBError {
+            throw StorageError(error, directory: location)
+        }
+        return StorageStatistics(
+            spaces: spaces, pageSize: environment.info.pageSize, usage: usage(),
+            readers: environment.readerSlots().map { StorageStatistics.Reader(pid: $0.pid, transactionID: $0.transactionID, isStale: $0.isStale) },
+            files: environment.fileSizes()
+        )
+    }
+
     /// LMDB's two meta pages must hold transaction ids that its alternation leaves (FORMAT.md §9); otherwise one of
     /// them is damaged, and if it was the newer, the last commit was silently rolled back.
     package func integrityProblem() throws -> String? {

@@ -29,6 +29,9 @@ package protocol RecordBackend: AnyObject, Sendable {
     /// Size and capacity figures for ``TokenStore/info()``.
     func usage() -> StorageUsage
 
+    /// Layout figures for an operator: per key space, reader slots, files.
+    func statistics() throws -> StorageStatistics
+
     /// Damage below the records that the backend can see (LMDB: its two meta pages), described for an operator;
     /// nil when there is none or the backend has no such layer.
     func integrityProblem() throws -> String?

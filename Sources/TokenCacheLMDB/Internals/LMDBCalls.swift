@@ -63,6 +63,13 @@ import Synchronization
     Int(mdb_env_get_maxkeysize(env))
 }
 
+@inline(__always) func lmdb_reader_list(
+    _ env: OpaquePointer, _ function: @convention(c) (UnsafePointer<CChar>?, UnsafeMutableRawPointer?) -> Int32,
+    _ context: UnsafeMutableRawPointer?
+) -> Int32 {
+    mdb_reader_list(env, function, context)
+}
+
 @inline(__always) func lmdb_reader_check(_ env: OpaquePointer, _ dead: inout Int32) -> Int32 {
     mdb_reader_check(env, &dead)
 }

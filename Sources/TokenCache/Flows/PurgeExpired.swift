@@ -1,0 +1,124 @@
+internal import TokenCacheRecords
+internal import TokenCacheStorage
+
+/// What ``TokenStore/purgeExpired(olderThan:now:dryRun:progress:)`` removed (or, in a dry run, would remove).
+public struct PurgeReport: Sendable, Equatable {
+    public var accessTokensRemoved = 0
+    public var refreshTokensRemoved = 0
+    /// Records read to find them.
+    public var examined = 0
+    /// Write transactions committed (none in a dry run).
+    public var transactions = 0
+    public var dryRun = false
+    /// Damaged records met (left in place: `verify` reports them).
+    public var corrupt: [CorruptRecord] = []
+}
+
+extension TokenStore {
+    /// Records read per transaction at most, and removed per transaction at most: a purge of a large store holds the
+    /// writer lock for a few milliseconds at a time, so that other processes' writes go on between its batches.
+    static let purgeBatch = PurgeBatch(examined: 4_096, removed: 1_024)
+
+    /// The most records one purge transaction reads and removes.
+    struct PurgeBatch {
+        var examined: Int
+        var removed: Int
+    }
+
+    /// Removes access tokens past their expiry, and refresh tokens past their own `expires_on` (most carry none and
+    /// stay), in bounded transactions.
+    ///
+    /// Each transaction reads at most a few thousand records and commits on its own, so the purge can be stopped or
+    /// killed at any point: what committed is gone, the rest is untouched, and running it again finishes the work.
+    /// A record is removed only if it is expired in the transaction that removes it.
+    /// - Parameters:
+    ///   - olderThan: Only tokens expired at least this many seconds ago (default 0: every expired token).
+    ///   - now: Unix seconds (default: the system clock).
+    ///   - dryRun: Count what would be removed, remove nothing.
+    ///   - progress: called after each batch with the report so far.
+    /// - Throws: ``TokenCacheError``: the errors of ``write(_:)`` (``read(_:)`` in a dry run); a batch that fails
+    ///   rolls back alone, and the batches before it stay committed.
+    @discardableResult
+    public func purgeExpired(
+        olderThan: Int64 = 0, now: Int64? = nil, dryRun: Bool = false, progress: ((PurgeReport) -> Void)? = nil
+    ) throws -> PurgeReport {
+        try purgeExpired(olderThan: olderThan, now: now, dryRun: dryRun, batch: Self.purgeBatch, progress: progress)
+    }
+
+    /// As the public method, with the batch size given (tests use tiny batches to cross every batch boundary).
+    func purgeExpired(olderThan: Int64, now: Int64?, dryRun: Bool, batch: PurgeBatch, progress: ((PurgeReport) -> Void)?) throws -> PurgeReport {
+        let cutoff = (now ?? Self.currentTime()).subtractingReportingOverflow(max(olderThan, 0)).partialValue
+        var report = PurgeReport(dryRun: dryRun)
+        try purge(AccessToken.self, expiresOn: { $0.expiresOn }, cutoff: cutoff, batch: batch, into: &report, progress: progress)
+        try purge(RefreshToken.self, expiresOn: { $0.expiresOn }, cutoff: cutoff, batch: batch, into: &report, progress: progress)
+        return report
+    }
+
+    private func purge<S: StorableEntity>(
+        _ type: S.Type, expiresOn: (S) -> Int64?, cutoff: Int64, batch limits: PurgeBatch, into report: inout PurgeReport,
+        progress: ((PurgeReport) -> Void)?
+    ) throws {
+        let dryRun = report.dryRun
+        var start: [UInt8] = []
+        while true {
+            // One batch: read from `start`, collect the expired, remove them, in one transaction.
+            let batch: (removed: Int, examined: Int, last: [UInt8]?, corrupt: [CorruptRecord]) = try {
+                func run(_ reader: CacheReader) throws -> (Int, Int, [UInt8]?, [CorruptRecord]) {
+                    var keys: [[UInt8]] = []
+                    var examined = 0
+                    var last: [UInt8]? = nil
+                    var corrupt: [CorruptRecord] = []
+                    try reader.mappingErrors {
+                        try reader.forEachStored(S.self, from: start) { key, result in
+                            examined += 1
+                            last = key
+                            switch result {
+                            case .success(let stored):
+                                if let time = expiresOn(stored.entity), time <= cutoff { keys.append(key) }
+                            case .failure(let damaged):
+                                corrupt.append(damaged)
+                            }
+                            return examined < limits.examined && keys.count < limits.removed
+                        }
+                    }
+                    guard let writer = reader as? CacheWriter else { return (keys.count, examined, last, corrupt) }
+                    let removed = try writer.mappingErrors { try writer.deleteRecords(S.self, keys: keys) }
+                    return (removed, examined, last, corrupt)
+                }
+                return dryRun ? try read(run) : try write(run)
+            }()
+            report.examined += batch.examined
+            report.corrupt += batch.corrupt
+            if S.kind == .accessToken { report.accessTokensRemoved += batch.removed } else { report.refreshTokensRemoved += batch.removed }
+            if !dryRun && batch.removed > 0 { report.transactions += 1 }
+            progress?(report)
+            guard let last = batch.last else { return }
+            // A dry run removes nothing, so nothing moves.
+            start = Self.resumeKey(after: last, removedAny: !dryRun && batch.removed > 0, kind: S.kind)
+        }
+    }
+
+    /// Where the next batch starts: right after `last`, or, for an access token when the batch removed any, at the
+    /// start of `last`'s bucket. Removing a token can leave one other in its bucket, which then moves under the bucket
+    /// prefix (FORMAT.md §4.3), ahead of `last`, though it may not have been examined yet. Only a batch that removed
+    /// something steps back, so every batch either removes a record or moves past one: the purge ends.
+    static func resumeKey(after last: [UInt8], removedAny: Bool, kind: EntityKind) -> [UInt8] {
+        if kind == .accessToken, removedAny, last.count > RecordStore.bucketPrefixCount {
+            return Array(last.prefix(RecordStore.bucketPrefixCount))
+        }
+        return last + [0]
+    }
+}
+
+extension CacheReader {
+    /// Visits, in key order from `start` (inclusive), every record of a kind with its storage key, until `body`
+    /// returns false.
+    func forEachStored<S: StorableEntity>(
+        _ type: S.Type, from start: [UInt8], _ body: ([UInt8], Result<StoredEntity<S>, CorruptRecord>) throws -> Bool
+    ) throws {
+        try transaction.forEach(in: DatabaseName.forKind(S.kind), from: start) { key, value in
+            let storageKey = Array(key)
+            return try body(storageKey, store.decode(S.self, value: value, key: storageKey))
+        }
+    }
+}
