@@ -229,7 +229,7 @@ extension Environment {
     /// lmdb.h: "If the mapsize is increased by another process, and data has grown beyond the range of the
     /// current mapsize, mdb_txn_begin() will return MDB_MAP_RESIZED. This function may be called with a size
     /// of zero to adopt the new size."
-    private func adoptMapSizeOfOtherProcess(_ state: ThreadState) throws(LMDBError) {
+    func adoptMapSizeOfOtherProcess(_ state: ThreadState) throws(LMDBError) {
         try withExclusiveGate(state, refusal: .mapResized) { () throws(LMDBError) in
             try resizeMap(to: 0)
         }

@@ -1,5 +1,9 @@
 internal import TokenCacheLMDB
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The records in an LMDB environment in a store directory: one named LMDB database per key space, shared by every
 /// process that opens the directory (LMDB's locks), durable at each commit.
 ///
@@ -114,6 +118,19 @@ package final class LMDBRecordBackend: RecordBackend {
             currentCapacity: info.mapSize, maximumCapacity: maximumMapSize, usedBytes: (info.lastPageNumber + 1) * info.pageSize,
             readersInUse: info.readersInUse, maxReaders: info.maxReaders
         )
+    }
+
+    /// `mdb_env_copyfd2` into a new `data.mdb` in `directory` (see `Environment.copy(intoDirectory:compact:progress:)`):
+    /// with it, `directory` is a store directory whose environment LMDB creates its lock file for on first open.
+    package func copy(intoDirectory directory: String, compact: Bool, progress: (@Sendable (Int) -> Void)?) throws -> Int {
+        do {
+            return try environment.copy(intoDirectory: directory, compact: compact, progress: progress)
+        } catch where error.code == EEXIST {
+            throw StorageError(
+                .invalidArgument,
+                "\(directory) already holds a data file or a partial copy (\(Environment.partialCopyName)); nothing was written"
+            )
+        } catch { throw StorageError(error, directory: location) }
     }
 
     /// LMDB's two meta pages must hold transaction ids that its alternation leaves (FORMAT.md §9); otherwise one of

@@ -45,6 +45,13 @@ enum FileSystem {
         try makeDirectory(parent(of: path))
     }
 
+    /// `realpath(3)` of `path` (symlinks, `.` and `..` resolved), or nil when it does not exist.
+    static func resolvedPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
