@@ -24,7 +24,7 @@ struct CacheTool: ParsableCommand {
             """,
         version: versionText,
         subcommands: [
-            Init.self, Inspect.self, Info.self, Verify.self, Backup.self, Ingest.self, Lookup.self, Accounts.self, RemoveAccount.self, Import.self,
+            Init.self, Inspect.self, Info.self, Verify.self, Backup.self, Compact.self, Ingest.self, Lookup.self, Accounts.self, RemoveAccount.self, Import.self,
             Export.self, SampleData.self, Bench.self, BenchChild.self,
         ]
     )

@@ -30,8 +30,8 @@ import Glibc
 
             let verify = try store.run(["verify", "--store", copy])
             #expect(verify.status == 0 && verify.stdout.contains("17 records verified, 0 problems."), "\(verify.output)")
-            let original = try store.run(["inspect", "--json", "--reveal-secrets"])
-            let copied = try store.run(["inspect", "--json", "--reveal-secrets", "--store", copy])
+            let original = try store.run(["inspect", "--json", "--reveal-secrets", "--now", "1800000000"])
+            let copied = try store.run(["inspect", "--json", "--reveal-secrets", "--now", "1800000000", "--store", copy])
             #expect(original.status == 0 && copied.status == 0)
             #expect(original.stdout.contains("\"secret\""), "the comparison must include the secrets")
             #expect(
@@ -116,7 +116,7 @@ import Glibc
             for copy in copies + [final] {
                 let verify = try store.run(["verify", "--store", copy])
                 #expect(verify.status == 0, "\(copy): \(verify.output)")
-                let dump = try store.run(["inspect", "--json", "--reveal-secrets", "--store", copy])
+                let dump = try store.run(["inspect", "--json", "--reveal-secrets", "--now", "1800000000", "--store", copy])
                 try #require(dump.status == 0, "\(copy): \(dump.output)")
                 let present = Self.accessTokens(in: dump.stdout)
                 var partial = false
