@@ -58,23 +58,13 @@ extension Environment {
     /// starting the file again from empty.
     private func writeCopy(to fd: Int32, compact: Bool) throws(LMDBError) {
         let state = ThreadState.current
-        var adoptions = 0
-        var clearedReaders = false
+        var recovery = ReadFailureRecovery()
         while true {
             enterShared(state)
             let rc = lmdb_env_copyfd(handle, fd, compact: compact)
             leaveShared(state)
             if rc == MDB_SUCCESS { return }
-            let error = LMDBError(code: rc)
-            if error == .mapResized, adoptions < Self.maxAdoptions {
-                adoptions += 1
-                try adoptMapSizeOfOtherProcess(state)
-            } else if error == .readersFull, !clearedReaders {
-                clearedReaders = true
-                checkReaders()
-            } else {
-                throw error
-            }
+            try recovery.recover(from: LMDBError(code: rc), in: self, state)
             try FileSystem.restart(fd: fd)
         }
     }

@@ -38,6 +38,18 @@ import Glibc
         return try TokenStore.open(configuration).list(AccessToken.self).records.map { $0.entity.secret.reveal() }.sorted()
     }
 
+    /// `cachetool compact` started in the background, its output discarded.
+    private static func startCompact(_ store: CLIStore) throws -> Process {
+        let process = Process()
+        process.executableURL = CacheTool.binary
+        process.arguments = ["compact"]
+        process.environment = store.processEnvironment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        return process
+    }
+
     private static func size(_ path: String) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int) ?? -1
     }
@@ -93,13 +105,7 @@ import Glibc
             let partial = store.directory + "/data.mdb.compacting"
             var caught = false
             for _ in 0..<10 where !caught {
-                let compact = Process()
-                compact.executableURL = CacheTool.binary
-                compact.arguments = ["compact"]
-                compact.environment = store.processEnvironment
-                compact.standardOutput = FileHandle.nullDevice
-                compact.standardError = FileHandle.nullDevice
-                try compact.run()
+                let compact = try Self.startCompact(store)
                 let deadline = Date().addingTimeInterval(10)
                 while !FileManager.default.fileExists(atPath: partial), compact.isRunning, Date() < deadline { usleep(100) }
                 caught = FileManager.default.fileExists(atPath: partial) && compact.isRunning
@@ -134,13 +140,7 @@ import Glibc
             for round in 0..<24 {
                 let inodeBefore = try FileManager.default.attributesOfItem(atPath: dataPath)[.systemFileNumber] as? Int
                 let leftoverBefore = FileManager.default.fileExists(atPath: partial)
-                let process = Process()
-                process.executableURL = CacheTool.binary
-                process.arguments = ["compact"]
-                process.environment = store.processEnvironment
-                process.standardOutput = FileHandle.nullDevice
-                process.standardError = FileHandle.nullDevice
-                try process.run()
+                let process = try Self.startCompact(store)
                 if round % 2 == 0 {
                     let deadline = Date().addingTimeInterval(10)
                     while !FileManager.default.fileExists(atPath: partial) || leftoverBefore, process.isRunning, Date() < deadline {

@@ -36,15 +36,13 @@ struct Compact: ParsableCommand {
             bar?.finish()
             let records = report.recordCounts.values.reduce(0, +)
             if json {
-                var counts: [String: JSONValue] = [:]
-                for kind in EntityKind.allCases { counts[kind.rawValue] = .integer(Int64(report.recordCounts[kind] ?? 0)) }
                 print(
                     JSONValue.object([
                         "directory": .string(report.directory),
                         "size_before": .integer(Int64(report.sizeBefore)),
                         "size_after": .integer(Int64(report.sizeAfter)),
-                        "records": .object(counts),
-                        "seconds": .double((report.duration * 1000).rounded() / 1000),
+                        "records": .counts(report.recordCounts),
+                        "seconds": .seconds(report.duration),
                     ]).prettyPrinted()
                 )
             } else {
