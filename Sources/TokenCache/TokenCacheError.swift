@@ -46,6 +46,9 @@ public struct TokenCacheError: Error, Sendable, CustomStringConvertible, Localiz
         /// overwritten that commit. Nothing was written and nothing was lost. It clears once every process using
         /// the store has closed it; retry then.
         public static let staleLockTable = Code("staleLockTable")
+        /// The operation needs the store to itself (compaction), and a process has it open: another process, named in the
+        /// message, or this one. Nothing was changed; retry once that process has closed the store.
+        public static let storeInUse = Code("storeInUse")
         /// Too many concurrent readers.
         public static let readersExhausted = Code("readersExhausted")
         /// An I/O error from the operating system. The transaction was not committed.

@@ -100,6 +100,21 @@ extension Environment {
         }
     }
 
+    /// Whether this process has an environment open, opening or closing on the store in `directory` (resolved).
+    ///
+    /// Never waits for the registry's lock, which an open holds while it waits for the store's open lock: a caller
+    /// that holds that lock (compaction) would wait forever. A registry still locked after a second counts as in use.
+    static func isInUseInThisProcess(directory: String) -> Bool {
+        for _ in 0..<100 {
+            let found = Registry.entries.withLockIfAvailable { entries in
+                entries.values.contains { $0.directory == directory }
+            }
+            if let found { return found }
+            usleep(10_000)
+        }
+        return true
+    }
+
     /// Called from `deinit`. `handle` is nil in a forked child, which must not close the parent's environment.
     static func closeAndUnregister(handle: OpaquePointer?, identity: FileIdentity, serial: UInt64) {
         Registry.entries.withLock { entries in

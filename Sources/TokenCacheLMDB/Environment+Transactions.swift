@@ -23,8 +23,7 @@ extension Environment {
     package func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
         try checkUsable()
         let state = ThreadState.current
-        var clearedReaders = false
-        var adoptions = 0
+        var recovery = ReadFailureRecovery()
         while true {
             enterShared(state)
             switch readPool.checkOut(environment: handle, stripe: state.stripe) {
@@ -38,15 +37,7 @@ extension Environment {
                 return try body(txn)
             case .failure(let error):
                 leaveShared(state)
-                if error == .mapResized, adoptions < Self.maxAdoptions {
-                    adoptions += 1
-                    try adoptMapSizeOfOtherProcess(state)
-                } else if error == .readersFull, !clearedReaders {
-                    clearedReaders = true
-                    checkReaders()
-                } else {
-                    throw error
-                }
+                try recovery.recover(from: error, in: self, state)
             }
         }
     }
@@ -162,6 +153,27 @@ extension Environment {
     }
 }
 
+/// What a reader does when beginning its read transaction failed, before it tries again: adopt a map another process
+/// grew (`MDB_MAP_RESIZED`, a bounded number of times) or clear dead processes' reader slots once (`MDB_READERS_FULL`).
+/// Any other failure, or one that recurs past those bounds, is thrown.
+struct ReadFailureRecovery {
+    private var adoptions = 0
+    private var clearedReaders = false
+
+    /// Returns when a retry may succeed; throws `error` otherwise. The caller must not hold the gate.
+    mutating func recover(from error: LMDBError, in environment: Environment, _ state: ThreadState) throws(LMDBError) {
+        if error == .mapResized, adoptions < Environment.maxAdoptions {
+            adoptions += 1
+            try environment.adoptMapSizeOfOtherProcess(state)
+        } else if error == .readersFull, !clearedReaders {
+            clearedReaders = true
+            environment.checkReaders()
+        } else {
+            throw error
+        }
+    }
+}
+
 // MARK: - Gate and growth
 
 extension Environment {
@@ -229,7 +241,7 @@ extension Environment {
     /// lmdb.h: "If the mapsize is increased by another process, and data has grown beyond the range of the
     /// current mapsize, mdb_txn_begin() will return MDB_MAP_RESIZED. This function may be called with a size
     /// of zero to adopt the new size."
-    private func adoptMapSizeOfOtherProcess(_ state: ThreadState) throws(LMDBError) {
+    func adoptMapSizeOfOtherProcess(_ state: ThreadState) throws(LMDBError) {
         try withExclusiveGate(state, refusal: .mapResized) { () throws(LMDBError) in
             try resizeMap(to: 0)
         }

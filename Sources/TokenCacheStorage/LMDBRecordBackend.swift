@@ -1,5 +1,9 @@
 internal import TokenCacheLMDB
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The records in an LMDB environment in a store directory: one named LMDB database per key space, shared by every
 /// process that opens the directory (LMDB's locks), durable at each commit.
 ///
@@ -138,6 +142,60 @@ package final class LMDBRecordBackend: RecordBackend {
             readers: environment.readerSlots().map { StorageStatistics.Reader(pid: $0.pid, transactionID: $0.transactionID, isStale: $0.isStale) },
             files: environment.fileSizes()
         )
+    }
+
+    /// `mdb_env_copyfd2` into a new `data.mdb` in `directory` (see `Environment.copy(intoDirectory:compact:progress:)`):
+    /// with it, `directory` is a store directory whose environment LMDB creates its lock file for on first open.
+    package func copy(intoDirectory directory: String, compact: Bool, progress: (@Sendable (Int) -> Void)?) throws -> Int {
+        do {
+            return try environment.copy(intoDirectory: directory, compact: compact, progress: progress)
+        } catch where error.code == EEXIST {
+            throw StorageError(
+                .invalidArgument,
+                "\(directory) already holds a data file or a partial copy (\(Environment.partialCopyName)); nothing was written"
+            )
+        } catch { throw StorageError(error, directory: location) }
+    }
+
+    /// Rewrites the store in `directory` compacted and puts it in place (`StoreCompaction`), once no process has it open.
+    /// - Returns: The data file's size before and after, and the entries of each key space.
+    /// - Throws: ``StorageError``: `.storeInUse` naming the process that has the store open, `.unsupportedEnvironment`
+    ///   for a network filesystem, and the mapped LMDB errors. The store is unchanged whenever it throws.
+    package static func compact(
+        directory: String, spaces: [String], allowNetworkFilesystem: Bool, progress: (@Sendable (Int) -> Void)?
+    ) throws(StorageError) -> (sizeBefore: Int, sizeAfter: Int, entries: [String: Int]) {
+        if !allowNetworkFilesystem, let name = FilesystemKind.unsupportedFilesystem(at: directory) {
+            throw StorageError(.unsupportedEnvironment, "\(directory) is on a \(name) filesystem; LMDB stores must be on a local filesystem")
+        }
+        do {
+            let outcome = try StoreCompaction.compact(directory: directory, databases: spaces, progress: progress)
+            return (outcome.sizeBefore, outcome.sizeAfter, outcome.entries)
+        } catch let inUse as StoreInUse {
+            throw StorageError(.storeInUse, Self.describe(inUse, directory: directory))
+        } catch LMDBError.notFound {
+            throw StorageError(.corruptStore, "the store at \(directory) lacks its databases (was it created by token-cache?)")
+        } catch LMDBError.corrupted {
+            throw StorageError(
+                .corruptStore, "the compacted copy of \(directory) did not hold what the store holds; the store was left as it was"
+            )
+        } catch let error as LMDBError {
+            throw StorageError(error, directory: directory)
+        } catch {
+            throw StorageError(.ioFailure, "compacting \(directory) failed: \(type(of: error))")
+        }
+    }
+
+    /// Says who has the store open and what to do: stop that program (named by its command line), then retry.
+    private static func describe(_ inUse: StoreInUse, directory: String) -> String {
+        if inUse.isThisProcess {
+            return "the store at \(directory) is open in this process; close it before compacting. Nothing was changed"
+        }
+        let who = switch (inUse.pid, inUse.command) {
+        case let (pid?, command?): "process \(pid) (\(command))"
+        case let (pid?, nil): "process \(pid)"
+        default: "another process"
+        }
+        return "the store at \(directory) is open in \(who); stop it, then compact again. Nothing was changed"
     }
 
     /// LMDB's two meta pages must hold transaction ids that its alternation leaves (FORMAT.md §9); otherwise one of

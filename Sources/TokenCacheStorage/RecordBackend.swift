@@ -32,6 +32,15 @@ package protocol RecordBackend: AnyObject, Sendable {
     /// Layout figures for an operator: per key space, reader slots, files.
     func statistics() throws -> StorageStatistics
 
+    /// Writes a consistent copy of every record, one snapshot's, as a store of this backend's kind in `directory` (an
+    /// existing, empty directory), while other writers go on; compacted (no free space carried over) when `compact` is
+    /// set. The copy holds the same header, so the same key opens it.
+    /// - Parameter progress: Receives the bytes written so far, now and then, from another thread.
+    /// - Returns: The size of the copy in bytes.
+    /// - Throws: ``StorageError``: `.unsupportedEnvironment` for a backend with no file to copy (memory),
+    ///   `.invalidArgument` when `directory` already holds a copy, `.storageFull` and `.ioFailure` from writing.
+    func copy(intoDirectory directory: String, compact: Bool, progress: (@Sendable (Int) -> Void)?) throws -> Int
+
     /// Damage below the records that the backend can see (LMDB: its two meta pages), described for an operator;
     /// nil when there is none or the backend has no such layer.
     func integrityProblem() throws -> String?

@@ -24,7 +24,8 @@ struct CacheTool: ParsableCommand {
             """,
         version: versionText,
         subcommands: [
-            Init.self, Inspect.self, Info.self, Stats.self, Verify.self, Ingest.self, Lookup.self, Accounts.self, RemoveAccount.self, PurgeExpired.self, Import.self,
+            Init.self, Inspect.self, Info.self, Stats.self, Verify.self, Backup.self, Compact.self, PurgeExpired.self, Ingest.self, Lookup.self,
+            Accounts.self, RemoveAccount.self, Import.self,
             Export.self, SampleData.self, Bench.self, BenchChild.self,
         ]
     )

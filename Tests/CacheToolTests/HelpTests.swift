@@ -16,7 +16,11 @@ import Testing
         Golden(arguments: ["init"], text: HelpText.initialize),
         Golden(arguments: ["inspect"], text: HelpText.inspect),
         Golden(arguments: ["info"], text: HelpText.info),
+        Golden(arguments: ["stats"], text: HelpText.stats),
+        Golden(arguments: ["purge-expired"], text: HelpText.purgeExpired),
         Golden(arguments: ["verify"], text: HelpText.verify),
+        Golden(arguments: ["backup"], text: HelpText.backup),
+        Golden(arguments: ["compact"], text: HelpText.compact),
         Golden(arguments: ["ingest"], text: HelpText.ingest),
         Golden(arguments: ["lookup"], text: HelpText.lookup),
         Golden(arguments: ["accounts"], text: HelpText.accounts),
@@ -48,7 +52,7 @@ import Testing
         let listed = lines[(start + 1)...].prefix { !$0.isEmpty }
             .filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }
             .compactMap { $0.split(separator: " ").first.map(String.init) }
-        #expect(listed.count == 12)
+        #expect(listed.count == 16)
         #expect(Set(listed) == Set(Self.goldens.compactMap(\.arguments.first)))
     }
 
@@ -90,8 +94,16 @@ enum HelpText {
                                   open).
           inspect                 List accounts and credentials, secrets redacted.
           info                    Show the store's format, size, keys and record counts.
+          stats                   Count what a store holds and how it is laid out, for
+                                  operators.
           verify                  Decrypt every record and check that each is stored
                                   where its fields say (exit 65 on any problem).
+          backup                  Copy the store, consistent and compacted, into a new
+                                  directory while it is in use.
+          compact                 Rewrite the store compacted, giving the space of
+                                  deleted records back to the disk.
+          purge-expired           Remove expired access tokens (and refresh tokens past
+                                  their own expiry).
           ingest                  Store a raw OAuth2/OIDC token response (access,
                                   refresh and ID token, account, app metadata) in one
                                   transaction.
@@ -209,6 +221,59 @@ enum HelpText {
         say (exit 65 on any problem).
 
         USAGE: cachetool verify [--store <dir>] [--key-file <path>] [--json]
+
+        OPTIONS:
+          --store <dir>           Store directory.
+          --key-file <path>       Key file (32 bytes, mode 0600).
+          --json                  Print JSON.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        """
+
+    static let backup = """
+        OVERVIEW: Copy the store, consistent and compacted, into a new directory while
+        it is in use.
+
+        The copy is one snapshot: every record of one committed write, none of a later
+        one, even while other processes write. It is a store of its own that the same
+        key opens (its files mode 0600, its directory 0700). To restore, stop every
+        program using the store and move the copy's data.mdb over the store's, or point
+        --store at the copy.
+
+        Exit codes: 0 copied and read back, 64 the destination is a file, not empty,
+        already a store or the store itself, 65 the store is damaged, 66 no store or
+        key, 74 disk full or I/O error (nothing is left behind), 77 wrong key or
+        insecure permissions, 78 unsupported environment.
+
+        USAGE: cachetool backup [--store <dir>] [--key-file <path>] --output <dir> [--json]
+
+        OPTIONS:
+          --store <dir>           Store directory.
+          --key-file <path>       Key file (32 bytes, mode 0600).
+          -o, --output <dir>      A new or empty directory for the copy.
+          --json                  Print JSON.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        """
+
+    static let compact = """
+        OVERVIEW: Rewrite the store compacted, giving the space of deleted records back
+        to the disk.
+
+        The store must not be open anywhere: compaction refuses (exit 75, naming the
+        process to stop) while a process has it open, and programs that open it
+        meanwhile wait until it is done. The compacted file is written beside the
+        store, fsynced, and renamed over data.mdb: a crash at any moment leaves the old
+        store or the compacted one, with the same records (a leftover
+        data.mdb.compacting is removed by the next compact). No key is needed.
+
+        Exit codes: 0 compacted, 65 the store is damaged, 66 no store, 74 disk full or
+        I/O error (the store is unchanged), 75 the store is open in another process, 77
+        insecure permissions, 78 unsupported environment.
+
+        USAGE: cachetool compact [--store <dir>] [--key-file <path>] [--json]
 
         OPTIONS:
           --store <dir>           Store directory.
@@ -490,6 +555,71 @@ enum HelpText {
                                   default: default)
           --seed <S>              Seed of the population and the query draws. (default:
                                   0)
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        """
+
+    static let stats = """
+        OVERVIEW: Count what a store holds and how it is laid out, for operators.
+
+        Records per kind; access tokens valid, expiring within 5 min (a silent lookup
+        no longer returns them) and expired; home accounts, the ten largest, and every
+        client, each by a keyed fingerprint (the identifiers too with
+        --reveal-identifiers); the oldest and newest write; the map's size and use; per
+        database the entries, B-tree depth and pages; the reader slots in use and stale
+        ones (of processes that are gone); the files' sizes. Reads every record once,
+        in bounded memory. Damaged records are counted and listed by fingerprint on
+        standard error (exit code 65).
+
+        JSON keys: records, access_tokens {valid, expiring_soon, expired},
+        refresh_tokens_expired, home_accounts, largest_accounts [{fingerprint,
+        home_account_id?, records, access_tokens}], clients [{fingerprint, client_id?,
+        access_tokens, refresh_tokens, id_tokens, app_metadata}], clients_truncated,
+        oldest_write, newest_write, storage {page_size, map_size, maximum_map_size,
+        used_bytes, databases [...], readers {max, in_use, stale, slots [...]}, files
+        {...}}, corrupt_records. Times are Unix seconds.
+
+        USAGE: cachetool stats [--store <dir>] [--key-file <path>] [--json] [--reveal-identifiers] [--now <seconds>]
+
+        OPTIONS:
+          --store <dir>           Store directory.
+          --key-file <path>       Key file (32 bytes, mode 0600).
+          --json                  Print JSON.
+          --reveal-identifiers    Show home account ids and client ids beside their
+                                  fingerprints.
+          --now <seconds>         Current time in Unix seconds, for expiry and ages
+                                  (default: now).
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        """
+
+    static let purgeExpired = """
+        OVERVIEW: Remove expired access tokens (and refresh tokens past their own
+        expiry).
+
+        Access tokens past their expiry are removed; refresh tokens stay unless they
+        carry an expiry of their own that has passed (most carry none: only the server
+        knows when they end). The work is done in transactions of at most a few
+        thousand records, each committed on its own: other processes keep writing
+        between them, and a purge that is stopped or killed leaves every remaining
+        token intact; run it again to finish. Damaged records are left in place and
+        listed on standard error (exit code 65).
+
+        JSON keys: dry_run, access_tokens_removed, refresh_tokens_removed, examined,
+        transactions, corrupt_records.
+
+        USAGE: cachetool purge-expired [--store <dir>] [--key-file <path>] [--older-than <duration>] [--dry-run] [--json] [--now <seconds>]
+
+        OPTIONS:
+          --store <dir>           Store directory.
+          --key-file <path>       Key file (32 bytes, mode 0600).
+          --older-than <duration> Only tokens expired at least this long ago (90s, 15m,
+                                  2h, 7d).
+          --dry-run               Count what would be removed; remove nothing.
+          --json                  Print JSON.
+          --now <seconds>         Current time in Unix seconds (default: now).
           --version               Show the version.
           -h, --help              Show help information.
 

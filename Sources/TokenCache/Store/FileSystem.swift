@@ -45,6 +45,20 @@ enum FileSystem {
         try makeDirectory(parent(of: path))
     }
 
+    /// `st_size` of the file at `path`, or nil when it cannot be `stat`ed.
+    static func size(at path: String) -> Int? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int(info.st_size)
+    }
+
+    /// `realpath(3)` of `path` (symlinks, `.` and `..` resolved), or nil when it does not exist.
+    static func resolvedPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0

@@ -48,15 +48,9 @@ final class RecordStore: Sendable {
         let directory = configuration.directory
         if create {
             try FileSystem.makeDirectory(directory)
-        } else if !FileSystem.exists(LMDBRecordBackend.dataFilePath(directory)) {
-            if FileSystem.exists(directory), !FileSystem.isDirectory(directory) {
-                throw TokenCacheError(.storeNotFound, "\(directory) is a file, not a store: a store is a directory")
-            }
-            throw TokenCacheError(.storeNotFound, "no token cache at \(directory) (create one with `cachetool init`)")
-        }
-        try FileSystem.checkPrivate(directory, what: "store directory", fix: "chmod 700 \(directory)")
-        for file in LMDBRecordBackend.storeFiles(directory) where FileSystem.exists(file) {
-            try FileSystem.checkPrivate(file, what: "store file", fix: "chmod 600 \(file)")
+            try checkPrivate(directory)
+        } else {
+            try checkExistingStoreDirectory(directory)
         }
         let options = LMDBRecordBackend.Options(
             directory: directory, initialMapSize: configuration.initialMapSize, maximumMapSize: configuration.maximumMapSize,
@@ -64,6 +58,26 @@ final class RecordStore: Sendable {
         )
         do { return try LMDBRecordBackend.open(options, spaces: DatabaseName.all) } catch {
             throw TokenCacheError.wrap(error, directory: directory)
+        }
+    }
+
+    /// Throws `.storeNotFound` unless `directory` holds a store's data file, and `.insecurePermissions` unless the
+    /// directory and its store files are this user's alone.
+    static func checkExistingStoreDirectory(_ directory: String) throws(TokenCacheError) {
+        if !FileSystem.exists(LMDBRecordBackend.dataFilePath(directory)) {
+            if FileSystem.exists(directory), !FileSystem.isDirectory(directory) {
+                throw TokenCacheError(.storeNotFound, "\(directory) is a file, not a store: a store is a directory")
+            }
+            throw TokenCacheError(.storeNotFound, "no token cache at \(directory) (create one with `cachetool init`)")
+        }
+        try checkPrivate(directory)
+    }
+
+    /// The store directory and every store file in it must be owned by this user and closed to others.
+    private static func checkPrivate(_ directory: String) throws(TokenCacheError) {
+        try FileSystem.checkPrivate(directory, what: "store directory", fix: "chmod 700 \(directory)")
+        for file in LMDBRecordBackend.storeFiles(directory) where FileSystem.exists(file) {
+            try FileSystem.checkPrivate(file, what: "store file", fix: "chmod 600 \(file)")
         }
     }
 

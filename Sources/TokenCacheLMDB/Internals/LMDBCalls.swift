@@ -70,6 +70,12 @@ import Synchronization
     mdb_reader_list(env, function, context)
 }
 
+/// `mdb_env_copyfd2`: writes a consistent copy of the environment (one read transaction's snapshot) to `fd`, from its
+/// current offset, compacted (free pages left out, pages renumbered) when `compact` is set.
+@inline(__always) func lmdb_env_copyfd(_ env: OpaquePointer, _ fd: Int32, compact: Bool) -> Int32 {
+    mdb_env_copyfd2(env, fd, compact ? UInt32(MDB_CP_COMPACT) : 0)
+}
+
 @inline(__always) func lmdb_reader_check(_ env: OpaquePointer, _ dead: inout Int32) -> Int32 {
     mdb_reader_check(env, &dead)
 }

@@ -14,8 +14,6 @@ struct Info: ParsableCommand {
     func run() throws {
         try Failure.reporting {
             let info = try TokenStore.open(options.configuration(readOnly: true)).info()
-            var counts: [String: JSONValue] = [:]
-            for kind in EntityKind.allCases { counts[kind.rawValue] = .integer(Int64(info.recordCounts[kind] ?? 0)) }
             let fields: [(String, JSONValue)] = [
                 ("directory", .string(info.directory)),
                 ("store_id", .string(info.storeID)),
@@ -32,7 +30,7 @@ struct Info: ParsableCommand {
                 ("readers", .string("\(info.readersInUse)/\(info.maxReaders)")),
                 ("lmdb_version", .string(info.lmdbVersion)),
                 ("libsodium_version", .string(info.sodiumVersion)),
-                ("records", .object(counts)),
+                ("records", .counts(info.recordCounts)),
             ]
             if json {
                 print(JSONValue.object(Dictionary(uniqueKeysWithValues: fields)).prettyPrinted())

@@ -24,11 +24,9 @@ struct Verify: ParsableCommand {
             clean = report.isClean
             let problems = report.corrupt.map { ($0, "corrupt") } + report.misplaced.map { ($0, "misplaced") }
             if json {
-                var verified: [String: JSONValue] = [:]
-                for kind in EntityKind.allCases { verified[kind.rawValue] = .integer(Int64(report.verified[kind] ?? 0)) }
                 print(
                     JSONValue.object([
-                        "verified": .object(verified),
+                        "verified": .counts(report.verified),
                         "lone_tokens_under_entry_key": .integer(Int64(report.loneTokensUnderEntryKey)),
                         "meta_page_problem": report.metaPageProblem.map { .string($0) } ?? .null,
                         "problems": .array(problems.map { record, problem in
