@@ -18,6 +18,7 @@ import Testing
         Golden(arguments: ["info"], text: HelpText.info),
         Golden(arguments: ["stats"], text: HelpText.stats),
         Golden(arguments: ["purge-expired"], text: HelpText.purgeExpired),
+        Golden(arguments: ["rekey"], text: HelpText.rekey),
         Golden(arguments: ["verify"], text: HelpText.verify),
         Golden(arguments: ["backup"], text: HelpText.backup),
         Golden(arguments: ["compact"], text: HelpText.compact),
@@ -52,7 +53,7 @@ import Testing
         let listed = lines[(start + 1)...].prefix { !$0.isEmpty }
             .filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }
             .compactMap { $0.split(separator: " ").first.map(String.init) }
-        #expect(listed.count == 16)
+        #expect(listed.count == 17)
         #expect(Set(listed) == Set(Self.goldens.compactMap(\.arguments.first)))
     }
 
@@ -104,6 +105,8 @@ enum HelpText {
                                   deleted records back to the disk.
           purge-expired           Remove expired access tokens (and refresh tokens past
                                   their own expiry).
+          rekey                   Protect the store with a new key file or passphrase
+                                  (the old one stops opening it).
           ingest                  Store a raw OAuth2/OIDC token response (access,
                                   refresh and ID token, account, app metadata) in one
                                   transaction.
@@ -620,6 +623,40 @@ enum HelpText {
           --dry-run               Count what would be removed; remove nothing.
           --json                  Print JSON.
           --now <seconds>         Current time in Unix seconds (default: now).
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        """
+
+    static let rekey = """
+        OVERVIEW: Protect the store with a new key file or passphrase (the old one
+        stops opening it).
+
+        The store is opened with its current key (--key-file, $TOKEN_CACHE_KEY,
+        $TOKEN_CACHE_PASSPHRASE, ...); its data keys are then sealed under the new root
+        key in one transaction. No record is rewritten, so this takes milliseconds
+        whatever the size of the store. A crash leaves the store opening with the old
+        key or the new one, never neither. With the wrong current key nothing is
+        written (exit 77).
+
+        --new-key-file names the new key file: created (32 random bytes, mode 0600)
+        when missing, and never the current key file. With --new-passphrase the new
+        passphrase is read from $TOKEN_CACHE_NEW_PASSPHRASE. Programs that have the
+        store open keep reading; they write again once reopened with the new key.
+
+        USAGE: cachetool rekey [--store <dir>] [--key-file <path>] [--new-key-file <path>] [--new-passphrase] [--passphrase-cost <passphrase-cost>] [--json]
+
+        OPTIONS:
+          --store <dir>           Store directory.
+          --key-file <path>       Key file (32 bytes, mode 0600).
+          --new-key-file <path>   The new key file (created if missing).
+          --new-passphrase        Protect the store with the passphrase in
+                                  $TOKEN_CACHE_NEW_PASSPHRASE (Argon2id).
+          --passphrase-cost <passphrase-cost>
+                                  Argon2id cost for --new-passphrase: interactive,
+                                  moderate or sensitive. (values: interactive,
+                                  moderate, sensitive; default: interactive)
+          --json                  Print JSON.
           --version               Show the version.
           -h, --help              Show help information.
 

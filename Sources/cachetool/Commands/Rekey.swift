@@ -1,0 +1,93 @@
+import ArgumentParser
+import Foundation
+import TokenCache
+
+/// `cachetool rekey`: protect the store with a new key file or passphrase.
+struct Rekey: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Protect the store with a new key file or passphrase (the old one stops opening it).",
+        discussion: """
+            The store is opened with its current key (--key-file, $TOKEN_CACHE_KEY, $TOKEN_CACHE_PASSPHRASE, ...); its \
+            data keys are then sealed under the new root key in one transaction. No record is rewritten, so this \
+            takes milliseconds whatever the size of the store. A crash leaves the store opening with the old key or \
+            the new one, never neither. With the wrong current key nothing is written (exit 77).
+
+            --new-key-file names the new key file: created (32 random bytes, mode 0600) when missing, and never the \
+            current key file. With --new-passphrase the new passphrase is read from $TOKEN_CACHE_NEW_PASSPHRASE. \
+            Programs that have the store open keep reading; they write again once reopened with the new key.
+            """
+    )
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(help: ArgumentHelp("The new key file (created if missing).", valueName: "path"))
+    var newKeyFile: String?
+
+    @Flag(help: "Protect the store with the passphrase in $TOKEN_CACHE_NEW_PASSPHRASE (Argon2id).")
+    var newPassphrase = false
+
+    @Option(help: "Argon2id cost for --new-passphrase: interactive, moderate or sensitive.")
+    var passphraseCost: Init.CostLevel = .interactive
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    static let newPassphraseVariable = "TOKEN_CACHE_NEW_PASSPHRASE"
+
+    func validate() throws {
+        guard (newKeyFile != nil) != newPassphrase else {
+            throw ValidationError("give exactly one of --new-key-file and --new-passphrase")
+        }
+    }
+
+    func run() throws {
+        let newPassphraseText = ProcessInfo.processInfo.environment[Self.newPassphraseVariable]
+        unsetenv(Self.newPassphraseVariable)
+        try Failure.reporting {
+            let configuration = options.configuration(readOnly: false)
+            let source: KeySource
+            if let newKeyFile {
+                if case .keyFile(let current) = configuration.keySource, Self.sameFile(current, newKeyFile) {
+                    throw ValidationError("--new-key-file: \(Terminal.sanitize(newKeyFile)) is the current key file; name a new one")
+                }
+                // Opened first: the wrong current key must leave nothing behind, not even a new key file.
+                let cache = try TokenStore.open(configuration)
+                if !FileManager.default.fileExists(atPath: newKeyFile) { try KeyFile.create(at: newKeyFile) }
+                source = .keyFile(path: newKeyFile)
+                try rekey(cache, to: source)
+            } else {
+                guard let text = newPassphraseText, !text.isEmpty else {
+                    throw ValidationError("--new-passphrase: set $\(Self.newPassphraseVariable) to the new passphrase")
+                }
+                let cache = try TokenStore.open(configuration)
+                source = .passphrase(Secret(text), origin: "$\(Self.newPassphraseVariable)")
+                try rekey(cache, to: source)
+            }
+        }
+    }
+
+    private func rekey(_ cache: TokenStore, to source: KeySource) throws {
+        try cache.changeRootKey(to: source, passphraseCost: passphraseCost.cost)
+        let protection: String
+        switch source {
+        case .passphrase: protection = "passphrase"
+        default: protection = "key"
+        }
+        if json {
+            var object: [String: JSONValue] = ["directory": .string(cache.configuration.directory), "protection": .string(protection)]
+            if let newKeyFile { object["key_file"] = .string(newKeyFile) }
+            print(JSONValue.object(object).prettyPrinted())
+        } else {
+            print(Terminal.sanitize("The store \(cache.configuration.directory) is now protected by \(source); the old key no longer opens it."))
+            if let newKeyFile { print(Terminal.sanitize("Point programs at the new key file (--key-file \(newKeyFile) or $TOKEN_CACHE_KEY_FILE), and keep a backup of it.")) }
+        }
+    }
+
+    /// Whether two paths name one file (both existing and the same inode), or are the same path.
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        if a == b { return true }
+        var first = stat(), second = stat()
+        guard stat(a, &first) == 0, stat(b, &second) == 0 else { return false }
+        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
+    }
+}
