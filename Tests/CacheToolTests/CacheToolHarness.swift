@@ -106,6 +106,11 @@ struct LMDBDataFile {
     let path: String
     var bytes: [UInt8]
 
+    init(path: String, bytes: [UInt8]) {
+        self.path = path
+        self.bytes = bytes
+    }
+
     init(store: CLIStore) throws {
         path = store.directory + "/data.mdb"
         bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
@@ -124,6 +129,15 @@ struct LMDBDataFile {
 
     var metaTransactionIDs: (page0: UInt64, page1: UInt64) {
         (u64(at: Self.transactionIDOffset(ofMetaPage: 0)), u64(at: Self.transactionIDOffset(ofMetaPage: 1)))
+    }
+
+    /// The newer meta page's transaction id, which grows by one with every commit; reads only the two meta pages, so
+    /// that a test can poll it while another process writes.
+    static func newestTransactionID(of store: CLIStore) throws -> UInt64 {
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: store.directory + "/data.mdb"))
+        defer { try? handle.close() }
+        let head = LMDBDataFile(path: store.directory + "/data.mdb", bytes: [UInt8](try handle.read(upToCount: 2 * pageSize) ?? Data()))
+        return max(head.metaTransactionIDs.page0, head.metaTransactionIDs.page1)
     }
 
     /// The meta page LMDB opens: the one with the larger transaction id.

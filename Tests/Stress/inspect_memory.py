@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Inspect memory: `cachetool inspect` on a large store keeps its peak memory under a bound, in every view.
+"""Inspect memory: reading a whole large store keeps peak memory under a bound: `inspect` in every view, `stats`, a purge.
 
 Writes a synthetic store (`cachetool bench --populate-only`: per 10 access tokens one home account with two tenant
 profiles, three refresh and eight ID tokens), then runs `inspect` as a table, as JSON and as a summary, each with its
 output sent to a counter, and measures the peak resident memory of cachetool and its worker child (`wait4`; mapped
-store pages included). Each view must end with exit 0, show every record (the JSON holds them all; the table a row
-per record), and stay under the bound.
+store pages included); then `stats` and `purge-expired --dry-run` the same way. Each must end with exit 0, account for
+every record (the JSON holds them all, the table a row per record, the purge examines every token), and stay under the
+bound.
 
 Usage: inspect_memory.py --cachetool PATH [--tokens N] [--bound-mib M] [--work DIR]
 Prints one line per view, then `inspect-memory: N passed, M failed`. Exit 0 only if nothing failed.
@@ -52,6 +53,15 @@ def summary_total(stream):
     return sum(kind["total"] for kind in document["records"].values())
 
 
+def stats_total(stream):
+    document = json.load(stream)
+    return sum(document["records"].values())
+
+
+def purge_examined(stream):
+    return json.load(stream)["examined"]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cachetool", required=True)
@@ -77,14 +87,18 @@ def main():
             ("table", ["inspect"], count_rows),
             ("json", ["inspect", "--json"], count_json),
             ("summary", ["inspect", "--summary", "--json"], summary_total),
+            ("stats", ["stats", "--json"], stats_total),
+            ("purge dry run", ["purge-expired", "--dry-run", "--json"], purge_examined),
         ]
+        tokens = info["records"]["AccessToken"] + info["records"]["RefreshToken"]
         passed = failed = 0
         for name, arguments, consume in views:
             status, peak, seconds, shown = measure([args.cachetool] + arguments + store, env, consume)
-            ok = status == 0 and shown == records and peak < args.bound_mib << 20
+            expected = tokens if name == "purge dry run" else records
+            ok = status == 0 and shown == expected and peak < args.bound_mib << 20
             passed, failed = passed + ok, failed + (not ok)
             print(
-                f"inspect-memory: {name}: exit {status}, {shown:,} of {records:,} records, peak {peak / (1 << 20):.1f} MiB "
+                f"inspect-memory: {name}: exit {status}, {shown:,} of {expected:,} records, peak {peak / (1 << 20):.1f} MiB "
                 f"(bound {args.bound_mib} MiB), {seconds:.1f} s, {args.tokens:,} access tokens, {cpu}"
                 + ("" if ok else "  FAILED")
             )

@@ -81,6 +81,9 @@ extension TokenStore {
                             return examined < limits.examined && keys.count < limits.removed
                         }
                     }
+                    // The map stays mapped between transactions: let this batch's pages go, so that a purge of a
+                    // large store does not end up holding the whole file in memory.
+                    reader.releaseScannedPages()
                     guard let writer = reader as? CacheWriter else { return (keys.count, examined, last, corrupt) }
                     let removed = try writer.mappingErrors { try writer.deleteRecords(S.self, keys: keys) }
                     return (removed, examined, last, corrupt)

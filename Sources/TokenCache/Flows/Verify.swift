@@ -38,8 +38,11 @@ extension CacheReader {
         // Access tokens per bucket prefix: a lone token belongs under the prefix, others under their entry keys (§4.3).
         var bucketSizes: [[UInt8]: Int] = [:]
         if store.mayHoldLoneTokens {
+            var keys = 0
             try transaction.forEach(in: DatabaseName.accessTokens, prefix: []) { key, _ in
                 bucketSizes[Array(key.prefix(RecordStore.bucketPrefixCount)), default: 0] += 1
+                keys += 1
+                if keys % 512 == 0 { releaseScannedPages() }
                 return true
             }
         }
