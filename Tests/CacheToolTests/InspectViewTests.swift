@@ -44,7 +44,6 @@ import TokenCache
             }
         }
         #expect(DisplayWidth.truncated("0c2d1f7e-5b8a-4d3c-9e1f-2a4b6c8d0e1f", to: 13, cut: .middle) == "0c2d1f…8d0e1f")
-        #expect(DisplayWidth.padded("中文", to: 6) == "中文  ")
     }
 
     /// Usernames in wide characters keep every column in line: each row's TENANT column starts at the same cell.

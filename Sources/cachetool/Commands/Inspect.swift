@@ -156,8 +156,7 @@ struct Inspect: ParsableCommand {
                 progress(visited)
                 if visited % InspectTable.recordsPerPageRelease == 0 { reader.releaseScannedPages() }
             }
-            // The table finds `--username`'s accounts in its own pass over the accounts, where it sorts them.
-            let partitions = summary || format == .json ? try username.map { try Self.partitions(username: $0, reader: reader) } : nil
+            let partitions = try username.map { try Self.partitions(username: $0, reader: reader) }
             if summary {
                 var summary = InspectSummary(filter: filter, selection: selection, partitions: partitions, now: now)
                 try summary.collect(reader: reader, visited: visitedOne)
@@ -183,7 +182,7 @@ struct Inspect: ParsableCommand {
                 let width = format == .wide ? nil : TerminalWidth.current()
                 let table = InspectTable(
                     settings: InspectTable.Settings(
-                        filter: filter, selection: selection, username: username, wide: format == .wide, revealSecrets: revealSecrets,
+                        filter: filter, selection: selection, partitions: partitions, wide: format == .wide, revealSecrets: revealSecrets,
                         limit: limit, now: now, style: style, width: width
                     ),
                     output: output, visited: visitedOne

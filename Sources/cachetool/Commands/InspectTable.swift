@@ -21,8 +21,8 @@ final class InspectTable {
     struct Settings {
         var filter: RecordFilter
         var selection: InspectSelection
-        /// Only accounts with this username (case-insensitive) and their credentials.
-        var username: String?
+        /// Only these home accounts (those `--username` names, in storage order), without the app metadata.
+        var partitions: [HomeAccountPartition]?
         var wide: Bool
         var revealSecrets: Bool
         var limit: Int?
@@ -81,7 +81,10 @@ final class InspectTable {
         try output.line(layout.headerLine(style: settings.style))
         if let homeAccountID = settings.filter.homeAccountID {
             try group(reader.partition(homeAccountID: homeAccountID), reader: reader)
-        } else if settings.username == nil, try reader.counts()[.account] ?? 0 > Self.sortedAccountLimit {
+        } else if let partitions = settings.partitions {
+            // One username: its accounts sort by nothing else.
+            for partition in partitions where !truncated { try group(partition, reader: reader) }
+        } else if try reader.counts()[.account] ?? 0 > Self.sortedAccountLimit {
             // Storage order, straight from the keys: nothing per account is kept.
             try eachPartition(reader) { try group($0, reader: reader) }
         } else {
@@ -90,15 +93,13 @@ final class InspectTable {
                 guard !truncated else { break }
                 try group(partition, reader: reader)
             }
-            if settings.username == nil {
-                // Then the home accounts without an Account record, app-only tokens among them.
-                let known = Set(people)
-                try eachPartition(reader) { partition in
-                    if !known.contains(partition) { try group(partition, reader: reader) }
-                }
+            // Then the home accounts without an Account record, app-only tokens among them.
+            let known = Set(people)
+            try eachPartition(reader) { partition in
+                if !known.contains(partition) { try group(partition, reader: reader) }
             }
         }
-        if !truncated, settings.filter.homeAccountID == nil, settings.username == nil,
+        if !truncated, settings.filter.homeAccountID == nil, settings.partitions == nil,
             settings.selection.kinds.contains(.appMetadata)
         {
             try appMetadata(reader)
@@ -118,17 +119,14 @@ final class InspectTable {
         }
     }
 
-    /// The partitions of the accounts shown (all, or those with `--username`), by username: one pass over the
-    /// Account records, keeping one sort key per home account.
+    /// The partitions of the accounts, by username: one pass over the Account records, keeping one sort key per home
+    /// account.
     private func sortedPeople(_ reader: CacheReader) throws -> [HomeAccountPartition] {
         var people: [HomeAccountPartition: (key: String, fromHomeProfile: Bool)] = [:]
         try reader.forEach(Account.self) { result in
             visited()
             guard case .success(let stored) = result, let partition = reader.partition(of: stored) else { return true }
             let account = stored.entity
-            if let wanted = settings.username {
-                guard let username = account.username, username.lowercased() == wanted.lowercased() else { return true }
-            }
             // As the person's line is labelled: the username of the home profile, else of any profile, else the
             // home account id (sorted after every username).
             let isHome = Self.isHomeProfile(account)

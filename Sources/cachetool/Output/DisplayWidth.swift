@@ -60,12 +60,6 @@ enum DisplayWidth {
         }
     }
 
-    /// `text` followed by spaces up to `width` columns (unchanged when it is as wide or wider).
-    static func padded(_ text: String, to width: Int) -> String {
-        let missing = width - columns(text)
-        return missing > 0 ? text + String(repeating: " ", count: missing) : text
-    }
-
     private static func prefix(of text: String, columns budget: Int) -> String {
         var used = 0
         var result = ""
