@@ -62,7 +62,8 @@ struct InspectJSON {
             visited()
             switch result {
             case .failure(let damaged):
-                if !corrupt.contains(damaged) { corrupt.append(damaged) }
+                // Each kind is read once (the partitions of `--username` are distinct): no record is met twice.
+                corrupt.append(damaged)
                 return true
             case .success(let stored):
                 guard selection.admits(InspectedRecord.of(stored.entity), now: now) else { return true }

@@ -35,7 +35,6 @@ struct InspectSummary {
     /// Reads the selected records: the per-account kinds one home account at a time (to count home accounts
     /// without keeping them), then the app metadata.
     mutating func collect(reader: CacheReader, visited: () -> Void) throws {
-        var perAccount: [HomeAccountPartition] = []
         let single = filter.homeAccountID.map { reader.partition(homeAccountID: $0) }
         // App-only tokens (client credentials) have an empty home account id: no person.
         let appOnly = reader.partition(homeAccountID: "")
@@ -56,8 +55,7 @@ struct InspectSummary {
             if any && partition != appOnly { homeAccounts += 1 }
         }
         if let partitions = partitions ?? single.map({ [$0] }) {
-            perAccount = partitions
-            for each in perAccount { try partition(each) }
+            for each in partitions { try partition(each) }
         } else {
             try reader.forEachPartition { try partition($0); return true }
         }
@@ -75,7 +73,8 @@ struct InspectSummary {
     private mutating func add<E: CacheEntity>(_ result: Result<StoredEntity<E>, CorruptRecord>) -> Bool {
         switch result {
         case .failure(let damaged):
-            if !corrupt.contains(damaged) { corrupt.append(damaged) }
+            // Each home account and kind is read once: no record is met twice.
+            corrupt.append(damaged)
             return false
         case .success(let stored):
             let record = InspectedRecord.of(stored.entity)
