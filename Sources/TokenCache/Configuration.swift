@@ -19,6 +19,9 @@ public struct Configuration: Sendable {
     public var initialMapSize: Int = 32 << 20
     /// The map grows by doubling up to this size; beyond it writes fail with `.storageFull`.
     public var maximumMapSize: Int = 8 << 30
+    /// Room beyond ``maximumMapSize`` kept for writes that only remove records (sign-out, delete, purge, eviction):
+    /// a store at its cap can always be emptied. Tests shrink it to cross the purge's fallback to smaller batches.
+    var reservedMapSize: Int = 4 << 20
     /// Open without write access; writes throw `.readOnly`.
     public var readOnly = false
     /// LMDB on NFS, SMB or FUSE can corrupt the store; refused unless this is set.

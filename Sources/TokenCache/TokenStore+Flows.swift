@@ -32,7 +32,7 @@ extension TokenStore {
     /// See ``CacheWriter/removeAccount(homeAccountID:clientID:environment:)``.
     @discardableResult
     public func removeAccount(homeAccountID: String, clientID: String?, environment: String? = nil) throws -> RemovalSummary {
-        try write {
+        try removing {
             try $0.removeAccount(
                 homeAccountID: homeAccountID, clientID: clientID, environment: environment
             )

@@ -117,6 +117,13 @@ public final class TokenStore: Sendable {
         try store.write(now: Self.currentTime(), body)
     }
 
+    /// ``write(_:)`` for a transaction that only removes records: at the store's size cap it may use the room kept
+    /// in reserve beyond it (a delete in LMDB's copy-on-write tree needs new pages before it frees any), so that a
+    /// full store can still be signed out of, purged and emptied.
+    func removing<R>(_ body: (CacheWriter) throws -> R) throws -> R {
+        try store.write(now: Self.currentTime(), freeingSpace: true, body)
+    }
+
     // MARK: One-record conveniences (each its own transaction)
 
     /// Reads the entity stored under `key`, in a read transaction of its own.
@@ -156,7 +163,7 @@ public final class TokenStore: Sendable {
     ///   and the errors of ``write(_:)``.
     @discardableResult
     public func delete<Key: CacheEntityKey>(_ key: Key, expectedRevision: UInt64? = nil) throws -> Bool {
-        try write { try $0.delete(key, expectedRevision: expectedRevision) }
+        try removing { try $0.delete(key, expectedRevision: expectedRevision) }
     }
 
     /// Every entity of one kind that matches `filter`, from one snapshot.

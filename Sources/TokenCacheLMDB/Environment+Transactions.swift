@@ -58,7 +58,10 @@ extension Environment {
     ///   needed while this thread is inside another transaction of this environment (growing then would
     ///   deadlock); `LMDBError.usedAfterFork`; any commit failure (`EIO`, `ENOSPC`, ...), never reported
     ///   as success.
-    package func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+    /// - Parameter purpose: `.freeingSpace` for a write that removes records: when the map is at its cap, it may
+    ///   grow into ``EnvironmentOptions/reservedMapSize`` beyond it (a delete copies pages before it frees any), and
+    ///   the map returns to the cap after it commits, so that a full store can always be emptied.
+    package func write<R>(_ purpose: WritePurpose = .general, _ body: (WriteTransaction) throws -> R) throws -> R {
         try checkUsable()
         let state = ThreadState.current
         guard !state[environment: serial].inWrite else { throw LMDBError.nestedWrite }
@@ -67,6 +70,10 @@ extension Environment {
         while true {
             enterShared(state)
             state[environment: serial].inWrite = true
+            if purpose == .general, let shortage = allocateDiskReserve() {
+                leaveWrite(state)
+                throw shortage
+            }
             var txnPointer: OpaquePointer?
             let beginRC = lmdb_txn_begin(handle, readOnly: false, &txnPointer)
             guard beginRC == MDB_SUCCESS, let txnHandle = txnPointer else {
@@ -103,7 +110,7 @@ extension Environment {
                 lmdb_txn_abort(txnHandle)
                 leaveWrite(state)
                 growthAttempts += 1
-                try growMap(state, observedSize: mapSizeAtBegin, attempt: growthAttempts)
+                try growMap(state, observedSize: mapSizeAtBegin, attempt: growthAttempts, purpose: purpose)
                 continue
             }
             let value: R
@@ -128,10 +135,11 @@ extension Environment {
             leaveWrite(state)
             if commitRC == MDB_MAP_FULL {
                 growthAttempts += 1
-                try growMap(state, observedSize: mapSizeAtBegin, attempt: growthAttempts)
+                try growMap(state, observedSize: mapSizeAtBegin, attempt: growthAttempts, purpose: purpose)
                 continue
             }
             try LMDBError.check(commitRC)
+            if purpose == .freeingSpace { returnMapToCap(state) }
             return value
         }
     }
@@ -224,17 +232,39 @@ extension Environment {
         try gate.withExclusive(body)
     }
 
-    /// Doubles the map, capped at `maximumMapSize`. `observedSize` is the size the failed transaction ran
+    /// The largest map a write of `purpose` may grow to: the cap, and for a write that frees space the reserve
+    /// beyond it.
+    func mapCap(for purpose: WritePurpose) -> Int {
+        let cap = options.maximumMapSize
+        guard purpose == .freeingSpace else { return Self.roundUpToOSPage(cap) }
+        let (sum, overflow) = cap.addingReportingOverflow(options.reservedMapSize)
+        return Self.roundUpToOSPage(overflow ? Int.max : sum)
+    }
+
+    /// Doubles the map, capped at the cap for `purpose`. `observedSize` is the size the failed transaction ran
     /// with; if another thread grew the map meanwhile, just retry.
-    private func growMap(_ state: ThreadState, observedSize: Int, attempt: Int) throws(LMDBError) {
+    private func growMap(_ state: ThreadState, observedSize: Int, attempt: Int, purpose: WritePurpose) throws(LMDBError) {
         guard attempt <= Self.maxGrowthAttempts else { throw .mapFull }
         try withExclusiveGate(state, refusal: .mapFull) { () throws(LMDBError) in
             let current = Int(lmdb_env_info(handle).me_mapsize)
             guard current <= observedSize else { return }
-            let cap = Self.roundUpToOSPage(options.maximumMapSize)
+            let cap = mapCap(for: purpose)
             guard current < cap else { throw .mapFull }
             let doubled = current > Int.max / 2 ? Int.max : current * 2
             try resizeMap(to: Self.roundUpToOSPage(min(doubled, cap)))
+        }
+    }
+
+    /// After a write that may have grown the map into the reserve: sets it back to the cap, so that the next
+    /// general write cannot use the reserve. LMDB never maps less than the data stored (`mdb_env_set_mapsize`
+    /// rounds a smaller size up to it), so pages the freeing write needed stay mapped and fill up again with
+    /// what later writes free. Best effort: if a transaction of this thread is live, the map stays as it is.
+    private func returnMapToCap(_ state: ThreadState) {
+        let cap = mapCap(for: .general)
+        guard Int(lmdb_env_info(handle).me_mapsize) > cap else { return }
+        try? withExclusiveGate(state, refusal: .mapFull) { () throws(LMDBError) in
+            guard Int(lmdb_env_info(handle).me_mapsize) > cap else { return }
+            try resizeMap(to: cap)
         }
     }
 
@@ -275,6 +305,18 @@ extension Environment {
             FileSystem.extend(fd: fd, to: max(needed, stillNeeded))
         }
         lmdb_txn_abort(txn)
+    }
+
+    /// Allocates ``EnvironmentOptions/reservedDiskSpace`` bytes of disk past the used end of `data.mdb`, so that
+    /// a write freeing space finds room for the pages it copies even when the disk is full: `.noSpace` when the disk
+    /// cannot hold them (a general write is then refused before it starts), nil otherwise. Filesystems without
+    /// block allocation (and any other failure) leave the reserve to chance rather than refuse writes. Another
+    /// process may commit between this and the transaction; the reserve is a margin, not a guarantee.
+    private func allocateDiskReserve() -> LMDBError? {
+        guard options.reservedDiskSpace > 0, !options.readOnly, let fd = lmdb_env_get_fd(handle) else { return nil }
+        let usedEnd = (Int(lmdb_env_info(handle).me_last_pgno) + 1) * lmdb_env_page_size(handle)
+        let rc = tc_allocate_blocks(fd, off_t(usedEnd), off_t(options.reservedDiskSpace))
+        return rc == ENOSPC ? LMDBError(code: ENOSPC) : nil
     }
 
     /// The length `data.mdb` should have, if it is currently shorter than that.

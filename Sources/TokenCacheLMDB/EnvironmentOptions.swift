@@ -10,10 +10,26 @@ package struct EnvironmentOptions: Sendable {
     package var initialMapSize: Int = 32 << 20
     /// Growth cap in bytes. A write that needs more than this throws `LMDBError.mapFull`.
     package var maximumMapSize: Int = 8 << 30
+    /// Bytes of map beyond `maximumMapSize` that only writes which free space (`WritePurpose.freeingSpace`) may
+    /// use: LMDB copies every page a delete touches before it frees any, so at the cap even a delete needs room.
+    package var reservedMapSize: Int = 4 << 20
+    /// Bytes of disk kept allocated past the used end of `data.mdb` (blocks only; the file's size is unchanged) for
+    /// writes that free space: a general write is refused with `LMDBError.noSpace` when they cannot be allocated, so
+    /// that on a full disk removals still find room for the pages they copy. 0 turns the reserve off.
+    package var reservedDiskSpace: Int = 256 << 10
     /// `MDB_RDONLY`. LMDB still needs write access to `lock.mdb`.
     package var readOnly: Bool = false
 
     package init() {}
+}
+
+/// What a write transaction is for, as far as room is concerned.
+package enum WritePurpose: Sendable {
+    /// Any write: the map grows up to `EnvironmentOptions.maximumMapSize`.
+    case general
+    /// A write that removes records (a delete, a purge, a sign-out): it may also use
+    /// `EnvironmentOptions.reservedMapSize`, so that a store at its cap can still be emptied.
+    case freeingSpace
 }
 
 /// A snapshot of an environment's geometry, for diagnostics (`cachetool info`).

@@ -63,7 +63,8 @@ package final class InMemoryRecordBackend: RecordBackend {
         try body(Snapshot(state: committed.withLock { $0 }))
     }
 
-    package func write<R>(_ body: (any RecordWriting) throws -> R) throws -> R {
+    /// Memory has no cap of its own, so `freeingSpace` changes nothing.
+    package func write<R>(freeingSpace: Bool, _ body: (any RecordWriting) throws -> R) throws -> R {
         let thread = UInt(pthread_self())
         if writerThread.load(ordering: .acquiring) == thread {
             throw StorageError(.unsupportedEnvironment, "a write transaction was started inside another one on the same thread")

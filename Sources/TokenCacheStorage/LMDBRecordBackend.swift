@@ -21,6 +21,8 @@ package final class LMDBRecordBackend: RecordBackend {
         package var readOnly: Bool
         /// LMDB on NFS, SMB or FUSE can corrupt the store; refused unless this is set.
         package var allowNetworkFilesystem: Bool
+        /// Room beyond `maximumMapSize` that only writes freeing space may use (`EnvironmentOptions.reservedMapSize`).
+        package var reservedMapSize: Int = EnvironmentOptions().reservedMapSize
 
         package init(directory: String, initialMapSize: Int, maximumMapSize: Int, readOnly: Bool, allowNetworkFilesystem: Bool) {
             self.directory = directory
@@ -81,6 +83,7 @@ package final class LMDBRecordBackend: RecordBackend {
         var environmentOptions = EnvironmentOptions()
         environmentOptions.initialMapSize = options.initialMapSize
         environmentOptions.maximumMapSize = max(options.maximumMapSize, options.initialMapSize)
+        environmentOptions.reservedMapSize = max(options.reservedMapSize, 0)
         environmentOptions.readOnly = options.readOnly
         let environment: Environment
         do {
@@ -106,9 +109,9 @@ package final class LMDBRecordBackend: RecordBackend {
         } catch let error as LMDBError { throw StorageError(error, directory: location) }
     }
 
-    package func write<R>(_ body: (any RecordWriting) throws -> R) throws -> R {
+    package func write<R>(freeingSpace: Bool, _ body: (any RecordWriting) throws -> R) throws -> R {
         do {
-            return try environment.write { transaction in try body(LMDBTransaction(transaction: transaction, backend: self)) }
+            return try environment.write(freeingSpace ? .freeingSpace : .general) { transaction in try body(LMDBTransaction(transaction: transaction, backend: self)) }
         } catch let error as LMDBError { throw StorageError(error, directory: location) }
     }
 

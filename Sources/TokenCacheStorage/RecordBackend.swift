@@ -18,7 +18,10 @@ package protocol RecordBackend: AnyObject, Sendable {
     /// rolled back when it throws. Writers are serialised; a write inside a write on the same thread is refused, not
     /// deadlocked. `body` may run more than once (LMDB re-runs it after growing its map), so it must have no effect
     /// outside the transaction.
-    func write<R>(_ body: (any RecordWriting) throws -> R) throws -> R
+    /// - Parameter freeingSpace: the write removes records: a backend with a size cap lets it use room kept in
+    ///   reserve beyond the cap, so that a full store can still be emptied (a copy-on-write tree needs new pages
+    ///   to delete).
+    func write<R>(freeingSpace: Bool, _ body: (any RecordWriting) throws -> R) throws -> R
 
     /// Where the records live, for messages: a directory, or a name for memory.
     var location: String { get }
@@ -44,6 +47,13 @@ package protocol RecordBackend: AnyObject, Sendable {
     /// Damage below the records that the backend can see (LMDB: its two meta pages), described for an operator;
     /// nil when there is none or the backend has no such layer.
     func integrityProblem() throws -> String?
+}
+
+extension RecordBackend {
+    /// A write that may add records (``write(freeingSpace:_:)`` with `freeingSpace: false`).
+    package func write<R>(_ body: (any RecordWriting) throws -> R) throws -> R {
+        try write(freeingSpace: false, body)
+    }
 }
 
 /// Read access to one snapshot, valid only inside the closure that received it.

@@ -51,6 +51,50 @@ import TokenCacheLMDB
         try environment.write { txn in try txn.put(in: db, key: "small", value: "fits") }
     }
 
+    /// At the cap a delete needs pages too (LMDB copies each page it changes before it frees any): with no reserve,
+    /// removing records from a full store fails; with the reserve, a write marked as freeing space succeeds, the map
+    /// goes back to the cap after it, and the freed pages take new records.
+    @Test(arguments: [0, 1 << 20]) func aFreeingWriteMayUseTheReserveAtTheCap(reserve: Int) throws {
+        let directory = try TemporaryDirectory()
+        let cap = 1 << 20
+        let (environment, db) = try makeStore(in: directory) {
+            $0.initialMapSize = cap
+            $0.maximumMapSize = cap
+            $0.reservedMapSize = reserve
+        }
+        func key(_ index: Int) -> [UInt8] { bytes(String(format: "key-%06d", index)) }
+        let value = [UInt8](repeating: 0x5A, count: 300)
+        var stored = 0
+        while true {
+            do {
+                try environment.write { txn in try value.withUnsafeBytes { try txn.put(in: db, key: key(stored), value: $0) } }
+                stored += 1
+            } catch {
+                #expect(error as? LMDBError == .mapFull)
+                break
+            }
+        }
+        #expect(stored > 1_000)
+        let removeHalf = {
+            try environment.write(.freeingSpace) { txn in
+                for index in stride(from: 0, to: stored, by: 2) { try txn.delete(in: db, key: key(index)) }
+            }
+        }
+        guard reserve > 0 else {
+            #expect(throws: LMDBError.mapFull, performing: removeHalf)
+            #expect(try environment.read { try $0.count(in: db) } == stored)
+            return
+        }
+        try removeHalf()
+        let info = environment.info
+        #expect(environment.mapSize == max(cap, (info.lastPageNumber + 1) * info.pageSize))
+        #expect(try environment.read { try $0.count(in: db) } == stored - (stored + 1) / 2)
+        // A general write does not get the reserve, but it gets the pages the removal freed.
+        for index in 0..<100 {
+            try environment.write { txn in try value.withUnsafeBytes { try txn.put(in: db, key: key(stored + index), value: $0) } }
+        }
+    }
+
     @Test func growthNeededInsideAReadOnTheSameThreadThrowsMapFullInsteadOfDeadlocking() throws {
         let directory = try TemporaryDirectory()
         let (environment, db) = try makeStore(in: directory) {

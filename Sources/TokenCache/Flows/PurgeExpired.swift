@@ -60,9 +60,10 @@ extension TokenStore {
     ) throws {
         let dryRun = report.dryRun
         var start: [UInt8] = []
+        var limits = limits
         while true {
             // One batch: read from `start`, collect the expired, remove them, in one transaction.
-            let batch: (removed: Int, examined: Int, last: [UInt8]?, corrupt: [CorruptRecord]) = try {
+            let attempt: (removed: Int, examined: Int, last: [UInt8]?, corrupt: [CorruptRecord])? = try {
                 func run(_ reader: CacheReader) throws -> (Int, Int, [UInt8]?, [CorruptRecord]) {
                     var keys: [[UInt8]] = []
                     var examined = 0
@@ -88,8 +89,18 @@ extension TokenStore {
                     let removed = try writer.mappingErrors { try writer.deleteRecords(S.self, keys: keys) }
                     return (removed, examined, last, corrupt)
                 }
-                return dryRun ? try read(run) : try write(run)
+                guard !dryRun else { return try read(run) }
+                do {
+                    return try removing(run)
+                } catch let error as TokenCacheError where error.code == .storageFull && limits.removed > 1 {
+                    // Even the reserve a removal may use is too small for this many deletes at once (a store at
+                    // its cap, or a full disk): fewer per transaction, down to one.
+                    limits.removed /= 2
+                    limits.examined = max(limits.examined / 2, limits.removed)
+                    return nil
+                }
             }()
+            guard let batch = attempt else { continue }
             report.examined += batch.examined
             report.corrupt += batch.corrupt
             if S.kind == .accessToken { report.accessTokensRemoved += batch.removed } else { report.refreshTokensRemoved += batch.removed }

@@ -52,10 +52,11 @@ final class RecordStore: Sendable {
         } else {
             try checkExistingStoreDirectory(directory)
         }
-        let options = LMDBRecordBackend.Options(
+        var options = LMDBRecordBackend.Options(
             directory: directory, initialMapSize: configuration.initialMapSize, maximumMapSize: configuration.maximumMapSize,
             readOnly: configuration.readOnly, allowNetworkFilesystem: configuration.allowNetworkFilesystem
         )
+        options.reservedMapSize = configuration.reservedMapSize
         do { return try LMDBRecordBackend.open(options, spaces: DatabaseName.all) } catch {
             throw TokenCacheError.wrap(error, directory: directory)
         }
@@ -192,11 +193,13 @@ final class RecordStore: Sendable {
     }
 
     /// Runs `body` in one write transaction, after checking that this store may write and that the header is still
-    /// the one it was opened with. `now` is the time every record written is stamped with. Errors as for ``read(_:)``.
-    func write<R>(now: Int64, _ body: (CacheWriter) throws -> R) throws -> R {
+    /// the one it was opened with. `now` is the time every record written is stamped with. `freeingSpace` marks a
+    /// write that only removes records: it may use the room the backend keeps beyond its cap (``RecordBackend``),
+    /// so that sign-out, delete and purge work on a full store. Errors as for ``read(_:)``.
+    func write<R>(now: Int64, freeingSpace: Bool = false, _ body: (CacheWriter) throws -> R) throws -> R {
         try checkWritable()
         do {
-            return try backend.write { transaction in
+            return try backend.write(freeingSpace: freeingSpace) { transaction in
                 try checkHeaderUnchanged(in: transaction)
                 return try body(CacheWriter(store: self, transaction: transaction, now: now))
             }
