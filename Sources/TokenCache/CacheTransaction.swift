@@ -153,6 +153,10 @@ extension CacheReader: Sendable {}
 public final class CacheWriter: CacheReader {
     let writeTransaction: any RecordWriting
     let now: Int64
+    /// The store's access-token cap as this transaction read it: nil until read, then `.some(nil)` for no cap.
+    var loadedCap: Int?? = nil
+    /// Access tokens this transaction evicted to keep the store under its cap.
+    public internal(set) var accessTokensEvicted = 0
 
     init(store: RecordStore, transaction: any RecordWriting, now: Int64) {
         writeTransaction = transaction
@@ -187,6 +191,7 @@ public final class CacheWriter: CacheReader {
         let revision = max(current ?? 0, removed) &+ 1
         try store.seal(entity, key: key, revision: revision, now: now, into: writeTransaction)
         try bucketsChanged(S.self, keys: [key])
+        if S.kind == .accessToken, current == nil { try accessTokenAdded(storageKey: entryKey) }
         return revision
     }
 
@@ -217,6 +222,7 @@ public final class CacheWriter: CacheReader {
         let revision = (previousRevision ?? 0) &+ 1
         try store.seal(merged, key: key, revision: revision, now: now, into: writeTransaction)
         try bucketsChanged(S.self, keys: [key])
+        if S.kind == .accessToken, previous == nil { try accessTokenAdded(storageKey: entryKey) }
         return revision
     }
 

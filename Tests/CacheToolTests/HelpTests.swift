@@ -18,6 +18,7 @@ import Testing
         Golden(arguments: ["info"], text: HelpText.info),
         Golden(arguments: ["stats"], text: HelpText.stats),
         Golden(arguments: ["purge-expired"], text: HelpText.purgeExpired),
+        Golden(arguments: ["cap"], text: HelpText.cap),
         Golden(arguments: ["rekey"], text: HelpText.rekey),
         Golden(arguments: ["verify"], text: HelpText.verify),
         Golden(arguments: ["backup"], text: HelpText.backup),
@@ -53,7 +54,7 @@ import Testing
         let listed = lines[(start + 1)...].prefix { !$0.isEmpty }
             .filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }
             .compactMap { $0.split(separator: " ").first.map(String.init) }
-        #expect(listed.count == 17)
+        #expect(listed.count == 18)
         #expect(Set(listed) == Set(Self.goldens.compactMap(\.arguments.first)))
     }
 
@@ -105,6 +106,8 @@ enum HelpText {
                                   deleted records back to the disk.
           purge-expired           Remove expired access tokens (and refresh tokens past
                                   their own expiry).
+          cap                     Show, set or remove the store's cap on the number of
+                                  access tokens.
           rekey                   Protect the store with a new key file or passphrase
                                   (the old one stops opening it).
           ingest                  Store a raw OAuth2/OIDC token response (access,
@@ -575,7 +578,7 @@ enum HelpText {
         in bounded memory. Damaged records are counted and listed by fingerprint on
         standard error (exit code 65).
 
-        JSON keys: records, access_tokens {valid, expiring_soon, expired},
+        JSON keys: records, access_tokens {valid, expiring_soon, expired, cap},
         refresh_tokens_expired, home_accounts, largest_accounts [{fingerprint,
         home_account_id?, records, access_tokens}], clients [{fingerprint, client_id?,
         access_tokens, refresh_tokens, id_tokens, app_metadata}], clients_truncated,
@@ -593,6 +596,39 @@ enum HelpText {
                                   fingerprints.
           --now <seconds>         Current time in Unix seconds, for expiry and ages
                                   (default: now).
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        """
+
+    static let cap = """
+        OVERVIEW: Show, set or remove the store's cap on the number of access tokens.
+
+        The cap is kept in the store, so every process that writes to it enforces it. A
+        write that adds an access token to a store at its cap evicts others: expired
+        tokens first, then the least recently cached (chosen from a random sample of
+        16, so the cost per write stays the same whatever the store's size). Refresh
+        tokens, ID tokens, accounts and app metadata are never evicted: only an access
+        token, which the next silent request gets again with the refresh token.
+
+        Setting a cap below the number stored evicts the excess now, oldest first, in
+        transactions of at most a few thousand removals: a cap command that is stopped
+        or killed leaves a valid store, and running it again finishes the work. Works
+        on a full store (it may use the room kept for removals).
+
+        JSON keys: cap (null when none), access_tokens, evicted, transactions.
+
+        Exit codes: 0 success, 64 usage, 65 damaged cap record, 66 store or key not
+        found, 74 storage full or I/O error, 75 conflict (retry), 77 wrong key.
+
+        USAGE: cachetool cap [--store <dir>] [--key-file <path>] [--access-tokens <count>] [--none] [--json]
+
+        OPTIONS:
+          --store <dir>           Store directory.
+          --key-file <path>       Key file (32 bytes, mode 0600).
+          --access-tokens <count> Set the cap to this many access tokens (at least 1).
+          --none                  Remove the cap.
+          --json                  Print JSON.
           --version               Show the version.
           -h, --help              Show help information.
 

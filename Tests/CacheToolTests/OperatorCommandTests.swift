@@ -30,7 +30,9 @@ import Glibc
             #expect(revealed.stdout.contains("5e3ce6c0-2b1f-4285-8d4b-75ee78787346") && revealed.stdout.contains("1a2b3c4d-0000-4000-8000-a11ce0000001"))
             let json = try #require(try JSONSerialization.jsonObject(with: Data(revealed.stdout.utf8)) as? [String: Any])
             #expect((json["records"] as? [String: Int])?["AccessToken"] == 5)
-            #expect(json["access_tokens"] as? [String: Int] == ["valid": 4, "expiring_soon": 0, "expired": 1])
+            let accessTokens = try #require(json["access_tokens"] as? [String: Any])
+            #expect(accessTokens["valid"] as? Int == 4 && accessTokens["expiring_soon"] as? Int == 0 && accessTokens["expired"] as? Int == 1)
+            #expect(accessTokens["cap"] is NSNull)
             let storage = try #require(json["storage"] as? [String: Any])
             #expect((storage["databases"] as? [[String: Any]])?.count == 6 && (storage["files"] as? [String: Int])?["data.mdb"] != nil)
         }

@@ -528,11 +528,16 @@ def read_record(value: bytes, store_id: bytes, db: str, lmdb_key: bytes, data_ke
     if revision < 1:
         raise CorruptRecord("revision 0")
     if db == "meta":
-        # §5.5: the only sealed meta record; one type 0x03 field per kept section, no summary, no storage key rule.
-        if lmdb_key != b"foreign-sections":
+        # The sealed meta records, no summary and no storage key rule: §5.5, one type 0x03 field per kept section;
+        # §5.6, one integer field maximum_count of at least 1.
+        if lmdb_key == b"foreign-sections":
+            if any(kind != "json" for kind, _ in fields.values()):
+                raise CorruptRecord("a kept MSAL section is not a JSON field (§5.5)")
+        elif lmdb_key == b"access-token-cap":
+            if list(fields) != ["maximum_count"] or fields["maximum_count"][0] != "int" or fields["maximum_count"][1] < 1:
+                raise CorruptRecord("the access-token cap is not one integer maximum_count of at least 1 (§5.6)")
+        else:
             raise CorruptRecord("no sealed meta record has this key")
-        if any(kind != "json" for kind, _ in fields.values()):
-            raise CorruptRecord("a kept MSAL section is not a JSON field (§5.5)")
         return revision, updated_at, fields, None
     check_entity(db, fields)
     summary = decode_field_map(summary_plain) if summary_plain is not None else None
@@ -772,6 +777,7 @@ NONCE_WRAP_PASSPHRASE = bytes(range(0x90, 0xA8))
 NONCE_LONE_SUMMARY = bytes(range(0xB0, 0xC8))
 NONCE_LONE_BODY = bytes(range(0xD0, 0xE8))
 NONCE_SECTIONS_BODY = bytes(range(0xE8, 0x100))
+NONCE_CAP_BODY = bytes([0xC3] * 24)
 
 HOME_ACCOUNT_ID = "uid1.utid1"
 ENVIRONMENT = "login.microsoftonline.com"
@@ -1181,6 +1187,30 @@ def v_records(blind_index_at_key: bytes) -> None:
         ("body_plaintext", sections_body),
         ("record_key", RECORD_KEY),
     ], sections_env)
+
+    # ---- The access-token cap: meta / access-token-cap (§5.6) --------------------------------------------
+    # A record without summary in the meta database, under the ASCII key "access-token-cap", whose body holds one
+    # integer field, maximum_count.
+    cap_key = b"access-token-cap"
+    cap_fields = [("maximum_count", "int", 10000)]
+    cap_revision, cap_updated_at = 1, 1795354100
+    cap_body = encode_body(cap_revision, cap_updated_at, cap_fields)
+    cap_env = seal_record(STORE_ID, "meta", cap_key, KEY_ID, DATA_KEY, None, None, cap_body, NONCE_CAP_BODY)
+    assert cap_env[5:9] == u32be(0)
+    assert open_record(cap_env, STORE_ID, "meta", cap_key, keys) == (None, cap_body)
+    assert read_record(cap_env, STORE_ID, "meta", cap_key, keys)[2] == {"maximum_count": ("int", 10000)}
+    write_vector("record-access-token-cap.txt", [
+        ("description_text", "the store's cap on access tokens: a record without summary under meta / access-token-cap, "
+                             "one integer field maximum_count (FORMAT.md §5.6)."),
+        ("expect_text", "success"),
+        *record_inputs("meta", cap_key),
+        ("body_nonce", NONCE_CAP_BODY),
+        ("revision_int", cap_revision),
+        ("updated_at_int", cap_updated_at),
+        *field_lines(cap_fields),
+        ("body_plaintext", cap_body),
+        ("record_key", RECORD_KEY),
+    ], cap_env)
 
     # ---- Failure cases, each derived from the AccessToken envelope with exactly one fault ----------------
     # Tampered: one bit flipped in the middle of the body ciphertext (tag excluded).

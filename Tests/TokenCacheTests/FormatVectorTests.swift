@@ -197,7 +197,7 @@ extension SecureBuffer {
         #expect(error?.code == .wrongKey)
     }
 
-    @Test(arguments: ["record-access-token.txt", "record-access-token-lone.txt", "record-account.txt", "record-foreign-sections.txt"])
+    @Test(arguments: ["record-access-token.txt", "record-access-token-lone.txt", "record-account.txt", "record-foreign-sections.txt", "record-access-token-cap.txt"])
     func recordsMatchByteForByteAndDecode(file: String) throws {
         let vector = try FormatVector(file)
         let keyring = try vector.keyring()
@@ -249,6 +249,11 @@ extension SecureBuffer {
                 #expect(encoded(account.encodeFields()) == encoded(record.fields.fieldMap))
                 #expect(!account.additionalFields.isEmpty)
                 #expect(Account.storageKey(for: account.key, index: keyring.index) == lmdbKey)
+            case DatabaseName.meta where lmdbKey == RecordStore.accessTokenCapKey:
+                // The access-token cap (§5.6): read as the store reads it, and written back byte for byte.
+                let cap = try RecordStore.accessTokenCap(in: record.fields)
+                #expect(cap == 10_000)
+                #expect(RecordStore.accessTokenCapBody(cap, now: record.updatedAt).encode().bytes == body)
             case DatabaseName.meta:
                 // The kept MSAL sections (§5.5): read as the store reads them, and written back byte for byte.
                 #expect(lmdbKey == RecordStore.foreignSectionsKey)

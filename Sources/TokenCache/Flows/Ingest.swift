@@ -13,6 +13,10 @@ public struct IngestResult: Sendable {
     public var homeAccountID: String
     /// Access tokens of the same bucket that the new one replaced (intersecting scopes) or that had expired.
     public var accessTokensRemoved: Int
+    /// Expired access tokens of other buckets that the write's bounded sweep removed.
+    public var expiredAccessTokensSwept = 0
+    /// Access tokens evicted because the store was over its cap (``TokenStore/setAccessTokenCap(_:progress:)``).
+    public var accessTokensEvicted = 0
 }
 
 extension CacheWriter {
@@ -46,9 +50,12 @@ extension CacheWriter {
             accessToken = Self.carryingUnknownFields(previous.entity, accessToken)
         }
         let removed = try removeSupersededAccessTokens(by: accessToken, plan: plan, now: now)
+        let evictedBefore = accessTokensEvicted
         let accessTokenRevision = try putStorable(
             accessToken, expectedRevision: nil, continuing: previous?.revision ?? 0, entryKey: plan.accessTokenKey
         )
+        let evicted = accessTokensEvicted - evictedBefore
+        let swept = try sweepExpiredAccessTokens(now: now, protecting: plan.accessTokenKey)
         var refreshTokenRevision: UInt64? = nil
         if let refreshToken = derived.refreshToken {
             refreshTokenRevision = try upsert(refreshToken, entryKey: plan.refreshTokenKey, merging: Self.carryingUnknownFields)
@@ -59,7 +66,7 @@ extension CacheWriter {
         return IngestResult(
             accessToken: derived.accessToken.key, accessTokenRevision: accessTokenRevision,
             refreshTokenRevision: refreshTokenRevision, homeAccountID: derived.accessToken.homeAccountID,
-            accessTokensRemoved: removed
+            accessTokensRemoved: removed, expiredAccessTokensSwept: swept, accessTokensEvicted: evicted
         )
     }
 

@@ -49,16 +49,33 @@ extension TokenStore {
     func purgeExpired(olderThan: Int64, now: Int64?, dryRun: Bool, batch: PurgeBatch, progress: ((PurgeReport) -> Void)?) throws -> PurgeReport {
         let cutoff = (now ?? Self.currentTime()).subtractingReportingOverflow(max(olderThan, 0)).partialValue
         var report = PurgeReport(dryRun: dryRun)
-        try purge(AccessToken.self, expiresOn: { $0.expiresOn }, cutoff: cutoff, batch: batch, into: &report, progress: progress)
-        try purge(RefreshToken.self, expiresOn: { $0.expiresOn }, cutoff: cutoff, batch: batch, into: &report, progress: progress)
+        func purge<S: StorableEntity>(_ type: S.Type, expiresOn: (S) -> Int64?) throws {
+            try removeInBatches(S.self, where: { expiresOn($0).map { $0 <= cutoff } ?? false }, dryRun: dryRun, batch: batch) { batch in
+                report.examined += batch.examined
+                report.corrupt += batch.corrupt
+                if S.kind == .accessToken { report.accessTokensRemoved += batch.removed } else { report.refreshTokensRemoved += batch.removed }
+                if !dryRun && batch.removed > 0 { report.transactions += 1 }
+                progress?(report)
+            }
+        }
+        try purge(AccessToken.self, expiresOn: \.expiresOn)
+        try purge(RefreshToken.self, expiresOn: \.expiresOn)
         return report
     }
 
-    private func purge<S: StorableEntity>(
-        _ type: S.Type, expiresOn: (S) -> Int64?, cutoff: Int64, batch limits: PurgeBatch, into report: inout PurgeReport,
-        progress: ((PurgeReport) -> Void)?
+    /// What one transaction of ``removeInBatches(_:where:dryRun:batch:onBatch:)`` did.
+    struct RemovalBatch {
+        var removed: Int
+        var examined: Int
+        var corrupt: [CorruptRecord]
+    }
+
+    /// Removes every record of a kind that `doomed` selects, in transactions that each read at most `limits.examined`
+    /// records and remove at most `limits.removed` (at a full store, fewer: down to one), walking the database once
+    /// in key order. `onBatch` hears of each transaction after it committed. In a dry run, counts instead.
+    func removeInBatches<S: StorableEntity>(
+        _ type: S.Type, where doomed: (S) -> Bool, dryRun: Bool, batch limits: PurgeBatch, onBatch: (RemovalBatch) -> Void
     ) throws {
-        let dryRun = report.dryRun
         var start: [UInt8] = []
         var limits = limits
         while true {
@@ -75,7 +92,7 @@ extension TokenStore {
                             last = key
                             switch result {
                             case .success(let stored):
-                                if let time = expiresOn(stored.entity), time <= cutoff { keys.append(key) }
+                                if doomed(stored.entity) { keys.append(key) }
                             case .failure(let damaged):
                                 corrupt.append(damaged)
                             }
@@ -101,11 +118,7 @@ extension TokenStore {
                 }
             }()
             guard let batch = attempt else { continue }
-            report.examined += batch.examined
-            report.corrupt += batch.corrupt
-            if S.kind == .accessToken { report.accessTokensRemoved += batch.removed } else { report.refreshTokensRemoved += batch.removed }
-            if !dryRun && batch.removed > 0 { report.transactions += 1 }
-            progress?(report)
+            onBatch(RemovalBatch(removed: batch.removed, examined: batch.examined, corrupt: batch.corrupt))
             guard let last = batch.last else { return }
             // A dry run removes nothing, so nothing moves.
             start = Self.resumeKey(after: last, removedAny: !dryRun && batch.removed > 0, kind: S.kind)

@@ -16,6 +16,8 @@ public struct StoreStatistics: Sendable {
     public var accessTokensExpiringSoon = 0
     /// Access tokens past their expiry.
     public var accessTokensExpired = 0
+    /// The store's cap on access tokens (``TokenStore/setAccessTokenCap(_:progress:)``); nil when none is set.
+    public var accessTokenCap: Int?
     /// Refresh tokens whose own `expires_on` has passed (most refresh tokens carry none).
     public var refreshTokensExpired = 0
     /// Home accounts holding at least one record (app-only tokens count as one).
@@ -108,7 +110,10 @@ extension TokenStore {
         var statistics = StoreStatistics(storage: StoreStatistics.StorageLayout(layout, maximumMapSize: layout.usage.maximumCapacity))
         try read { reader in
             var walk = StatisticsWalk(reader: reader, now: now, progress: progress)
-            try reader.mappingErrors { try walk.run(into: &statistics) }
+            try reader.mappingErrors {
+                statistics.accessTokenCap = try store.accessTokenCap(in: reader.transaction)
+                try walk.run(into: &statistics)
+            }
         }
         return statistics
     }

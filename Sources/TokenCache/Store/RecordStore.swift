@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 internal import TokenCacheStorage
 internal import TokenCacheSodium
 internal import TokenCacheRecords
@@ -14,6 +15,9 @@ final class RecordStore: Sendable {
     let aliases: EnvironmentAliases
     /// The header as this store was opened with it: every write transaction checks that it is still the stored one.
     private let headerBytes: [UInt8]
+    /// Where the next opportunistic sweep of expired access tokens starts (``CacheWriter/sweepExpiredAccessTokens(now:protecting:)``):
+    /// kept in memory only, since a sweep that starts over after a restart loses nothing.
+    let sweepCursor = Mutex<[UInt8]>([])
 
     /// Where the records live, for messages (a directory, or the in-memory name).
     var directory: String { backend.location }

@@ -65,6 +65,8 @@ struct Ingest: ParsableCommand {
                         "access_token_revision": .integer(Int64(result.accessTokenRevision)),
                         "refresh_token_revision": result.refreshTokenRevision.map { .integer(Int64($0)) } ?? .null,
                         "access_tokens_removed": .integer(Int64(result.accessTokensRemoved)),
+                        "expired_access_tokens_swept": .integer(Int64(result.expiredAccessTokensSwept)),
+                        "access_tokens_evicted": .integer(Int64(result.accessTokensEvicted)),
                     ]).prettyPrinted()
                 )
             } else {
@@ -74,6 +76,8 @@ struct Ingest: ParsableCommand {
                         + "(access token revision \(result.accessTokenRevision)"
                         + (result.refreshTokenRevision.map { ", refresh token revision \($0)" } ?? "")
                         + "; \(result.accessTokensRemoved) superseded access token(s) removed)."
+                        + (result.expiredAccessTokensSwept > 0 ? " Swept \(result.expiredAccessTokensSwept) expired access token(s) of other buckets." : "")
+                        + (result.accessTokensEvicted > 0 ? " Evicted \(result.accessTokensEvicted) access token(s) to stay under the store's cap." : "")
                 ))
             }
         }

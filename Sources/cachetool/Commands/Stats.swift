@@ -14,7 +14,7 @@ struct Stats: ParsableCommand {
             the files' sizes. Reads every record once, in bounded memory. Damaged records are counted and listed \
             by fingerprint on standard error (exit code 65).
 
-            JSON keys: records, access_tokens {valid, expiring_soon, expired}, refresh_tokens_expired, \
+            JSON keys: records, access_tokens {valid, expiring_soon, expired, cap}, refresh_tokens_expired, \
             home_accounts, largest_accounts [{fingerprint, home_account_id?, records, access_tokens}], clients \
             [{fingerprint, client_id?, access_tokens, refresh_tokens, id_tokens, app_metadata}], clients_truncated, \
             oldest_write, newest_write, storage {page_size, map_size, maximum_map_size, used_bytes, databases [...], \
@@ -60,6 +60,7 @@ struct Stats: ParsableCommand {
             "access_tokens": .object([
                 "valid": integer(statistics.accessTokensValid), "expiring_soon": integer(statistics.accessTokensExpiringSoon),
                 "expired": integer(statistics.accessTokensExpired),
+                "cap": statistics.accessTokenCap.map(integer) ?? .null,
             ]),
             "refresh_tokens_expired": integer(statistics.refreshTokensExpired),
             "home_accounts": integer(statistics.homeAccounts),
@@ -114,6 +115,7 @@ struct Stats: ParsableCommand {
         lines.append(
             "access tokens  \(grouped(statistics.accessTokensValid)) valid · \(grouped(statistics.accessTokensExpiringSoon)) expiring "
                 + "within 5 min · \(grouped(statistics.accessTokensExpired)) expired"
+                + (statistics.accessTokenCap.map { " · cap \(grouped($0))" } ?? "")
         )
         if statistics.refreshTokensExpired > 0 {
             lines.append("refresh tokens \(grouped(statistics.refreshTokensExpired)) past their own expiry")
