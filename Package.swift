@@ -56,7 +56,7 @@ let package = Package(
             resources: [.copy("FormatVectors"), .copy("MSALFixtures")]
         ),
         .testTarget(
-            name: "CacheToolTests", dependencies: ["cachetool", "TokenCache", "TokenCacheLMDB"], exclude: ["InspectGoldens"]
+            name: "CacheToolTests", dependencies: ["cachetool", "TokenCache", "TokenCacheLMDB", "TokenCacheRecords", "TokenCacheStorage"], exclude: ["InspectGoldens"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 import TokenCache
 
@@ -95,6 +98,27 @@ struct CLIStore {
 
     func mode(_ path: String) throws -> Int {
         try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+    }
+}
+
+extension CLIStore {
+    /// Runs `cachetool arguments` and SIGKILLs it a random moment (up to `jitter` seconds) after it committed
+    /// `commits` write transactions (LMDB's newest meta page moved on that far), so that the kill lands inside a
+    /// long operation however slow this machine is right now; or lets it finish when it finishes first.
+    func runKilled(_ arguments: [String], afterCommits commits: UInt64, jitter: Double) throws {
+        let process = Process()
+        process.executableURL = CacheTool.binary
+        process.arguments = arguments
+        process.environment = processEnvironment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let committed = try LMDBDataFile.newestTransactionID(of: self)
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        while try LMDBDataFile.newestTransactionID(of: self) < committed + commits, process.isRunning, Date() < deadline { usleep(1_000) }
+        Thread.sleep(forTimeInterval: Double.random(in: 0...jitter))
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
     }
 }
 

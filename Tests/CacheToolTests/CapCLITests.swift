@@ -64,23 +64,10 @@ import Glibc
             }
             var before = tokens
             var partial = 0
-            var generator = SystemRandomNumberGenerator()
             for round in 0..<4 {
-                let process = Process()
-                process.executableURL = CacheTool.binary
-                process.arguments = ["cap", "--access-tokens", "\(cap)"]
-                process.environment = store.processEnvironment
-                process.standardOutput = FileHandle.nullDevice
-                process.standardError = FileHandle.nullDevice
-                let committed = try LMDBDataFile.newestTransactionID(of: store)
-                try process.run()
                 // Killed a moment after its second commit (the cap itself, then a first batch of evictions), inside
                 // the batches that follow.
-                let deadline = Date().addingTimeInterval(30)
-                while try LMDBDataFile.newestTransactionID(of: store) < committed + 2, process.isRunning, Date() < deadline { usleep(1_000) }
-                Thread.sleep(forTimeInterval: Double.random(in: 0...0.01, using: &generator))
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                try store.runKilled(["cap", "--access-tokens", "\(cap)"], afterCommits: 2, jitter: 0.01)
                 let verify = try store.run(["verify"])
                 #expect(verify.status == 0, "round \(round): \(verify.output)")
                 let reopened = try TokenStore.open(store.configuration)

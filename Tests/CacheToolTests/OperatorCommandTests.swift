@@ -78,23 +78,8 @@ import Glibc
             var expiredBefore = tokens / 2
             // Rounds whose kill landed between two committed batches (some removed, some left).
             var partial = 0
-            var generator = SystemRandomNumberGenerator()
             for round in 0..<4 {
-                let process = Process()
-                process.executableURL = CacheTool.binary
-                process.arguments = ["purge-expired", "--now", "\(Self.now)"]
-                process.environment = store.processEnvironment
-                process.standardOutput = FileHandle.nullDevice
-                process.standardError = FileHandle.nullDevice
-                let committed = try LMDBDataFile.newestTransactionID(of: store)
-                try process.run()
-                // Killed a moment after its first batch commits (LMDB's newest meta page moves on), so that the kill
-                // lands inside the purge, between or during its batches, however slow this machine is right now.
-                let deadline = Date().addingTimeInterval(30)
-                while try LMDBDataFile.newestTransactionID(of: store) == committed, process.isRunning, Date() < deadline { usleep(2_000) }
-                Thread.sleep(forTimeInterval: Double.random(in: 0...0.02, using: &generator))
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
+                try store.runKilled(["purge-expired", "--now", "\(Self.now)"], afterCommits: 1, jitter: 0.02)
                 let verify = try store.run(["verify"])
                 #expect(verify.status == 0, "round \(round): \(verify.output)")
                 let records = try TokenStore.open(store.configuration).list(AccessToken.self).records

@@ -14,8 +14,10 @@ struct Import: ParsableCommand {
         discussion: """
             Reads FILE, or standard input when it is '-' or absent. The whole file is checked before anything is \
             written: one invalid entry imports nothing (exit 65) unless --skip-invalid. Merging keeps, for each \
-            identity, the record written later (cached_at, then expires_on); --replace makes the store exactly the \
-            file, in one transaction. Unknown fields and sections are kept, encrypted, and written back by export.
+            identity, the record written later (cached_at, then expires_on), committing --batch-size entries per \
+            transaction: an import that is stopped or killed keeps what it committed, and running it again finishes \
+            it. --replace makes the store exactly the file, in one transaction: stopped or killed, the store is the \
+            old one or the new one. Unknown fields and sections are kept, encrypted, and written back by export.
 
             --discover lists, without importing, the plaintext caches left for this user by Azure CLI \
             (~/.azure/msal_token_cache.json, or in $AZURE_CONFIG_DIR) and by the Azure Identity libraries \
