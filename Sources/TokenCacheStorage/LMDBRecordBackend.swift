@@ -188,17 +188,34 @@ package final class LMDBRecordBackend: RecordBackend {
         }
     }
 
+    /// Moves the store directory aside to `target` (``StoreQuarantine``), refusing while any process has it open.
+    package static func moveAside(directory: String, to target: String) throws(StorageError) {
+        do {
+            try StoreQuarantine.moveAside(directory: directory, to: target)
+        } catch let inUse as StoreInUse {
+            throw StorageError(.storeInUse, Self.describe(inUse, directory: directory, doing: "moving it aside", retry: "move it aside"))
+        } catch LMDBError.noSuchFile {
+            throw StorageError(.storeNotFound, "no token cache at \(directory)")
+        } catch let error as LMDBError where error == LMDBError(code: EEXIST) || error == LMDBError(code: ENOTEMPTY) {
+            throw StorageError(.invalidArgument, "\(target) already exists; nothing was moved")
+        } catch let error as LMDBError {
+            throw StorageError(error, directory: directory)
+        } catch {
+            throw StorageError(.ioFailure, "moving \(directory) aside failed: \(type(of: error))")
+        }
+    }
+
     /// Says who has the store open and what to do: stop that program (named by its command line), then retry.
-    private static func describe(_ inUse: StoreInUse, directory: String) -> String {
+    private static func describe(_ inUse: StoreInUse, directory: String, doing: String = "compacting", retry: String = "compact") -> String {
         if inUse.isThisProcess {
-            return "the store at \(directory) is open in this process; close it before compacting. Nothing was changed"
+            return "the store at \(directory) is open in this process; close it before \(doing). Nothing was changed"
         }
         let who = switch (inUse.pid, inUse.command) {
         case let (pid?, command?): "process \(pid) (\(command))"
         case let (pid?, nil): "process \(pid)"
         default: "another process"
         }
-        return "the store at \(directory) is open in \(who); stop it, then compact again. Nothing was changed"
+        return "the store at \(directory) is open in \(who); stop it, then \(retry) again. Nothing was changed"
     }
 
     /// LMDB's two meta pages must hold transaction ids that its alternation leaves (FORMAT.md §9); otherwise one of

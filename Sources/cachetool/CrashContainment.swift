@@ -38,7 +38,8 @@ enum CrashContainment {
         Output.error(
             "corruptStore: reading the store at \(storeDirectory()) crashed LMDB (signal \(child.terminationStatus)): a page of its "
                 + "B-tree is damaged, and LMDB has no checksums to report it otherwise. Anything listed above was read before "
-                + "the crash. Copy the store aside, then restore it from a backup or re-create it with `cachetool init`"
+                + "the crash. Restore it from a backup, or `cachetool quarantine --force` moves it aside (kept, as "
+                + "STORE.corrupt-TIMESTAMP) and creates an empty one"
         )
         throw ExitCode(65)
     }

@@ -51,6 +51,12 @@ enum Failure {
             try body()
         } catch let error as TokenCacheError {
             Output.error(error.description)
+            if error.code == .corruptStore {
+                Output.note(
+                    "`cachetool verify` says what is damaged; if the store cannot be used at all, `cachetool quarantine` moves it "
+                        + "aside (kept, as STORE.corrupt-TIMESTAMP) and creates an empty one"
+                )
+            }
             throw ExitCode(exitCode(for: error))
         }
     }

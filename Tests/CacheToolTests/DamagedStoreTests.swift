@@ -292,4 +292,78 @@ import TokenCacheLMDB
             #expect(json["lone_tokens_under_entry_key"] as? Int == 0)  // every lone access token under its bucket prefix
         }
     }
+
+    /// `verify --repair`: a backup first, the damaged record removed and named by fingerprint, the rest untouched,
+    /// and `verify` clean afterwards; the backup is the store as it was, which the same key opens.
+    @Test func repairBacksUpRemovesTheDamagedRecordAndLeavesAVerifiedStore() throws {
+        try CLIStore.with { store in
+            #expect(try store.run(["init"]).status == 0)
+            #expect(try store.run(["sample-data"]).status == 0)
+            #expect(try store.run(["verify", "--repair"]).stdout == "Nothing to repair.\n17 records verified, 0 problems.\n")
+            #expect(try store.run(["verify", "--backup-dir", store.root + "/b"]).status == 64)
+            let environment = try Environment.open(
+                directory: store.directory, databases: ["meta", "accounts", "access_tokens", "refresh_tokens", "id_tokens", "app_metadata"]
+            )
+            let refreshTokens = try #require(environment.database("refresh_tokens"))
+            try environment.write { txn in
+                var first: ([UInt8], [UInt8])? = nil
+                try txn.forEach(in: refreshTokens, prefix: []) { key, value in
+                    first = (Array(key), Array(value))
+                    return false
+                }
+                var (key, value) = try #require(first)
+                value[value.count - 1] ^= 0x01
+                try value.withUnsafeBytes { try txn.put(in: refreshTokens, key: key, value: $0) }
+            }
+            let found = try store.run(["verify"])
+            #expect(found.status == 65 && found.stdout.contains("Run `cachetool verify --repair`"), "\(found.output)")
+            let fingerprint = try #require(found.stdout.split(separator: "\n").first { $0.hasPrefix("corrupt RefreshToken record ") }?.split(separator: " ")[3].dropLast())
+
+            let backup = store.root + "/before-repair"
+            let repaired = try store.run(["verify", "--repair", "--backup-dir", backup, "--json"])
+            #expect(repaired.status == 0, "\(repaired.output)")
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(repaired.stdout.utf8)) as? [String: Any])
+            let repair = try #require(json["repair"] as? [String: Any])
+            let changes = try #require(repair["changes"] as? [[String: Any]])
+            #expect(repair["backup"] as? String == backup && changes.count == 1)
+            #expect(changes.first?["fingerprint"] as? String == String(fingerprint) && changes.first?["action"] as? String == "removed")
+            #expect((json["problems"] as? [Any])?.isEmpty == true)
+            #expect(try store.run(["verify"]).stdout.contains("16 records verified, 0 problems"))
+            let copy = try store.run(["verify"], extra: ["TOKEN_CACHE_DIR": backup])
+            #expect(copy.status == 65 && copy.stdout.contains("16 records verified, 1 problem.") && copy.stdout.contains(String(fingerprint)), "\(copy.output)")
+
+            // Without --backup-dir, the copy goes beside the store.
+            let again = try store.run(["verify", "--repair"])
+            #expect(again.status == 0 && again.stdout.hasPrefix("Nothing to repair."))
+        }
+    }
+
+    /// A store that cannot be used at all: the error points at `quarantine`, which asks (or needs --yes), moves the
+    /// store aside whole and leaves an empty store that works; a healthy store is refused.
+    @Test func quarantineMovesADamagedStoreAsideAndLeavesAWorkingEmptyOne() throws {
+        try CLIStore.with { store in
+            #expect(try store.run(["init"]).status == 0)
+            #expect(try store.run(["sample-data"]).status == 0)
+            let healthy = try store.run(["quarantine", "--yes"])
+            #expect(healthy.status == 1 && healthy.stderr.contains("nothing was moved"), "\(healthy.output)")
+
+            try? FileManager.default.removeItem(atPath: store.directory + "/lock.mdb")
+            try Data((0..<16_384).map { _ in UInt8.random(in: 0...255) }).write(to: URL(fileURLWithPath: store.directory + "/data.mdb"))
+            chmod(store.directory + "/data.mdb", 0o600)
+            let failed = try store.run(["inspect"])
+            #expect(failed.status == 65 && failed.stderr.contains("`cachetool quarantine` moves it aside"), "\(failed.output)")
+            #expect(try store.run(["quarantine"]).status == 64, "no terminal to ask on, no --yes")
+            #expect(FileManager.default.fileExists(atPath: store.directory + "/data.mdb"))
+
+            let moved = try store.run(["quarantine", "--yes", "--json"])
+            #expect(moved.status == 0, "\(moved.output)")
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(moved.stdout.utf8)) as? [String: Any])
+            let target = try #require(json["moved_to"] as? String)
+            #expect(target.hasPrefix(store.directory + ".corrupt-") && json["damage"] is String)
+            #expect(FileManager.default.fileExists(atPath: target + "/data.mdb"))
+            let fresh = try store.run(["inspect", "--summary", "--json"])
+            #expect(fresh.status == 0, "\(fresh.output)")
+            #expect(try store.run(["verify"]).stdout.contains("0 records verified, 0 problems"))
+        }
+    }
 }

@@ -19,6 +19,7 @@ import Testing
         Golden(arguments: ["stats"], text: HelpText.stats),
         Golden(arguments: ["purge-expired"], text: HelpText.purgeExpired),
         Golden(arguments: ["cap"], text: HelpText.cap),
+        Golden(arguments: ["quarantine"], text: HelpText.quarantine),
         Golden(arguments: ["rekey"], text: HelpText.rekey),
         Golden(arguments: ["verify"], text: HelpText.verify),
         Golden(arguments: ["backup"], text: HelpText.backup),
@@ -54,7 +55,7 @@ import Testing
         let listed = lines[(start + 1)...].prefix { !$0.isEmpty }
             .filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }
             .compactMap { $0.split(separator: " ").first.map(String.init) }
-        #expect(listed.count == 18)
+        #expect(listed.count == 19)
         #expect(Set(listed) == Set(Self.goldens.compactMap(\.arguments.first)))
     }
 
@@ -110,6 +111,8 @@ enum HelpText {
                                   access tokens.
           rekey                   Protect the store with a new key file or passphrase
                                   (the old one stops opening it).
+          quarantine              Move a damaged store aside (STORE.corrupt-TIMESTAMP)
+                                  and create an empty one in its place.
           ingest                  Store a raw OAuth2/OIDC token response (access,
                                   refresh and ID token, account, app metadata) in one
                                   transaction.
@@ -226,11 +229,40 @@ enum HelpText {
         OVERVIEW: Decrypt every record and check that each is stored where its fields
         say (exit 65 on any problem).
 
-        USAGE: cachetool verify [--store <dir>] [--key-file <path>] [--json]
+        Problems are listed by record fingerprint, never by content: records that do
+        not authenticate or decode (corrupt), records that decrypt but sit under a key
+        their fields do not derive (misplaced), a damaged access-token cap or
+        kept-MSAL-sections record, and damage to LMDB's meta pages.
+
+        --repair fixes what is found at the level of records, after writing a
+        consistent copy of the whole store to --backup-dir (default: a new directory
+        beside the store, STORE.before-repair-TIMESTAMP; the same key opens it, so
+        restoring is moving it back). Corrupt records are removed; a misplaced record
+        is re-sealed under the key its fields derive, or removed when a record is
+        already stored there; lone access tokens are placed under their bucket prefix.
+        Every change is listed by fingerprint. A record another process rewrites
+        meanwhile is left as it is. Nothing is changed, and no copy made, when nothing
+        needs repair. Meta-page damage is not repaired: see "Recovering a damaged
+        store" in the README.
+
+        JSON keys: verified {kind: count}, lone_tokens_under_entry_key,
+        meta_page_problem, problems [{kind, fingerprint, problem, reason}]; with
+        --repair also repair {backup, changes [{record, fingerprint, action, reason}],
+        lone_tokens_placed, skipped}.
+
+        Exit codes: 0 clean (after --repair: repaired and clean), 64 usage, 65 problems
+        found (after --repair: problems left), 66 store or key not found, 74 storage
+        full or I/O error (the backup or a repair write failed; what committed stays),
+        75 conflict, 77 wrong key.
+
+        USAGE: cachetool verify [--store <dir>] [--key-file <path>] [--repair] [--backup-dir <dir>] [--json]
 
         OPTIONS:
           --store <dir>           Store directory.
           --key-file <path>       Key file (32 bytes, mode 0600).
+          --repair                Fix what is found, after backing the store up (see
+                                  below).
+          --backup-dir <dir>      Where --repair writes its backup first.
           --json                  Print JSON.
           --version               Show the version.
           -h, --help              Show help information.
@@ -598,6 +630,42 @@ enum HelpText {
                                   fingerprints.
           --now <seconds>         Current time in Unix seconds, for expiry and ages
                                   (default: now).
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        """
+
+    static let quarantine = """
+        OVERVIEW: Move a damaged store aside (STORE.corrupt-TIMESTAMP) and create an
+        empty one in its place.
+
+        For a store that cannot be used at all: it does not open (a damaged header or
+        LMDB environment), LMDB's meta pages disagree, or a B-tree page is damaged. The
+        store directory is renamed, whole and untouched, to STORE.corrupt-TIMESTAMP
+        beside it (one rename: a crash leaves it under one name or the other), and a
+        new, empty store is created with the same key. Its users sign in again; the old
+        files stay for a later look. A store that opens and whose trees are whole is
+        refused: damaged records are for `cachetool verify --repair`, which keeps
+        everything else.
+
+        Asks before moving on a terminal; elsewhere --yes is required. Refused while
+        any process has the store open (the process is named).
+
+        JSON keys: directory, moved_to, damage (null with --force).
+
+        Exit codes: 0 moved and recreated, 1 not damaged (nothing moved), 64 usage or
+        not confirmed, 66 store or key not found, 74 I/O error, 75 the store is open in
+        a process, 77 insecure permissions.
+
+        USAGE: cachetool quarantine [--store <dir>] [--key-file <path>] [--yes] [--force] [--json]
+
+        OPTIONS:
+          --store <dir>           Store directory.
+          --key-file <path>       Key file (32 bytes, mode 0600).
+          --yes                   Do not ask.
+          --force                 Move the store aside without checking that it is
+                                  damaged (for a store whose check itself fails).
+          --json                  Print JSON.
           --version               Show the version.
           -h, --help              Show help information.
 

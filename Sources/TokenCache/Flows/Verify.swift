@@ -17,9 +17,11 @@ public struct VerificationReport: Sendable {
     /// Set when LMDB's two meta pages do not hold the transaction ids its alternation leaves (see FORMAT.md §9): one
     /// of them is damaged, and if it was the newer one, the last committed transaction was silently rolled back.
     public var metaPageProblem: String?
+    /// Damaged `meta` records (the access-token cap, the kept MSAL sections).
+    public var damagedMetaRecords: [DamagedMetaRecord] = []
 
     /// No corrupt or misplaced record and no meta-page problem (lone tokens under their entry key do not count).
-    public var isClean: Bool { corrupt.isEmpty && misplaced.isEmpty && metaPageProblem == nil }
+    public var isClean: Bool { corrupt.isEmpty && misplaced.isEmpty && damagedMetaRecords.isEmpty && metaPageProblem == nil }
 }
 
 extension CacheReader {
@@ -32,55 +34,31 @@ extension CacheReader {
     }
 
     private func verifyUnmapped(progress: ((Int) -> Void)?) throws -> VerificationReport {
-        var checked = 0
         var report = VerificationReport()
         report.metaPageProblem = try store.backend.integrityProblem()
-        // Access tokens per bucket prefix: a lone token belongs under the prefix, others under their entry keys (§4.3).
-        var bucketSizes: [[UInt8]: Int] = [:]
-        if store.mayHoldLoneTokens {
-            var keys = 0
-            try transaction.forEach(in: DatabaseName.accessTokens, prefix: []) { key, _ in
-                bucketSizes[Array(key.prefix(RecordStore.bucketPrefixCount)), default: 0] += 1
-                keys += 1
-                if keys % 512 == 0 { releaseScannedPages() }
-                return true
+        try forEachFinding(checked: progress, verified: { report.verified[$0] = $1 }) { finding in
+            guard let kind = finding.kind else {
+                report.damagedMetaRecords.append(DamagedMetaRecord(name: finding.recordName, fingerprint: finding.fingerprint, reason: finding.reason))
+                return
+            }
+            let record = CorruptRecord(kind: kind, fingerprint: finding.fingerprint, reason: finding.reason)
+            switch finding.problem {
+            case .corrupt: report.corrupt.append(record)
+            case .misplaced: report.misplaced.append(record)
+            case .loneUnderEntryKey: report.loneTokensUnderEntryKey += 1
             }
         }
-        func check<S: StorableEntity>(_ type: S.Type) throws {
-            var count = 0
-            var corrupt: [CorruptRecord] = []
-            var misplaced: [CorruptRecord] = []
-            try scan(S.self, prefix: [], corrupt: &corrupt) { stored in
-                count += 1
-                checked += 1
-                progress?(checked)
-                // A whole-store walk: keep the pages read from piling up in this process's memory.
-                if checked % 512 == 0 { releaseScannedPages() }
-                let derived = S.storageKey(for: stored.entity.key, index: store.keyring.index)
-                let location = stored.location.key
-                var reason: String? = derived == location ? nil : "stored under a key its fields do not derive"
-                if S.kind == .accessToken, store.mayHoldLoneTokens {
-                    let prefix = Array(derived.prefix(RecordStore.bucketPrefixCount))
-                    let lone = bucketSizes[prefix] == 1
-                    if location == prefix {
-                        reason = lone ? nil : "stored under its bucket prefix beside other tokens"
-                    } else if reason == nil, lone, store.placesLoneTokensAtBucketPrefix {
-                        report.loneTokensUnderEntryKey += 1
-                    }
-                }
-                if let reason { misplaced.append(CorruptRecord(kind: S.kind, fingerprint: stored.fingerprint, reason: reason)) }
-            }
-            report.verified[S.kind] = count
-            report.corrupt += corrupt
-            report.misplaced += misplaced
-        }
-        try check(Account.self)
-        try check(AccessToken.self)
-        try check(RefreshToken.self)
-        try check(IDToken.self)
-        try check(AppMetadata.self)
         return report
     }
+}
+
+/// A damaged `meta` record: the access-token cap or the kept MSAL sections (FORMAT.md §5.5, §5.6).
+public struct DamagedMetaRecord: Sendable, Hashable {
+    /// The record's `meta` key: `access-token-cap` or `foreign-sections`.
+    public var name: String
+    public var fingerprint: String
+    /// Why, without any of its content.
+    public var reason: String
 }
 
 extension TokenStore {

@@ -1,0 +1,90 @@
+import Foundation
+internal import TokenCacheStorage
+internal import TokenCacheRecords
+
+/// What ``TokenStore/quarantine(_:force:)`` did.
+public struct QuarantineReport: Sendable {
+    /// The store directory, as configured: it now holds a new, empty store.
+    public var directory: String
+    /// Where the damaged store is now (`DIRECTORY.corrupt-TIMESTAMP`), untouched.
+    public var movedTo: String
+    /// The damage found; nil when the check was skipped (`force`).
+    public var damage: String?
+}
+
+extension TokenStore {
+    /// Whether the store in `configuration`'s directory is damaged as a whole, beyond what a record-level repair
+    /// fixes: it does not open (`.corruptStore`: a bad header, LMDB's `MDB_CORRUPTED` or `MDB_INVALID`), LMDB's meta
+    /// pages disagree, or a walk over every database's keys meets a damaged B-tree page. Returns the damage, or nil
+    /// when the store opens and its trees are whole (damaged records are then for ``repair(backupTo:progress:)``).
+    /// Reads no record's content; needs the key only to open.
+    /// - Throws: the errors of ``open(_:)`` other than `.corruptStore` (`.storeNotFound`, `.wrongKey`, …).
+    public static func damage(of configuration: Configuration) throws -> String? {
+        var readOnly = configuration
+        readOnly.readOnly = true
+        do {
+            let cache = try TokenStore.open(readOnly)
+            if let problem = try cache.store.backend.integrityProblem() { return problem }
+            try cache.read { reader in
+                for database in DatabaseName.all {
+                    var walked = 0
+                    try reader.transaction.forEach(in: database, prefix: []) { _, _ in
+                        walked += 1
+                        if walked % 4_096 == 0 { reader.releaseScannedPages() }
+                        return true
+                    }
+                }
+            }
+            return nil
+        } catch let error as TokenCacheError where error.code == .corruptStore {
+            return error.message
+        }
+    }
+
+    /// Moves a damaged store aside, whole, to `DIRECTORY.corrupt-TIMESTAMP` beside it, and creates a new, empty store
+    /// in its place with the same key source: a client that cannot open its cache at all can start over (its users
+    /// sign in again) without losing the old files, which stay for a later look. Never silent: it refuses a store that
+    /// is not damaged (``damage(of:)``) unless `force`, and while any process has the store open (naming it).
+    ///
+    /// The move is one `rename`: a crash leaves the store under its old name or its new one. If a process creates a
+    /// store in the directory between the move and the creation, that store is kept.
+    /// - Throws: ``TokenCacheError``: `.invalidArgument` for a store that is not damaged (without `force`) or a target
+    ///   that exists; `.storeInUse`; `.storeNotFound`; `.unsupportedEnvironment` for an in-memory store; the errors of
+    ///   ``create(_:)`` after the move (the damaged store is then already aside, and `cachetool init` creates the new
+    ///   one).
+    public static func quarantine(_ configuration: Configuration, force: Bool = false) throws -> QuarantineReport {
+        let directory = configuration.directory
+        if configuration.isInMemory { throw TokenCacheError(.unsupportedEnvironment, "an in-memory store has no files to move aside") }
+        let damage = force ? nil : try Self.damage(of: configuration)
+        if !force, damage == nil {
+            throw TokenCacheError(
+                .invalidArgument,
+                "the store at \(directory) opens and its trees are whole: nothing was moved (damaged records are for `verify --repair`)"
+            )
+        }
+        let target = Self.quarantineName(for: directory, at: Date())
+        do { try LMDBRecordBackend.moveAside(directory: directory, to: target) } catch { throw TokenCacheError.wrap(error, directory: directory) }
+        do {
+            _ = try TokenStore.create(configuration)
+        } catch let error as TokenCacheError where error.code != .storeAlreadyExists {
+            throw TokenCacheError(error.code, "the damaged store was moved to \(target), but creating an empty one failed: \(error.message)")
+        }
+        return QuarantineReport(directory: directory, movedTo: target, damage: damage)
+    }
+
+    /// `DIRECTORY.corrupt-20261124T203000Z`.
+    static func quarantineName(for directory: String, at date: Date) -> String {
+        timestampedSibling(of: directory, label: "corrupt", at: date)
+    }
+
+    /// `DIRECTORY.LABEL-20261124T203000Z`: a name beside the store directory for a copy or the store itself moved
+    /// aside, which sorts by time.
+    static func timestampedSibling(of directory: String, label: String, at date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        let trimmed = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+        return "\(trimmed).\(label)-\(formatter.string(from: date))"
+    }
+}
