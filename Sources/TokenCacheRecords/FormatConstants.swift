@@ -10,6 +10,9 @@ package enum FormatConstants {
     /// Meta record present while lone access tokens are still being moved under their bucket prefix after an
     /// upgrade from version 1 (§7): its value is the key the placement resumes at.
     package static let placementCursorKey: [UInt8] = Array("lone-token-placement".utf8)
+    /// Meta record present while records are re-sealed under a new data key (§6.5): its value is where the re-sealing
+    /// resumes (a database's index in ``rotatedDatabases`` and a key).
+    package static let rotationCursorKey: [UInt8] = Array("data-key-rotation".utf8)
     package static let envelopeVersion: UInt8 = 0x01
     package static let bodySchema: UInt8 = 0x01
     package static let maximumBodyPlaintext = 256 * 1024

@@ -114,18 +114,46 @@ package final class Keyring: Sendable {
     /// `header` with every data key re-sealed under `root` and `header`'s fixed prefix (versions, root kind,
     /// Argon2id parameters). Records are untouched: this is how a key file or passphrase is changed.
     package func rewrapped(as header: StoreHeader, root: SecureKey) throws(KeyringError) -> StoreHeader {
-        let kek = try Self.keyEncryptionKey(root: root)
+        try Self.wrapping(dataKeys, as: header, root: root)
+    }
+
+    /// The data key ids of this keyring, ascending: the first roots the blind index and fingerprints, the last is
+    /// the active one.
+    package var keyIDs: [UInt32] { header.wrappedKeys.map(\.keyID) }
+
+    /// The header with a new random data key added as the active one (id one above the largest), every key re-sealed
+    /// under `root` (the key list is in each wrap's associated data, §6.3), and the keyring that opens it.
+    package func addingDataKey(createdAt now: Int64, root: SecureKey) throws(KeyringError) -> Keyring {
+        guard header.wrappedKeys.count < FormatConstants.maximumDataKeys, let last = keyIDs.last, last < UInt32.max else {
+            throw KeyringError(.unknownDataKey, "the store already holds \(FormatConstants.maximumDataKeys) data keys; finish or retire some first")
+        }
+        let key = try KeyringError.mappingSodium { try SecureKey(randomCount: FormatConstants.dataKeyCount) }
+        var keys = dataKeys
+        keys[last + 1] = key
+        var target = header
+        target.wrappedKeys.append(WrappedKey(keyID: last + 1, createdAt: now, nonce: [], sealedKey: []))
+        return try Keyring(header: try Self.wrapping(keys, as: target, root: root), dataKeys: keys)
+    }
+
+    /// The header without the data keys `retired`, the others re-sealed under `root`, and the keyring that opens it.
+    /// The first key (the blind index's root) and the active one are never retired.
+    package func retiring(_ retired: Set<UInt32>, root: SecureKey) throws(KeyringError) -> Keyring {
+        let kept = Set(keyIDs.filter { !retired.contains($0) || $0 == keyIDs.first || $0 == activeKeyID })
+        var target = header
+        target.wrappedKeys = header.wrappedKeys.filter { kept.contains($0.keyID) }
+        let keys = dataKeys.filter { kept.contains($0.key) }
+        return try Keyring(header: try Self.wrapping(keys, as: target, root: root), dataKeys: keys)
+    }
+
+    /// `header` (whose key list is final) with each of its keys sealed from `keys` under `root`.
+    private static func wrapping(_ keys: [UInt32: SecureKey], as header: StoreHeader, root: SecureKey) throws(KeyringError) -> StoreHeader {
+        let kek = try keyEncryptionKey(root: root)
         var result = header
         result.wrappedKeys = []
-        for old in header.wrappedKeys {
-            guard let key = dataKeys[old.keyID] else {
-                throw KeyringError(.unknownDataKey, "data key \(old.keyID) is not in this keyring")
-            }
+        for listed in header.wrappedKeys {
+            guard let key = keys[listed.keyID] else { throw KeyringError(.unknownDataKey, "data key \(listed.keyID) is not in this keyring") }
             result.wrappedKeys.append(
-                try Self.wrap(
-                    key, keyID: old.keyID, createdAt: old.createdAt, nonce: Random.bytes(XChaCha20Poly1305.nonceByteCount),
-                    header: header, kek: kek
-                )
+                try wrap(key, keyID: listed.keyID, createdAt: listed.createdAt, nonce: Random.bytes(XChaCha20Poly1305.nonceByteCount), header: header, kek: kek)
             )
         }
         return result

@@ -124,6 +124,13 @@ package enum RecordEnvelope {
         }
     }
 
+    /// The data key id a value names (§5.1, bytes 1 to 4), without any other check; nil for a value too short to hold
+    /// one or of another envelope version.
+    package static func keyID(of value: UnsafeRawBufferPointer) -> UInt32? {
+        guard value.count >= headerCount, value[0] == FormatConstants.envelopeVersion else { return nil }
+        return UInt32(value[1]) << 24 | UInt32(value[2]) << 16 | UInt32(value[3]) << 8 | UInt32(value[4])
+    }
+
     private struct Parsed {
         package let keyID: UInt32
         package let summary: UnsafeRawBufferPointer?

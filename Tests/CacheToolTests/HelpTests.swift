@@ -109,8 +109,8 @@ enum HelpText {
                                   their own expiry).
           cap                     Show, set or remove the store's cap on the number of
                                   access tokens.
-          rekey                   Protect the store with a new key file or passphrase
-                                  (the old one stops opening it).
+          rekey                   Protect the store with a new key file or passphrase,
+                                  or seal its records under a new data key.
           quarantine              Move a damaged store aside (STORE.corrupt-TIMESTAMP)
                                   and create an empty one in its place.
           ingest                  Store a raw OAuth2/OIDC token response (access,
@@ -246,9 +246,10 @@ enum HelpText {
         store" in the README.
 
         JSON keys: verified {kind: count}, lone_tokens_under_entry_key,
-        meta_page_problem, problems [{kind, fingerprint, problem, reason}]; with
-        --repair also repair {backup, changes [{record, fingerprint, action, reason}],
-        lone_tokens_placed, skipped}.
+        meta_page_problem, data_keys [{id, active, records}],
+        data_key_rotation_pending, problems [{kind, fingerprint, problem, reason}];
+        with --repair also repair {backup, changes [{record, fingerprint, action,
+        reason}], lone_tokens_placed, skipped}.
 
         Exit codes: 0 clean (after --repair: repaired and clean), 64 usage, 65 problems
         found (after --repair: problems left), 66 store or key not found, 74 storage
@@ -735,8 +736,8 @@ enum HelpText {
         """
 
     static let rekey = """
-        OVERVIEW: Protect the store with a new key file or passphrase (the old one
-        stops opening it).
+        OVERVIEW: Protect the store with a new key file or passphrase, or seal its
+        records under a new data key.
 
         The store is opened with its current key (--key-file, $TOKEN_CACHE_KEY,
         $TOKEN_CACHE_PASSPHRASE, ...); its data keys are then sealed under the new root
@@ -750,7 +751,24 @@ enum HelpText {
         passphrase is read from $TOKEN_CACHE_NEW_PASSPHRASE. Programs that have the
         store open keep reading; they write again once reopened with the new key.
 
-        USAGE: cachetool rekey [--store <dir>] [--key-file <path>] [--new-key-file <path>] [--new-passphrase] [--passphrase-cost <passphrase-cost>] [--json]
+        --rotate-data-key keeps the root key and seals every record under a new data
+        key instead (for a data key that may have leaked, or as routine): one
+        transaction adds the key, then records are re-sealed about a thousand per
+        transaction, the store readable throughout; the last transaction retires the
+        older data keys (the first one stays: the blind index derives from it, though
+        no record is sealed under it any more). A rotation that is stopped or killed
+        loses nothing; run the command again to finish it. Programs that have the store
+        open keep reading and write again once reopened. `cachetool verify` shows which
+        data keys records use.
+
+        JSON keys: directory, protection, key_file; with --rotate-data-key:
+        active_key_id, resumed, resealed, damaged, retired_key_ids, transactions.
+
+        Exit codes: 0 done, 64 usage, 65 damaged store, 66 store or key not found, 74
+        storage full or I/O error (what committed stays), 75 another process changed
+        the header meanwhile (run it again), 77 wrong key or permissions.
+
+        USAGE: cachetool rekey [--store <dir>] [--key-file <path>] [--new-key-file <path>] [--new-passphrase] [--rotate-data-key] [--passphrase-cost <passphrase-cost>] [--json]
 
         OPTIONS:
           --store <dir>           Store directory.
@@ -758,6 +776,8 @@ enum HelpText {
           --new-key-file <path>   The new key file (created if missing).
           --new-passphrase        Protect the store with the passphrase in
                                   $TOKEN_CACHE_NEW_PASSPHRASE (Argon2id).
+          --rotate-data-key       Keep the root key; seal every record under a new data
+                                  key and retire the old ones.
           --passphrase-cost <passphrase-cost>
                                   Argon2id cost for --new-passphrase: interactive,
                                   moderate or sensitive. (values: interactive,

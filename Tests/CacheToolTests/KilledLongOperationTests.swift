@@ -127,6 +127,40 @@ import Glibc
         }
     }
 
+    /// A data-key rotation killed between its re-sealing transactions: every record readable, every key in the header,
+    /// and running it again finishes it, with every record under the new key and the old one retired.
+    @Test func aKilledDataKeyRotationLosesNothingAndARerunFinishesIt() throws {
+        try CLIStore.with { store in
+            #expect(try store.run(["init"]).status == 0)
+            let count = 8_000
+            do {
+                let cache = try TokenStore.open(store.configuration)
+                try cache.write { writer in for index in 0..<count { try writer.put(Self.accessToken(index, prefix: "rotated")) } }
+                _ = try cache.rotateDataKey()  // key 2 active; the next rotation retires it
+            }
+            let all = Set((0..<count).map { "rotated-\($0)" })
+            var partial = 0
+            for round in 0..<4 {
+                try store.runKilled(["rekey", "--rotate-data-key"], afterCommits: 2, jitter: 0.02)
+                let verify = try store.run(["verify", "--json"])
+                #expect(verify.status == 0, "round \(round): \(verify.output)")
+                #expect(try Self.secrets(store) == all, "round \(round)")
+                let json = try #require(try JSONSerialization.jsonObject(with: Data(verify.stdout.utf8)) as? [String: Any])
+                if json["data_key_rotation_pending"] as? Bool == true { partial += 1 } else { break }
+            }
+            #expect(partial > 0, "no kill landed inside the rotation")
+            let finished = try store.run(["rekey", "--rotate-data-key", "--json"])
+            #expect(finished.status == 0, "\(finished.output)")
+            let verify = try store.run(["verify", "--json"])
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(verify.stdout.utf8)) as? [String: Any])
+            let keys = try #require(json["data_keys"] as? [[String: Any]])
+            #expect(json["data_key_rotation_pending"] as? Bool == false)
+            #expect(keys.count == 2 && keys[0]["id"] as? Int == 1 && keys[0]["records"] as? Int == 0)
+            #expect(keys[1]["active"] as? Bool == true && keys[1]["records"] as? Int == count)
+            #expect(try Self.secrets(store) == all)
+        }
+    }
+
     /// What a version-1 writer leaves: every lone token under its entry key, header versions 1.
     static func downgradeToVersion1(_ store: CLIStore, _ cache: TokenStore) throws {
         let records = cache.store

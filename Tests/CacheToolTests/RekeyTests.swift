@@ -61,7 +61,7 @@ import TokenCache
     }
 
     @Test(arguments: [
-        (["rekey"], "exactly one of --new-key-file and --new-passphrase"),
+        (["rekey"], "exactly one of --new-key-file, --new-passphrase and --rotate-data-key"),
         (["rekey", "--new-passphrase"], "TOKEN_CACHE_NEW_PASSPHRASE"),
         (["rekey", "--new-key-file", "/x", "--new-passphrase"], "exactly one of"),
     ] as [([String], String)])

@@ -778,6 +778,9 @@ NONCE_LONE_SUMMARY = bytes(range(0xB0, 0xC8))
 NONCE_LONE_BODY = bytes(range(0xD0, 0xE8))
 NONCE_SECTIONS_BODY = bytes(range(0xE8, 0x100))
 NONCE_CAP_BODY = bytes([0xC3] * 24)
+NONCE_WRAP_SECOND = bytes([0xD4] * 24)
+DATA_KEY_2 = bytes(range(0x40, 0x60))  # a second data key, key id 2: what the first step of a rotation adds (§6.5)
+CREATED_AT_2 = 1795440206
 
 HOME_ACCOUNT_ID = "uid1.utid1"
 ENVIRONMENT = "login.microsoftonline.com"
@@ -987,6 +990,32 @@ def v_headers() -> None:
         ("created_at_int", CREATED_AT),
         ("kek", kek),
     ], hdr)
+
+    # Two data keys (§6.5, after a rotation's first step): key 2 is the active key, key 1 still roots the index.
+    kek = kek_of(ROOT_KEY)
+    hdr2 = build_header(STORE_ID, ROOT_RAW, 0, 0, bytes(16), kek, [
+        (KEY_ID, CREATED_AT, DATA_KEY, NONCE_WRAP_RAW), (2, CREATED_AT_2, DATA_KEY_2, NONCE_WRAP_SECOND)])
+    sid, kind, ops, mem, salt, keys, _, _ = parse_header(hdr2, raw_root=ROOT_KEY)
+    assert keys == {KEY_ID: DATA_KEY, 2: DATA_KEY_2} and len(hdr2) == 62 + 2 * 84 + 16
+    write_vector("header-two-keys.txt", [
+        ("description_text", "a header with two data keys, as a data-key rotation's first step leaves it: key 2 is the "
+                             "active key (records are sealed under its record key), key 1 still gives the index and "
+                             "fingerprint keys (FORMAT.md §6.3-§6.5)."),
+        ("expect_text", "success"),
+        ("root_key", ROOT_KEY),
+        ("store_id", STORE_ID),
+        ("key_id_int", KEY_ID),
+        ("created_at_int", CREATED_AT),
+        ("data_key", DATA_KEY),
+        ("nonce", NONCE_WRAP_RAW),
+        ("key_id_2_int", 2),
+        ("created_at_2_int", CREATED_AT_2),
+        ("data_key_2", DATA_KEY_2),
+        ("nonce_2", NONCE_WRAP_SECOND),
+        ("record_key_2", record_key(DATA_KEY_2)),
+        ("index_key", index_key_of(DATA_KEY)),
+        ("kek", kek),
+    ], hdr2)
 
     # Passphrase root key (Argon2id13)
     root = argon2id(PASSPHRASE.encode("utf-8"), SALT, OPSLIMIT, MEMLIMIT)
@@ -1313,8 +1342,12 @@ def replay_all() -> None:
                 kind, ops, mem, salt = ROOT_RAW, 0, 0, bytes(16)
             kek = kek_of(root)
             assert kek == vals["kek"]
-            hdr = build_header(vals["store_id"], kind, ops, mem, salt, kek,
-                               [(vals["key_id_int"], vals["created_at_int"], vals["data_key"], vals["nonce"])])
+            listed = [(vals["key_id_int"], vals["created_at_int"], vals["data_key"], vals["nonce"])]
+            if "data_key_2" in vals:
+                listed.append((vals["key_id_2_int"], vals["created_at_2_int"], vals["data_key_2"], vals["nonce_2"]))
+                assert record_key(vals["data_key_2"]) == vals["record_key_2"]
+                assert index_key_of(vals["data_key"]) == vals["index_key"]
+            hdr = build_header(vals["store_id"], kind, ops, mem, salt, kek, listed)
             assert hdr == block
         elif name.startswith("record-"):
             db, lk, sid = vals["database_text"], vals["lmdb_key"], vals["store_id"]

@@ -164,6 +164,30 @@ extension SecureBuffer {
         }
     }
 
+    /// A header after a rotation's first step (§6.5): read as written, key 2 active (its record key seals), key 1 still
+    /// the index root; retiring key 2 again leaves a header that only key 1's wrap is in.
+    @Test func aHeaderWithTwoDataKeysUnlocksWithTheSecondActiveAndTheFirstRootingTheIndex() throws {
+        let vector = try FormatVector("header-two-keys.txt")
+        let root = try vector.key("root_key")
+        let header = try StoreHeader.decode(vector.expected)
+        #expect(header.encoded() == vector.expected)
+        let dates = [try vector.int("created_at"), try vector.int("created_at_2")]
+        #expect(header.wrappedKeys.map(\.keyID) == [1, 2] && header.wrappedKeys.map(\.createdAt) == dates)
+        let keyring = try Keyring.unlock(header: header, root: root)
+        #expect(keyring.activeKeyID == 2 && keyring.keyIDs == [1, 2])
+        #expect(keyring.activeRecordKey.bytes == (try vector.bytes("record_key_2")))
+        #expect(keyring.index.key.bytes == (try vector.bytes("index_key")))
+        let retired = try keyring.retiring([1, 2], root: root)
+        #expect(retired.keyIDs == [1, 2], "neither the first nor the active key is ever retired")
+        let added = try keyring.addingDataKey(createdAt: 1_795_500_000, root: root)
+        #expect(added.keyIDs == [1, 2, 3] && added.index.key.bytes == keyring.index.key.bytes)
+        let reopened = try Keyring.unlock(header: try StoreHeader.decode(added.header.encoded()), root: root)
+        #expect(reopened.recordKey(2)?.bytes == (try vector.bytes("record_key_2")))
+        let withoutSecond = try added.retiring([2], root: root)
+        #expect(withoutSecond.keyIDs == [1, 3] && withoutSecond.recordKey(2) == nil && withoutSecond.index.key.bytes == keyring.index.key.bytes)
+        #expect(try Keyring.unlock(header: withoutSecond.header, root: root).keyIDs == [1, 3])
+    }
+
     @Test(arguments: ["header-raw-key.txt", "header-passphrase.txt"])
     func headersMatchByteForByteAndUnlock(file: String) throws {
         let vector = try FormatVector(file)

@@ -35,15 +35,21 @@ extension CacheReader {
     /// - Parameters:
     ///   - checked: called with the number of records read so far, after each one.
     ///   - verified: called once per kind with the number of records that authenticated and decoded.
+    ///   - sealedUnder: called with the data key id each sealed record names (0 for a value too short to name one).
     func forEachFinding(
-        checked: ((Int) -> Void)?, verified: (EntityKind, Int) -> Void, _ body: (RecordFinding) throws -> Void
+        checked: ((Int) -> Void)?, verified: (EntityKind, Int) -> Void, sealedUnder: ((UInt32) -> Void)? = nil,
+        _ body: (RecordFinding) throws -> Void
     ) throws {
         var read = 0
-        func step() {
+        func step(_ value: UnsafeRawBufferPointer) {
+            sealedUnder?(RecordEnvelope.keyID(of: value) ?? 0)
             read += 1
             checked?(read)
             // A whole-store walk: keep the pages read from piling up in this process's memory.
             if read % 512 == 0 { releaseScannedPages() }
+        }
+        for key in [RecordStore.accessTokenCapKey, RecordStore.foreignSectionsKey] {
+            try transaction.withValue(in: DatabaseName.meta, forKey: key) { value in sealedUnder?(RecordEnvelope.keyID(of: value) ?? 0) }
         }
         try findDamagedMetaRecords(body)
         try findings(Account.self, step: step, verified: verified, body)
@@ -74,12 +80,12 @@ extension CacheReader {
 
     /// Records of a kind other than access tokens: each must authenticate and sit under the key its fields derive.
     private func findings<S: StorableEntity>(
-        _ type: S.Type, step: () -> Void, verified: (EntityKind, Int) -> Void, _ body: (RecordFinding) throws -> Void
+        _ type: S.Type, step: (UnsafeRawBufferPointer) -> Void, verified: (EntityKind, Int) -> Void, _ body: (RecordFinding) throws -> Void
     ) throws {
         let database = DatabaseName.forKind(S.kind)
         var good = 0
         try transaction.forEach(in: database, prefix: []) { key, value in
-            step()
+            step(value)
             let location = Array(key)
             switch store.decode(S.self, value: value, key: location) {
             case .failure(let damaged):
@@ -98,7 +104,7 @@ extension CacheReader {
 
     /// Access tokens, a bucket (the keys sharing a 32-byte prefix, adjacent in key order) at a time: a bucket's only
     /// token belongs under the prefix, each token of a larger bucket under its entry key (FORMAT.md §4.3).
-    private func accessTokenFindings(step: () -> Void, verified: (EntityKind, Int) -> Void, _ body: (RecordFinding) throws -> Void) throws {
+    private func accessTokenFindings(step: (UnsafeRawBufferPointer) -> Void, verified: (EntityKind, Int) -> Void, _ body: (RecordFinding) throws -> Void) throws {
         let database = DatabaseName.accessTokens
         let prefixCount = RecordStore.bucketPrefixCount
         /// One record of the bucket being read: where it is, and its entry key (nil when it does not decode).
@@ -128,7 +134,7 @@ extension CacheReader {
             }
         }
         try transaction.forEach(in: database, prefix: []) { key, value in
-            step()
+            step(value)
             let location = Array(key)
             if let first = bucket.first, !first.key.prefix(prefixCount).elementsEqual(location.prefix(prefixCount)) { try closeBucket() }
             switch store.decode(AccessToken.self, value: value, key: location) {

@@ -19,6 +19,14 @@ public struct VerificationReport: Sendable {
     public var metaPageProblem: String?
     /// Damaged `meta` records (the access-token cap, the kept MSAL sections).
     public var damagedMetaRecords: [DamagedMetaRecord] = []
+    /// The data keys in the header, ascending (the first roots the blind index), and the one new records are sealed
+    /// under.
+    public var dataKeyIDs: [UInt32] = []
+    public var activeDataKeyID: UInt32 = 0
+    /// How many records name each data key id: which keys are in use. After a finished rotation, only the active one.
+    public var recordsByDataKey: [UInt32: Int] = [:]
+    /// A data-key rotation was started and not finished (``TokenStore/rotateDataKey(progress:)`` continues it).
+    public var dataKeyRotationPending = false
 
     /// No corrupt or misplaced record and no meta-page problem (lone tokens under their entry key do not count).
     public var isClean: Bool { corrupt.isEmpty && misplaced.isEmpty && damagedMetaRecords.isEmpty && metaPageProblem == nil }
@@ -36,7 +44,10 @@ extension CacheReader {
     private func verifyUnmapped(progress: ((Int) -> Void)?) throws -> VerificationReport {
         var report = VerificationReport()
         report.metaPageProblem = try store.backend.integrityProblem()
-        try forEachFinding(checked: progress, verified: { report.verified[$0] = $1 }) { finding in
+        report.dataKeyIDs = store.keyring.keyIDs
+        report.activeDataKeyID = store.keyring.activeKeyID
+        report.dataKeyRotationPending = try store.isRotationPending(in: transaction)
+        try forEachFinding(checked: progress, verified: { report.verified[$0] = $1 }, sealedUnder: { report.recordsByDataKey[$0, default: 0] += 1 }) { finding in
             guard let kind = finding.kind else {
                 report.damagedMetaRecords.append(DamagedMetaRecord(name: finding.recordName, fingerprint: finding.fingerprint, reason: finding.reason))
                 return

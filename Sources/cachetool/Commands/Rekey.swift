@@ -5,7 +5,7 @@ import TokenCache
 /// `cachetool rekey`: protect the store with a new key file or passphrase.
 struct Rekey: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Protect the store with a new key file or passphrase (the old one stops opening it).",
+        abstract: "Protect the store with a new key file or passphrase, or seal its records under a new data key.",
         discussion: """
             The store is opened with its current key (--key-file, $TOKEN_CACHE_KEY, $TOKEN_CACHE_PASSPHRASE, ...); its \
             data keys are then sealed under the new root key in one transaction. No record is rewritten, so this \
@@ -15,6 +15,21 @@ struct Rekey: ParsableCommand {
             --new-key-file names the new key file: created (32 random bytes, mode 0600) when missing, and never the \
             current key file. With --new-passphrase the new passphrase is read from $TOKEN_CACHE_NEW_PASSPHRASE. \
             Programs that have the store open keep reading; they write again once reopened with the new key.
+
+            --rotate-data-key keeps the root key and seals every record under a new data key instead (for a data key \
+            that may have leaked, or as routine): one transaction adds the key, then records are re-sealed about a \
+            thousand per transaction, the store readable throughout; the last transaction retires the older data \
+            keys (the first one stays: the blind index derives from it, though no record is sealed under it any \
+            more). A rotation that is stopped or killed loses nothing; run the command again to finish it. \
+            Programs that have the store open keep reading and write again once reopened. `cachetool verify` shows \
+            which data keys records use.
+
+            JSON keys: directory, protection, key_file; with --rotate-data-key: active_key_id, resumed, resealed, \
+            damaged, retired_key_ids, transactions.
+
+            Exit codes: 0 done, 64 usage, 65 damaged store, 66 store or key not found, 74 storage full or I/O \
+            error (what committed stays), 75 another process changed the header meanwhile (run it again), 77 wrong \
+            key or permissions.
             """
     )
 
@@ -26,6 +41,9 @@ struct Rekey: ParsableCommand {
     @Flag(help: "Protect the store with the passphrase in $TOKEN_CACHE_NEW_PASSPHRASE (Argon2id).")
     var newPassphrase = false
 
+    @Flag(help: "Keep the root key; seal every record under a new data key and retire the old ones.")
+    var rotateDataKey = false
+
     @Option(help: "Argon2id cost for --new-passphrase: interactive, moderate or sensitive.")
     var passphraseCost: Init.CostLevel = .interactive
 
@@ -35,8 +53,8 @@ struct Rekey: ParsableCommand {
     static let newPassphraseVariable = "TOKEN_CACHE_NEW_PASSPHRASE"
 
     func validate() throws {
-        guard (newKeyFile != nil) != newPassphrase else {
-            throw ValidationError("give exactly one of --new-key-file and --new-passphrase")
+        guard [newKeyFile != nil, newPassphrase, rotateDataKey].filter({ $0 }).count == 1 else {
+            throw ValidationError("give exactly one of --new-key-file, --new-passphrase and --rotate-data-key")
         }
     }
 
@@ -46,7 +64,9 @@ struct Rekey: ParsableCommand {
         try Failure.reporting {
             let configuration = options.configuration(readOnly: false)
             let source: KeySource
-            if let newKeyFile {
+            if rotateDataKey {
+                try rotate(try TokenStore.open(configuration))
+            } else if let newKeyFile {
                 if case .keyFile(let current) = configuration.keySource, Self.sameFile(current, newKeyFile) {
                     throw ValidationError("--new-key-file: \(Terminal.sanitize(newKeyFile)) is the current key file; name a new one")
                 }
@@ -80,6 +100,30 @@ struct Rekey: ParsableCommand {
         } else {
             print(Terminal.sanitize("The store \(cache.configuration.directory) is now protected by \(source); the old key no longer opens it."))
             if let newKeyFile { print(Terminal.sanitize("Point programs at the new key file (--key-file \(newKeyFile) or $TOKEN_CACHE_KEY_FILE), and keep a backup of it.")) }
+        }
+    }
+
+    private func rotate(_ cache: TokenStore) throws {
+        let records = try cache.info().recordCounts.values.reduce(0, +)
+        let bar = ProgressBar(label: "re-sealing", unit: "records", delay: 1.0)
+        let report = try cache.rotateDataKey { bar?.update(done: $0.resealed + $0.damaged, total: records) }
+        bar?.finish()
+        if json {
+            print(JSONValue.object([
+                "directory": .string(cache.configuration.directory), "active_key_id": .integer(Int64(report.activeKeyID)),
+                "resumed": .bool(report.resumed), "resealed": .integer(Int64(report.resealed)), "damaged": .integer(Int64(report.damaged)),
+                "retired_key_ids": .array(report.retiredKeyIDs.map { .integer(Int64($0)) }), "transactions": .integer(Int64(report.transactions)),
+            ]).prettyPrinted())
+            return
+        }
+        let retired = report.retiredKeyIDs.isEmpty ? "" : "; retired data key\(report.retiredKeyIDs.count == 1 ? "" : "s") "
+            + report.retiredKeyIDs.map(String.init).joined(separator: ", ")
+        print(Terminal.sanitize(
+            "\(report.resumed ? "Finished the rotation" : "Rotated") to data key \(report.activeKeyID): re-sealed "
+                + "\(InspectTable.plural(report.resealed, "record")) in \(InspectTable.plural(report.transactions, "transaction"))\(retired)."
+        ))
+        if report.damaged > 0 {
+            print("\(InspectTable.plural(report.damaged, "damaged record")) could not be re-sealed: `cachetool verify --repair` removes them.")
         }
     }
 

@@ -19,8 +19,8 @@ struct Verify: ParsableCommand {
             another process rewrites meanwhile is left as it is. Nothing is changed, and no copy made, when \
             nothing needs repair. Meta-page damage is not repaired: see "Recovering a damaged store" in the README.
 
-            JSON keys: verified {kind: count}, lone_tokens_under_entry_key, meta_page_problem, problems [{kind, \
-            fingerprint, problem, reason}]; with --repair also repair {backup, changes [{record, fingerprint, action, \
+            JSON keys: verified {kind: count}, lone_tokens_under_entry_key, meta_page_problem, data_keys [{id, active, \
+            records}], data_key_rotation_pending, problems [{kind, fingerprint, problem, reason}]; with --repair also repair {backup, changes [{record, fingerprint, action, \
             reason}], lone_tokens_placed, skipped}.
 
             Exit codes: 0 clean (after --repair: repaired and clean), 64 usage, 65 problems found (after \
@@ -68,6 +68,10 @@ struct Verify: ParsableCommand {
                     "verified": .counts(report.verified),
                     "lone_tokens_under_entry_key": .integer(Int64(report.loneTokensUnderEntryKey)),
                     "meta_page_problem": report.metaPageProblem.map { .string($0) } ?? .null,
+                    "data_keys": .array(report.dataKeyIDs.map { id in
+                        .object(["id": .integer(Int64(id)), "active": .bool(id == report.activeDataKeyID), "records": .integer(Int64(report.recordsByDataKey[id] ?? 0))])
+                    }),
+                    "data_key_rotation_pending": .bool(report.dataKeyRotationPending),
                     "problems": .array(problems.map { kind, fingerprint, problem, reason in
                         .object(["kind": .string(kind), "fingerprint": .string(fingerprint), "problem": .string(problem), "reason": .string(reason)])
                     }),
@@ -80,6 +84,7 @@ struct Verify: ParsableCommand {
             let total = report.verified.values.reduce(0, +)
             let problemCount = problems.count + (report.metaPageProblem == nil ? 0 : 1)
             print("\(total) record\(total == 1 ? "" : "s") verified, \(problemCount) problem\(problemCount == 1 ? "" : "s").")
+            print(Self.describeDataKeys(report))
             if let problem = report.metaPageProblem { print(problem) }
             if report.loneTokensUnderEntryKey > 0 {
                 print("\(report.loneTokensUnderEntryKey) lone access token(s) under their entry key, not their bucket prefix: valid, slower to look up (an upgrade still placing tokens; a writable open resumes it).")
@@ -92,6 +97,19 @@ struct Verify: ParsableCommand {
             }
         }
         if !clean { throw ExitCode(65) }
+    }
+
+    /// `data keys: 1 (blind index) 0 records, 2 (active) 17 records`, and a rotation left unfinished.
+    static func describeDataKeys(_ report: VerificationReport) -> String {
+        let keys = report.dataKeyIDs.map { id in
+            let role = id == report.activeDataKeyID ? " (active)" : id == report.dataKeyIDs.first ? " (blind index)" : ""
+            return "\(id)\(role) \(InspectTable.plural(report.recordsByDataKey[id] ?? 0, "record"))"
+        }
+        let unknown = report.recordsByDataKey.filter { !report.dataKeyIDs.contains($0.key) }.values.reduce(0, +)
+        var line = "data keys: " + keys.joined(separator: ", ")
+        if unknown > 0 { line += "; \(InspectTable.plural(unknown, "record")) naming no key of the header" }
+        if report.dataKeyRotationPending { line += "\na data-key rotation is unfinished: `cachetool rekey --rotate-data-key` finishes it" }
+        return line
     }
 
     static func json(_ report: RepairReport) -> JSONValue {
