@@ -621,6 +621,10 @@ enum HelpText {
         used_bytes, databases [...], readers {max, in_use, stale, slots [...]}, files
         {...}}, corrupt_records. Times are Unix seconds.
 
+        Exit codes: 0 success, 64 usage, 65 damaged records (counted and listed) or a
+        damaged store, 66 store or key not found, 74 I/O error, 77 wrong key or
+        permissions.
+
         USAGE: cachetool stats [--store <dir>] [--key-file <path>] [--json] [--reveal-identifiers] [--now <seconds>]
 
         OPTIONS:
@@ -717,8 +721,15 @@ enum HelpText {
         token intact; run it again to finish. Damaged records are left in place and
         listed on standard error (exit code 65).
 
+        Works on a full store: removals may use room kept for them beyond the store's
+        size limit, and at the limit the transactions get smaller.
+
         JSON keys: dry_run, access_tokens_removed, refresh_tokens_removed, examined,
         transactions, corrupt_records.
+
+        Exit codes: 0 success, 64 usage, 65 damaged records (left in place and listed),
+        66 store or key not found, 74 storage full or I/O error (the batches before
+        stay removed), 75 conflict (run it again), 77 wrong key or permissions.
 
         USAGE: cachetool purge-expired [--store <dir>] [--key-file <path>] [--older-than <duration>] [--dry-run] [--json] [--now <seconds>]
 

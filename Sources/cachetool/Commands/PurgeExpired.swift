@@ -14,7 +14,14 @@ struct PurgeExpired: ParsableCommand {
             writing between them, and a purge that is stopped or killed leaves every remaining token intact; run it \
             again to finish. Damaged records are left in place and listed on standard error (exit code 65).
 
+            Works on a full store: removals may use room kept for them beyond the store's size limit, and at the \
+            limit the transactions get smaller.
+
             JSON keys: dry_run, access_tokens_removed, refresh_tokens_removed, examined, transactions, corrupt_records.
+
+            Exit codes: 0 success, 64 usage, 65 damaged records (left in place and listed), 66 store or key not \
+            found, 74 storage full or I/O error (the batches before stay removed), 75 conflict (run it again), 77 \
+            wrong key or permissions.
             """
     )
 

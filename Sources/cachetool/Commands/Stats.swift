@@ -19,6 +19,9 @@ struct Stats: ParsableCommand {
             [{fingerprint, client_id?, access_tokens, refresh_tokens, id_tokens, app_metadata}], clients_truncated, \
             oldest_write, newest_write, storage {page_size, map_size, maximum_map_size, used_bytes, databases [...], \
             readers {max, in_use, stale, slots [...]}, files {...}}, corrupt_records. Times are Unix seconds.
+
+            Exit codes: 0 success, 64 usage, 65 damaged records (counted and listed) or a damaged store, 66 store or \
+            key not found, 74 I/O error, 77 wrong key or permissions.
             """
     )
 
