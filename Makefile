@@ -90,8 +90,8 @@ install-check:
 # Kill storm: writers SIGKILLed at random while ingesting; every acknowledged write is then checked.
 # Tamper sweep: one bit flipped per copy of a store's data file; verify and inspect must give a verdict, never crash
 # or show a secret that was not stored.
-# Inspect memory: `inspect` (table, JSON, summary), `stats` and a purge dry run on a store of INSPECT_TOKENS access
-# tokens each stay under 64 MiB.
+# Inspect memory: `inspect` (table, JSON, summary), `stats`, a purge dry run, `verify`, a data-key rotation and a
+# cap's eviction on a store of INSPECT_TOKENS access tokens each stay under 64 MiB.
 # Long runs: `make stress STRESS_SECONDS=1800 TAMPER_FLIPS=all`; CI runs short ones.
 STRESS_SECONDS ?= 60
 STRESS_WRITERS ?= 6

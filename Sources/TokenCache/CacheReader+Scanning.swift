@@ -120,9 +120,17 @@ extension CacheReader {
     /// stay in the operating system's page cache). Changes no result. A walk over a whole store calls it every few
     /// thousand records, so that the walk's memory stays bounded instead of growing to the size of the file.
     public func releaseScannedPages() {
+        store.releaseScannedPages(in: transaction)
+    }
+}
+
+extension RecordStore {
+    /// ``CacheReader/releaseScannedPages()`` for a transaction of the backend: what maintenance work that walks the
+    /// store in bounded transactions (placement, rotation) calls after each one.
+    func releaseScannedPages(in txn: any RecordReading) {
         // The store header is a view into the map wherever the map is.
-        _ = try? transaction.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey) { view in
-            transaction.releaseResidentPages(around: view)
+        _ = try? txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey) { view in
+            txn.releaseResidentPages(around: view)
         }
     }
 }

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
-"""Inspect memory: reading a whole large store keeps peak memory under a bound: `inspect` in every view, `stats`, a purge.
+"""Inspect memory: walking a whole large store keeps peak memory under a bound: `inspect` in every view, `stats`, a
+purge, `verify`, a data-key rotation and a cap's eviction.
 
 Writes a synthetic store (`cachetool bench --populate-only`: per 10 access tokens one home account with two tenant
 profiles, three refresh and eight ID tokens), then runs `inspect` as a table, as JSON and as a summary, each with its
 output sent to a counter, and measures the peak resident memory of cachetool and its worker child (`wait4`; mapped
-store pages included); then `stats` and `purge-expired --dry-run` the same way. Each must end with exit 0, account for
-every record (the JSON holds them all, the table a row per record, the purge examines every token), and stay under the
-bound.
+store pages included); then `stats`, `purge-expired --dry-run`, `verify`, `rekey --rotate-data-key` and `cap` (a tenth
+of the access tokens over it) the same way. Each must end with exit 0, account for every record (the JSON holds them
+all, the table a row per record, the purge examines every token, the rotation re-seals every record, the cap evicts
+exactly the excess), and stay under the bound.
 
 Usage: inspect_memory.py --cachetool PATH [--tokens N] [--bound-mib M] [--work DIR]
 Prints one line per view, then `inspect-memory: N passed, M failed`. Exit 0 only if nothing failed.
@@ -62,6 +64,18 @@ def purge_examined(stream):
     return json.load(stream)["examined"]
 
 
+def verified_total(stream):
+    return sum(json.load(stream)["verified"].values())
+
+
+def resealed(stream):
+    return json.load(stream)["resealed"]
+
+
+def evicted(stream):
+    return json.load(stream)["evicted"]
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cachetool", required=True)
@@ -89,12 +103,18 @@ def main():
             ("summary", ["inspect", "--summary", "--json"], summary_total),
             ("stats", ["stats", "--json"], stats_total),
             ("purge dry run", ["purge-expired", "--dry-run", "--json"], purge_examined),
+            ("verify", ["verify", "--json"], verified_total),
+            # These two change the store, so they come last: every record re-sealed, then a tenth of the access
+            # tokens evicted (all of one age in this population: the sampled eviction does it all).
+            ("data-key rotation", ["rekey", "--rotate-data-key", "--json"], resealed),
+            ("cap", ["cap", "--access-tokens", str(info["records"]["AccessToken"] * 9 // 10), "--json"], evicted),
         ]
         tokens = info["records"]["AccessToken"] + info["records"]["RefreshToken"]
+        expectations = {"purge dry run": tokens, "cap": info["records"]["AccessToken"] - info["records"]["AccessToken"] * 9 // 10}
         passed = failed = 0
         for name, arguments, consume in views:
             status, peak, seconds, shown = measure([args.cachetool] + arguments + store, env, consume)
-            expected = tokens if name == "purge dry run" else records
+            expected = expectations.get(name, records)
             ok = status == 0 and shown == expected and peak < args.bound_mib << 20
             passed, failed = passed + ok, failed + (not ok)
             print(

@@ -80,6 +80,8 @@ extension TokenStore {
                 let evicted = try writer.mappingErrors {
                     try writer.evictOverCap(cap, now: writer.now, protecting: nil, atMost: Self.capEnforcementBatch)
                 }
+                // Samples are read all over the store: let their pages go, as a scan does.
+                writer.releaseScannedPages()
                 return (evicted, try writer.transaction.count(in: DatabaseName.accessTokens))
             }
             report.evicted += evicted

@@ -104,6 +104,8 @@ extension TokenStore {
                     reader.releaseScannedPages()
                     guard let writer = reader as? CacheWriter else { return (keys.count, examined, last, corrupt) }
                     let removed = try writer.mappingErrors { try writer.deleteRecords(S.self, keys: keys) }
+                    // Deleting reads the pages around each record too (and LMDB merges half-empty ones): those go as well.
+                    writer.releaseScannedPages()
                     return (removed, examined, last, corrupt)
                 }
                 guard !dryRun else { return try read(run) }

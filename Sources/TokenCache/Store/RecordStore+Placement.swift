@@ -145,6 +145,8 @@ extension RecordStore {
         for key in lone {
             _ = try move(DatabaseName.accessTokens, from: key, to: Array(key.prefix(Self.bucketPrefixCount)), in: txn)
         }
+        // The placement walks the whole database: keep its memory to one batch's pages.
+        releaseScannedPages(in: txn)
         return resume
     }
 }

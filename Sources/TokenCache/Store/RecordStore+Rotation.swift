@@ -66,6 +66,8 @@ extension RecordStore {
             for key in stale {
                 if try move(database, from: key, to: key, in: txn) { resealed += 1 } else { damaged += 1 }
             }
+            // A rotation walks the whole store: keep its memory to one batch's pages.
+            releaseScannedPages(in: txn)
             if let resume {
                 try ([UInt8(databaseIndex)] + resume).withUnsafeBytes {
                     try txn.put(in: DatabaseName.meta, key: FormatConstants.rotationCursorKey, value: $0)
