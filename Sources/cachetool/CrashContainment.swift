@@ -19,28 +19,38 @@ enum CrashContainment {
 
     /// In the parent: runs this command in a child and exits with its status (or 65 if a signal ended it); never
     /// returns. In the child: returns at once, and the caller does the work.
-    /// `storeDirectory` is evaluated only to report a crash, after the child is done.
-    static func delegate(storeDirectory: @autoclosure () -> String) throws {
+    /// `storeDirectory` is evaluated only to report a crash, after the child is done. With `crashRetries`, a child
+    /// that a signal ended is started again, that many times at most: for work that resumes after the crash and
+    /// skips what crashed it (a salvage).
+    static func delegate(storeDirectory: @autoclosure () -> String, crashRetries: Int = 0) throws {
         let environment = ProcessInfo.processInfo.environment
         guard environment[childVariable] == nil else { return }
-        let child = Process()
-        child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-        child.arguments = Array(CommandLine.arguments.dropFirst())
-        child.environment = environment.merging([childVariable: "1"]) { $1 }
-        do {
-            try child.run()
-        } catch {
-            Output.error("unsupportedEnvironment: cannot start a child process to read the store safely (\(error))")
-            throw ExitCode(78)
+        var crashes = 0
+        while true {
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+            child.arguments = Array(CommandLine.arguments.dropFirst())
+            child.environment = environment.merging([childVariable: "1"]) { $1 }
+            do {
+                try child.run()
+            } catch {
+                Output.error("unsupportedEnvironment: cannot start a child process to read the store safely (\(error))")
+                throw ExitCode(78)
+            }
+            child.waitUntilExit()
+            if child.terminationReason == .exit { throw ExitCode(child.terminationStatus) }
+            if crashes < crashRetries {
+                crashes += 1
+                Output.note("reading a damaged page crashed LMDB (signal \(child.terminationStatus)); going on after it")
+                continue
+            }
+            Output.error(
+                "corruptStore: reading the store at \(storeDirectory()) crashed LMDB (signal \(child.terminationStatus)): a page of its "
+                    + "B-tree is damaged, and LMDB has no checksums to report it otherwise. Anything listed above was read before "
+                    + "the crash. Restore it from a backup, `cachetool salvage` copies what can still be read into a new store, "
+                    + "or `cachetool quarantine --force` moves it aside (kept, as STORE.corrupt-TIMESTAMP) and creates an empty one"
+            )
+            throw ExitCode(65)
         }
-        child.waitUntilExit()
-        if child.terminationReason == .exit { throw ExitCode(child.terminationStatus) }
-        Output.error(
-            "corruptStore: reading the store at \(storeDirectory()) crashed LMDB (signal \(child.terminationStatus)): a page of its "
-                + "B-tree is damaged, and LMDB has no checksums to report it otherwise. Anything listed above was read before "
-                + "the crash. Restore it from a backup, or `cachetool quarantine --force` moves it aside (kept, as "
-                + "STORE.corrupt-TIMESTAMP) and creates an empty one"
-        )
-        throw ExitCode(65)
     }
 }

@@ -208,6 +208,50 @@ import TokenCacheLMDB
         }
     }
 
+    /// `salvage` on a store with a damaged B-tree page: whatever the damage (some make LMDB crash, and salvage goes on
+    /// after the range that crashed it), it exits 0 with a new store that verifies clean and holds only records of
+    /// the original, most of them.
+    @Test func salvageCopiesWhatAStoreWithADamagedPageStillHolds() throws {
+        try CLIStore.with { store in
+            #expect(try store.run(["init"]).status == 0)
+            let count = 3_000
+            try TokenStore.open(store.configuration).write { writer in
+                for index in 0..<count {
+                    try writer.put(AccessToken(
+                        homeAccountID: "u\(index).t", environment: "login.microsoftonline.com", clientID: "c", realm: "t",
+                        target: "s.read", secret: Secret("salvage-\(index)"), cachedAt: 1_800_000_000, expiresOn: 4_000_000_000
+                    ))
+                }
+            }
+            let original = try Data(contentsOf: URL(fileURLWithPath: store.directory + "/data.mdb"))
+            let pageSize = 4096
+            func field(_ bytes: Data, _ offset: Int) -> Int { Int(bytes[offset]) | Int(bytes[offset + 1]) << 8 }
+            let leaves = (2..<original.count / pageSize).filter { field(original, $0 * pageSize + 10) == 2 }
+            try #require(leaves.count >= 10)
+            var resumedAfterCrash = 0, lost = 0
+            for (round, (page, (offset, value))) in zip([leaves[leaves.count / 3], leaves[leaves.count / 2]], [(12, 4000), (16, 65000)])
+                .flatMap({ page, _ in [(page, (12, 4000)), (page, (16, 65000)), (page, (12, 0))] }).enumerated()
+            {
+                var damaged = original
+                damaged[page * pageSize + offset] = UInt8(value & 0xFF)
+                damaged[page * pageSize + offset + 1] = UInt8(value >> 8)
+                try damaged.write(to: URL(fileURLWithPath: store.directory + "/data.mdb"))
+                let target = store.root + "/salvaged-\(round)"
+                let run = try store.run(["salvage", "-o", target, "--json"])
+                #expect(run.exitedNormally && run.status == 0, "round \(round): \(run.output)")
+                if run.stderr.contains("going on after it") { resumedAfterCrash += 1 }
+                let copy = try TokenStore.open(Configuration(directory: target, keySource: .keyFile(path: store.keyFile)))
+                #expect(try copy.verify().isClean)
+                let secrets = Set(try copy.list(AccessToken.self).records.map { $0.entity.secret.reveal() })
+                #expect(secrets.isSubset(of: Set((0..<count).map { "salvage-\($0)" })) && secrets.count > count / 2, "round \(round)")
+                if secrets.count < count { lost += 1 }
+            }
+            #expect(lost > 0, "no damage cost a record: the test no longer damages a page that holds any")
+            #expect(resumedAfterCrash > 0, "no damage made LMDB crash: the test no longer exercises salvage's restart")
+            try original.write(to: URL(fileURLWithPath: store.directory + "/data.mdb"))
+        }
+    }
+
     /// A damaged database record in LMDB's main database (here the high byte of the first one's root page number)
     /// makes LMDB fail a read silently and answer MDB_BAD_TXN to the next call: every verb reports damage (65).
     @Test func aDamagedDatabaseRecordIsReportedAsDamage() throws {

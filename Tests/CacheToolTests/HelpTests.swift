@@ -20,6 +20,7 @@ import Testing
         Golden(arguments: ["purge-expired"], text: HelpText.purgeExpired),
         Golden(arguments: ["cap"], text: HelpText.cap),
         Golden(arguments: ["quarantine"], text: HelpText.quarantine),
+        Golden(arguments: ["salvage"], text: HelpText.salvage),
         Golden(arguments: ["rekey"], text: HelpText.rekey),
         Golden(arguments: ["verify"], text: HelpText.verify),
         Golden(arguments: ["backup"], text: HelpText.backup),
@@ -55,7 +56,7 @@ import Testing
         let listed = lines[(start + 1)...].prefix { !$0.isEmpty }
             .filter { $0.hasPrefix("  ") && !$0.hasPrefix("   ") }
             .compactMap { $0.split(separator: " ").first.map(String.init) }
-        #expect(listed.count == 19)
+        #expect(listed.count == 20)
         #expect(Set(listed) == Set(Self.goldens.compactMap(\.arguments.first)))
     }
 
@@ -113,6 +114,8 @@ enum HelpText {
                                   or seal its records under a new data key.
           quarantine              Move a damaged store aside (STORE.corrupt-TIMESTAMP)
                                   and create an empty one in its place.
+          salvage                 Copy every record that can still be read from a
+                                  damaged store into a new store.
           ingest                  Store a raw OAuth2/OIDC token response (access,
                                   refresh and ID token, account, app metadata) in one
                                   transaction.
@@ -670,6 +673,41 @@ enum HelpText {
           --yes                   Do not ask.
           --force                 Move the store aside without checking that it is
                                   damaged (for a store whose check itself fails).
+          --json                  Print JSON.
+          --version               Show the version.
+          -h, --help              Show help information.
+
+        """
+
+    static let salvage = """
+        OVERVIEW: Copy every record that can still be read from a damaged store into a
+        new store.
+
+        For a store that opens but has damaged B-tree pages, when there is no backup.
+        Each database is read in 65,536 key ranges, each on its own, so a damaged page
+        loses only the records of the ranges that pass through it; each record is
+        authenticated before it is copied, and damaged ones are left. The new store
+        gets the old header (the same key opens it) and is verified at the end. LMDB
+        crashes on some damaged pages: salvage then starts again by itself after the
+        range that crashed it. Nothing is written to the damaged store.
+
+        Then stop the programs that use the store, move it aside (`cachetool quarantine
+        --force`, or mv) and move the new store into its place.
+
+        JSON keys: directory, salvaged {kind: count}, damaged_records,
+        unreadable_ranges, resumed.
+
+        Exit codes: 0 copied (the new store verifies), 64 usage, 65 nothing can be read
+        (the header holding the keys is damaged), 66 store or key not found, 74 disk
+        full or I/O error (run it again with the same -o to continue), 77 wrong key or
+        permissions.
+
+        USAGE: cachetool salvage [--store <dir>] [--key-file <path>] --output <dir> [--json]
+
+        OPTIONS:
+          --store <dir>           Store directory.
+          --key-file <path>       Key file (32 bytes, mode 0600).
+          -o, --output <dir>      The new store's directory (new or empty).
           --json                  Print JSON.
           --version               Show the version.
           -h, --help              Show help information.

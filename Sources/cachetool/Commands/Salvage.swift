@@ -1,0 +1,69 @@
+import ArgumentParser
+import Foundation
+import TokenCache
+
+/// `cachetool salvage`: copies what can still be read from a damaged store into a new one.
+struct Salvage: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Copy every record that can still be read from a damaged store into a new store.",
+        discussion: """
+            For a store that opens but has damaged B-tree pages, when there is no backup. Each database is read in \
+            65,536 key ranges, each on its own, so a damaged page loses only the records of the ranges that pass \
+            through it; each record is authenticated before it is copied, and damaged ones are left. The new store \
+            gets the old header (the same key opens it) and is verified at the end. LMDB crashes on some damaged \
+            pages: salvage then starts again by itself after the range that crashed it. Nothing is written to the \
+            damaged store.
+
+            Then stop the programs that use the store, move it aside (`cachetool quarantine --force`, or mv) and move \
+            the new store into its place.
+
+            JSON keys: directory, salvaged {kind: count}, damaged_records, unreadable_ranges, resumed.
+
+            Exit codes: 0 copied (the new store verifies), 64 usage, 65 nothing can be read (the header holding the \
+            keys is damaged), 66 store or key not found, 74 disk full or I/O error (run it again with the same -o to \
+            continue), 77 wrong key or permissions.
+            """
+    )
+
+    @OptionGroup var options: StoreOptions
+
+    @Option(name: .shortAndLong, help: ArgumentHelp("The new store's directory (new or empty).", valueName: "dir"))
+    var output: String
+
+    @Flag(help: "Print JSON.")
+    var json = false
+
+    func run() throws {
+        try CrashContainment.delegate(storeDirectory: options.configuration(readOnly: true).directory, crashRetries: 10_000)
+        try Failure.reporting {
+            let configuration = options.configuration(readOnly: true)
+            let records = (try? TokenStore.open(configuration).info().recordCounts.values.reduce(0, +)) ?? 0
+            let bar = ProgressBar(label: "salvaging", unit: "records", delay: 1.0)
+            let report = try TokenStore.salvage(configuration, into: output) { bar?.update(done: $0, total: records) }
+            bar?.finish()
+            var copy = configuration
+            copy.directory = output
+            copy.readOnly = false
+            let verified = try TokenStore.open(copy).verify()
+            if json {
+                print(JSONValue.object([
+                    "directory": .string(report.directory), "salvaged": .counts(report.salvaged),
+                    "damaged_records": .integer(Int64(report.damagedRecords)), "unreadable_ranges": .integer(Int64(report.unreadableRanges)),
+                    "resumed": .bool(report.resumed),
+                ]).prettyPrinted())
+            } else {
+                let total = report.salvaged.values.reduce(0, +)
+                print(Terminal.sanitize(
+                    "Salvaged \(InspectTable.plural(total, "record")) into \(report.directory)"
+                        + (report.damagedRecords > 0 ? "; left \(InspectTable.plural(report.damagedRecords, "damaged record"))" : "")
+                        + (report.unreadableRanges > 0 ? "; \(InspectTable.plural(report.unreadableRanges, "key range")) could not be read" : "")
+                        + ". The new store verifies: \(verified.isClean ? "clean" : "problems found")."
+                ))
+            }
+            if !verified.isClean {
+                Output.error("corruptStore: the salvaged store at \(output) does not verify clean (`cachetool verify --store \(output)`)")
+                throw ExitCode(65)
+            }
+        }
+    }
+}
