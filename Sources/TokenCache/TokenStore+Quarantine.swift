@@ -14,8 +14,9 @@ public struct QuarantineReport: Sendable {
 
 extension TokenStore {
     /// Whether the store in `configuration`'s directory is damaged as a whole, beyond what a record-level repair
-    /// fixes: it does not open (`.corruptStore`: a bad header, LMDB's `MDB_CORRUPTED` or `MDB_INVALID`), LMDB's meta
-    /// pages disagree, or a walk over every database's keys meets a damaged B-tree page. Returns the damage, or nil
+    /// fixes: it does not open (`.corruptStore`: a bad header, LMDB's `MDB_CORRUPTED` or `MDB_INVALID`), or a walk
+    /// over every database's keys meets a damaged B-tree page. LMDB meta pages that disagree do not count: the store
+    /// opens at the commit before the newest and is usable. Returns the damage, or nil
     /// when the store opens and its trees are whole (damaged records are then for ``repair(backupTo:progress:)``).
     /// Reads no record's content; needs the key only to open.
     /// - Throws: the errors of ``open(_:)`` other than `.corruptStore` (`.storeNotFound`, `.wrongKey`, …).
@@ -24,7 +25,8 @@ extension TokenStore {
         readOnly.readOnly = true
         do {
             let cache = try TokenStore.open(readOnly)
-            if let problem = try cache.store.backend.integrityProblem() { return problem }
+            // Meta pages that disagree are not damage of this kind: LMDB reads the intact one (the last commit is
+            // lost) and the store is usable as it is.
             try cache.read { reader in
                 for database in DatabaseName.all {
                     var walked = 0
@@ -62,10 +64,15 @@ extension TokenStore {
                 "the store at \(directory) opens and its trees are whole: nothing was moved (damaged records are for `verify --repair`)"
             )
         }
-        let target = Self.quarantineName(for: directory, at: Date())
-        do { try LMDBRecordBackend.moveAside(directory: directory, to: target) } catch { throw TokenCacheError.wrap(error, directory: directory) }
+        // Through a symbolic link, the directory it names moves, and the new store is created there (the link then
+        // names the new store).
+        let resolved = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
+        let target = Self.quarantineName(for: resolved, at: Date())
+        do { try LMDBRecordBackend.moveAside(directory: resolved, to: target) } catch { throw TokenCacheError.wrap(error, directory: directory) }
+        var fresh = configuration
+        fresh.directory = resolved
         do {
-            _ = try TokenStore.create(configuration)
+            _ = try TokenStore.create(fresh)
         } catch let error as TokenCacheError where error.code != .storeAlreadyExists {
             throw TokenCacheError(error.code, "the damaged store was moved to \(target), but creating an empty one failed: \(error.message)")
         }
@@ -79,12 +86,20 @@ extension TokenStore {
 
     /// `DIRECTORY.LABEL-20261124T203000Z`: a name beside the store directory for a copy or the store itself moved
     /// aside, which sorts by time.
+    /// When that name is taken (twice in one second), `-2`, `-3`, … is added.
     static func timestampedSibling(of directory: String, label: String, at date: Date) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
         let trimmed = directory.count > 1 && directory.hasSuffix("/") ? String(directory.dropLast()) : directory
-        return "\(trimmed).\(label)-\(formatter.string(from: date))"
+        let name = "\(trimmed).\(label)-\(formatter.string(from: date))"
+        var candidate = name
+        var counter = 1
+        while FileSystem.exists(candidate) || (try? FileManager.default.destinationOfSymbolicLink(atPath: candidate)) != nil {
+            counter += 1
+            candidate = "\(name)-\(counter)"
+        }
+        return candidate
     }
 }

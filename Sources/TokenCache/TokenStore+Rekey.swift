@@ -57,7 +57,9 @@ extension TokenStore {
     /// under it after the first rotation.
     ///
     /// From the first transaction on, handles opened before it (this one included, in this process or others) keep
-    /// reading but refuse to write (`.conflict`: the header changed) until they are opened again.
+    /// reading (they learn the new data key from the header when they first meet a record sealed under it) but refuse
+    /// to write (`.conflict`: the header changed) until they are opened again, after the rotation's last
+    /// transaction (which changes the header too).
     /// - Parameter progress: Called after each transaction with the report so far.
     /// - Throws: ``TokenCacheError``: `.invalidArgument` when the header already holds 32 data keys, `.readOnly`,
     ///   `.conflict` when another process changed the header meanwhile (what committed stays; call again), the errors

@@ -274,6 +274,10 @@ extension Environment {
     func adoptMapSizeOfOtherProcess(_ state: ThreadState) throws(LMDBError) {
         try withExclusiveGate(state, refusal: .mapResized) { () throws(LMDBError) in
             try resizeMap(to: 0)
+            // Another process's removal may have grown the map into the reserve: general writes here must not use it
+            // (LMDB keeps the map at least as large as the data).
+            let cap = mapCap(for: .general)
+            if Int(lmdb_env_info(handle).me_mapsize) > cap { try resizeMap(to: cap) }
         }
     }
 
@@ -315,7 +319,16 @@ extension Environment {
     private func allocateDiskReserve() -> LMDBError? {
         guard options.reservedDiskSpace > 0, !options.readOnly, let fd = lmdb_env_get_fd(handle) else { return nil }
         let usedEnd = (Int(lmdb_env_info(handle).me_last_pgno) + 1) * lmdb_env_page_size(handle)
-        let rc = tc_allocate_blocks(fd, off_t(usedEnd), off_t(options.reservedDiskSpace))
+        let wanted = usedEnd + options.reservedDiskSpace
+        // Blocks once allocated stay allocated (the file only grows): most writes find their reserve in place.
+        if wanted <= diskAllocatedThrough.load(ordering: .relaxed) { return nil }
+        // Twice the reserve at a time, so that the call is made again only after a reserve's worth of growth.
+        let rc = tc_allocate_blocks(fd, off_t(usedEnd), off_t(2 * options.reservedDiskSpace))
+        if rc == 0 { diskAllocatedThrough.store(usedEnd + 2 * options.reservedDiskSpace, ordering: .relaxed) }
+        if rc == ENOSPC, tc_allocate_blocks(fd, off_t(usedEnd), off_t(options.reservedDiskSpace)) == 0 {
+            diskAllocatedThrough.store(wanted, ordering: .relaxed)
+            return nil
+        }
         return rc == ENOSPC ? LMDBError(code: ENOSPC) : nil
     }
 

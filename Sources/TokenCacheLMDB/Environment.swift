@@ -47,6 +47,9 @@ package final class Environment: Sendable {
     /// Set if a map resize failed half-way (LMDB unmapped the old map and could not map the new one);
     /// every later transaction then throws `LMDBError.panic` rather than touch a missing map.
     let isBroken = Atomic<Bool>(false)
+    /// The end of `data.mdb` up to which disk blocks are known to be allocated (`allocateDiskReserve`): a write whose
+    /// reserve lies within it needs no system call.
+    let diskAllocatedThrough = Atomic<Int>(0)
 
     init(
         handle: OpaquePointer,

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TokenCache
 
 #if canImport(Glibc)
 import Glibc
@@ -64,6 +65,65 @@ import Glibc
             #expect(results["verify-after-freeing"] == "0", "\(text) \(messages)")
             #expect(messages.components(separatedBy: "storageFull").count == 3, "\(messages)")
             #expect(!messages.contains("crashed"), "\(messages)")
+        }
+    }
+
+    /// Thousands of expired tokens on a full disk: a purge and a cap remove them (the disk reserve, and smaller
+    /// transactions when a large one does not fit), and the store takes writes again once space is freed.
+    @Test func aPurgeAndACapEmptyAFullDiskInSmallerBatches() throws {
+        try CLIStore.with { store in
+            // The tokens to import, exported from a scratch store outside the small filesystem.
+            let scratch = CLIStore(root: store.root + "/scratch")
+            try FileManager.default.createDirectory(atPath: scratch.root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            #expect(try scratch.run(["init"]).status == 0)
+            try TokenStore.open(scratch.configuration).write { writer in
+                for index in 0..<3_000 {
+                    try writer.put(AccessToken(
+                        homeAccountID: "u\(index).t", environment: "login.microsoftonline.com", clientID: "c", realm: "t", target: "s.read",
+                        secret: Secret("full-\(index)"), cachedAt: 1_000_000_000 + Int64(index), expiresOn: index < 2_900 ? 1_000_003_600 : 4_000_000_000
+                    ))
+                }
+            }
+            let cache = store.root + "/cache.json"
+            #expect(try scratch.run(["export", "--include-secrets", "-o", cache]).status == 0)
+            let mountPoint = store.root + "/small"
+            #expect(mkdir(mountPoint, 0o700) == 0)
+            let script = #"""
+                set -u
+                mount -t tmpfs -o size=8m,mode=0700 tmpfs "$M" || exit 90
+                run() { name=$1; shift; "$T" "$@" --key-file "$K" 2>>"$M.err"; echo "$name $?"; }
+                run init init --store "$M/a"
+                run import import --store "$M/a" "$C"
+                dd if=/dev/zero of="$M/fill" bs=4096 2>/dev/null
+                run purge-when-full purge-expired --store "$M/a"
+                run cap-when-full cap --store "$M/a" --access-tokens 50
+                run verify-when-full verify --store "$M/a"
+                "$T" inspect --store "$M/a" --key-file "$K" --summary --json | tr -d ' \n' | sed 's/^/summary /'; echo
+                rm -f "$M/fill"
+                run import-after-freeing import --store "$M/a" "$C"
+                """#
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+            process.arguments = ["--mount", "--propagation", "private", "/bin/sh", "-c", script]
+            process.environment = ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": store.root, "M": mountPoint,
+                                   "T": CacheTool.binary.path, "K": store.keyFile, "C": cache].merging(CacheTool.sanitizerOptions) { $1 }
+            let output = Pipe()
+            process.standardOutput = output
+            try process.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            try #require(process.terminationStatus == 0, "the script failed: \(text)")
+            var results: [String: String] = [:]
+            for line in text.split(separator: "\n") {
+                let parts = line.split(separator: " ", maxSplits: 1)
+                if parts.count == 2 { results[String(parts[0])] = String(parts[1]) }
+            }
+            let messages = (try? String(contentsOfFile: mountPoint + ".err", encoding: .utf8)) ?? ""
+            for step in ["init", "import", "purge-when-full", "cap-when-full", "verify-when-full", "import-after-freeing"] {
+                #expect(results[step] == "0", "\(step): \(text) \(messages)")
+            }
+            // The 2,900 expired tokens purged, then the cap evicted 50 of the 100 left.
+            #expect(results["summary"]?.contains(#""access_tokens":{"expired":0,"refresh_due":0,"total":50,"valid":50}"#) == true, "\(text)")
         }
     }
 }

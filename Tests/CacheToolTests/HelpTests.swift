@@ -807,8 +807,8 @@ enum HelpText {
         older data keys (the first one stays: the blind index derives from it, though
         no record is sealed under it any more). A rotation that is stopped or killed
         loses nothing; run the command again to finish it. Programs that have the store
-        open keep reading and write again once reopened. `cachetool verify` shows which
-        data keys records use.
+        open keep reading, and write again once reopened after the rotation. `cachetool
+        verify` shows which data keys records use.
 
         JSON keys: directory, protection, key_file; with --rotate-data-key:
         active_key_id, resumed, resealed, damaged, retired_key_ids, transactions.

@@ -122,8 +122,12 @@ import Testing
             value[value.count - 1] ^= 1
             try store.rawPut("meta", key: Array("access-token-cap".utf8), value: value)
             #expect(errorCode { try cache.accessTokenCap() } == .corruptRecord)
-            #expect(errorCode { try cache.put(Self.token(0)) } == .corruptRecord)
+            #expect(try cache.verify().damagedMetaRecords.map(\.name) == ["access-token-cap"])
+            // Writes go on as if there were no cap.
+            for index in 0..<5 { try cache.put(Self.token(index)) }
+            #expect(try Self.storedIndexes(cache).count == 5)
             #expect(try cache.setAccessTokenCap(4).cap == 4, "setting the cap again repairs it")
+            #expect(try Self.storedIndexes(cache).count == 4)
         }
     }
 }

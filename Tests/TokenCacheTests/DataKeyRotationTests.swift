@@ -62,13 +62,18 @@ import TokenCacheRecords
             #expect(report.isClean && report.dataKeyIDs == [1, 2] && report.recordsByDataKey == [2: sealed] && !report.dataKeyRotationPending)
             Self.expectSame(try Self.contents(store.configuration), before)
 
-            // The handle opened before refuses to write until reopened; a new one writes under the new key.
+            // The handle opened before reads every record (it learns the new key from the header when it meets a
+            // record sealed under it), refuses to write until reopened; a new one writes under the new key.
+            let stale = try cache.list(AccessToken.self)
+            #expect(stale.corrupt.isEmpty && stale.records.count == 30)
+            #expect(try cache.get(Samples.refreshToken(home: "u7.utid").key)?.entity.secret.reveal() == "rt-7")
             #expect(errorCode { try cache.put(Samples.accessToken(home: "late.utid")) } == .conflict)
             let reopened = try TokenStore.open(store.configuration)
             try reopened.put(Samples.accessToken(home: "late.utid"))
 
             let second = try reopened.rotateDataKey()
             #expect(second.activeKeyID == 3 && second.resealed == sealed + 1 && second.retiredKeyIDs == [2])
+            #expect(try cache.list(AccessToken.self).corrupt.isEmpty && reopened.list(AccessToken.self).records.count == 31)
             report = try TokenStore.open(store.configuration).verify()
             #expect(report.isClean && report.dataKeyIDs == [1, 3] && report.recordsByDataKey == [3: sealed + 1])
             #expect(try TokenStore.open(store.configuration).store.keyring.header.wrappedKeys.map(\.keyID) == [1, 3])

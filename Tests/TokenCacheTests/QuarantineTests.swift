@@ -59,4 +59,21 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: TokenStore.quarantineName(for: store.directory, at: Date())))
         }
     }
+
+    /// Through a symbolic link the directory it names moves, and the link then names the new store; a second move in
+    /// the same second gets a name of its own.
+    @Test func aStoreBehindALinkMovesWhereItIsAndNamesNeverCollide() throws {
+        try withTemporaryDirectory { root in
+            let store = try Self.closedStore(root)
+            let link = root + "/link"
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: store.directory)
+            let linked = Configuration(directory: link, keySource: .keyFile(path: store.keyFile))
+            let first = try TokenStore.quarantine(linked, force: true)
+            #expect(first.movedTo.hasPrefix(store.directory + ".corrupt-"))
+            #expect(try TokenStore.open(linked).list(AccessToken.self).records.isEmpty)
+            let second = try TokenStore.quarantine(linked, force: true)
+            #expect(second.movedTo != first.movedTo && FileManager.default.fileExists(atPath: first.movedTo + "/data.mdb"))
+            #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == store.directory)
+        }
+    }
 }

@@ -75,15 +75,23 @@ extension TokenStore {
         }
         // What is left (tokens of the same age as the last ones removed, tokens other processes wrote meanwhile) goes
         // by sampling, as on a write.
+        var batch = Self.capEnforcementBatch
         while report.accessTokens > cap {
-            let (evicted, left) = try removing { writer in
+            let attempt: (Int, Int)
+            do {
+                attempt = try removing { writer in
                 let evicted = try writer.mappingErrors {
-                    try writer.evictOverCap(cap, now: writer.now, protecting: nil, atMost: Self.capEnforcementBatch)
+                    try writer.evictOverCap(cap, now: writer.now, protecting: nil, atMost: batch)
                 }
                 // Samples are read all over the store: let their pages go, as a scan does.
                 writer.releaseScannedPages()
                 return (evicted, try writer.transaction.count(in: DatabaseName.accessTokens))
+                }
+            } catch let error as TokenCacheError where [.storageFull, .ioFailure].contains(error.code) && batch > 1 {
+                batch /= 2  // a full store or disk: fewer removals per transaction, as a purge does
+                continue
             }
+            let (evicted, left) = attempt
             report.evicted += evicted
             report.accessTokens = left
             report.transactions += 1
@@ -126,10 +134,14 @@ extension CacheWriter {
         accessTokensEvicted += evicted
     }
 
-    /// The store's cap, read once per transaction.
+    /// The store's cap, read once per transaction. A damaged cap record counts as no cap: it must not stop every
+    /// write that adds a token (`verify` reports it, `verify --repair` removes it, `cap` sets it again).
     private func cap() throws -> Int? {
         if let loaded = loadedCap { return loaded }
-        let cap = try store.accessTokenCap(in: transaction)
+        var cap: Int? = nil
+        do {
+            cap = try store.accessTokenCap(in: transaction)
+        } catch let error as TokenCacheError where error.code == .corruptRecord {}
         loadedCap = .some(cap)
         return cap
     }

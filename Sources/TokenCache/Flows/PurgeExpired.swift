@@ -111,9 +111,10 @@ extension TokenStore {
                 guard !dryRun else { return try read(run) }
                 do {
                     return try removing(run)
-                } catch let error as TokenCacheError where error.code == .storageFull && limits.removed > 1 {
+                } catch let error as TokenCacheError where [.storageFull, .ioFailure].contains(error.code) && limits.removed > 1 {
                     // Even the reserve a removal may use is too small for this many deletes at once (a store at
-                    // its cap, or a full disk): fewer per transaction, down to one.
+                    // its cap, or a full disk, where LMDB reports a write cut short as an I/O error): fewer per
+                    // transaction, down to one, which fails for real if the cause was another.
                     limits.removed /= 2
                     limits.examined = max(limits.examined / 2, limits.removed)
                     return nil

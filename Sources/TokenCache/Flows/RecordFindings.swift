@@ -70,8 +70,11 @@ extension CacheReader {
                 try check()
             } catch let error as TokenCacheError where error.code == .corruptRecord {
                 let value = try transaction.withValue(in: DatabaseName.meta, forKey: key) { Array($0) } ?? []
+                let consequence = key == RecordStore.accessTokenCapKey
+                    ? "; no cap applies until it is set again (`cachetool cap`)" : "; the kept MSAL sections are lost to export"
                 try body(RecordFinding(
-                    database: DatabaseName.meta, kind: nil, key: key, fingerprint: error.recordFingerprint ?? "", reason: error.message,
+                    database: DatabaseName.meta, kind: nil, key: key, fingerprint: error.recordFingerprint ?? "",
+                    reason: error.message + consequence,
                     problem: .corrupt, value: value
                 ))
             }

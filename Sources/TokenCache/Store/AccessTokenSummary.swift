@@ -145,7 +145,7 @@ extension RecordStore {
         _ value: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, _ body: (AccessTokenSummaryView) throws(FormatError) -> R
     ) throws(FormatError) -> R {
         let opened = try RecordEnvelope.withOpened(
-            .summary, of: value, storeID: keyring.storeID, database: DatabaseName.accessTokens, key: key, keys: keyring.recordKey
+            .summary, of: value, storeID: keyring.storeID, database: DatabaseName.accessTokens, key: key, keys: recordKey
         ) { plaintext throws(FormatError) in try body(try AccessTokenSummaryView(plaintext: plaintext)) }
         if let opened { return opened }
         let summary = try AccessTokenSummary(

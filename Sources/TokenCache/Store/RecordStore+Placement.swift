@@ -69,7 +69,7 @@ extension RecordStore {
         let opened = try txn.withValue(in: database, forKey: source) { value in
             Result { () throws(FormatError) in
                 (
-                    summary: try RecordEnvelope.open(.summary, of: value, slot: sourceSlot, keys: keyring.recordKey),
+                    summary: try RecordEnvelope.open(.summary, of: value, slot: sourceSlot, keys: recordKey),
                     body: try openBodyPlaintext(value, slot: sourceSlot)
                 )
             }

@@ -22,9 +22,16 @@ final class RecordStore: Sendable {
     /// Where the records live, for messages (a directory, or the in-memory name).
     var directory: String { backend.location }
 
-    private init(backend: any RecordBackend, keyring: Keyring, readOnly: Bool, aliases: EnvironmentAliases) {
+    /// The root key the store was opened with, kept to unwrap data keys added to the header after this store was
+    /// opened (a data-key rotation another handle began): records sealed under them stay readable here.
+    private let root: SecureKey
+    /// Record keys of data keys added to the header since this store was opened, learned when first met.
+    private let laterRecordKeys = Mutex<[UInt32: SecureKey]>([:])
+
+    private init(backend: any RecordBackend, keyring: Keyring, root: SecureKey, readOnly: Bool, aliases: EnvironmentAliases) {
         self.backend = backend
         self.keyring = keyring
+        self.root = root
         self.readOnly = readOnly
         self.aliases = aliases
         headerBytes = keyring.header.encoded()
@@ -97,6 +104,7 @@ final class RecordStore: Sendable {
         }
 
         let keyring: Keyring
+        let root: SecureKey
         var readOnly = configuration.readOnly
         switch (existing, create) {
         case (nil, false):
@@ -111,6 +119,7 @@ final class RecordStore: Sendable {
             let generated = try RootKey.generate(
                 from: configuration.keySource, cost: configuration.passphraseCost, maximumCost: configuration.maximumPassphraseCost
             )
+            root = generated.root
             keyring = try Keyring.create(
                 rootKind: RootKey.kind(of: configuration.keySource), root: generated.root, salt: generated.salt,
                 cost: generated.cost.map { ($0.opsLimit, $0.memLimit) }, now: now
@@ -136,15 +145,16 @@ final class RecordStore: Sendable {
                 throw TokenCacheError(.corruptStore, "the store header at \(directory) is invalid: \(reason)")
             }
             if header.writeVersion > FormatConstants.writeVersion { readOnly = true }
-            let root = try RootKey.derive(from: configuration.keySource, header: header, maximumCost: configuration.maximumPassphraseCost)
-            let unlocked = try Keyring.unlock(header: header, root: root)
+            let derived = try RootKey.derive(from: configuration.keySource, header: header, maximumCost: configuration.maximumPassphraseCost)
+            root = derived
+            let unlocked = try Keyring.unlock(header: header, root: derived)
             if header.readVersion < FormatConstants.readVersion, !readOnly {
-                try upgrade(bytes, backend: backend, keyring: unlocked, root: root)
+                try upgrade(bytes, backend: backend, keyring: unlocked, root: derived)
                 return try open(backend, configuration: configuration, create: false, now: now)
             }
             keyring = unlocked
         }
-        let store = RecordStore(backend: backend, keyring: keyring, readOnly: readOnly, aliases: configuration.environmentAliases)
+        let store = RecordStore(backend: backend, keyring: keyring, root: root, readOnly: readOnly, aliases: configuration.environmentAliases)
         if placementPending, !readOnly { try store.finishLoneTokenPlacement() }
         return store
     }
@@ -226,9 +236,26 @@ final class RecordStore: Sendable {
         CorruptRecord(kind: kind, fingerprint: keyring.fingerprint(database: database, key: key), reason: reason)
     }
 
+    /// The record key of data key `id`: from the keyring this store was opened with, else (a key added to the header
+    /// since: a data-key rotation begun elsewhere) from the header as stored now, unwrapped with the root key. Only
+    /// a record naming a key this handle does not know takes the second way; nil when the header has no such key.
+    func recordKey(_ id: UInt32) -> SecureKey? {
+        if let key = keyring.recordKey(id) { return key }
+        return laterRecordKeys.withLock { learned -> SecureKey? in
+            if let key = learned[id] { return key }
+            // A read nested in whatever transaction met the record: it sees the newest committed header.
+            guard let bytes = try? backend.read({ txn in try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey) { Array($0) } }),
+                let header = try? StoreHeader.decode(bytes), header.storeID == keyring.storeID,
+                let current = try? Keyring.unlock(header: header, root: root), let key = current.recordKey(id)
+            else { return nil }
+            learned[id] = key
+            return key
+        }
+    }
+
     /// Authenticates and decrypts a record's body.
     func openBodyPlaintext(_ value: UnsafeRawBufferPointer, slot: RecordSlot) throws(FormatError) -> SecureBuffer {
-        guard let plaintext = try RecordEnvelope.open(.body, of: value, slot: slot, keys: keyring.recordKey) else {
+        guard let plaintext = try RecordEnvelope.open(.body, of: value, slot: slot, keys: recordKey) else {
             throw FormatError("missing body")
         }
         return plaintext
@@ -242,7 +269,7 @@ final class RecordStore: Sendable {
         _ value: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, database: String, _ body: (DecodedBody) throws(FormatError) -> R
     ) throws(FormatError) -> R {
         let opened = try RecordEnvelope.withOpened(
-            .body, of: value, storeID: keyring.storeID, database: database, key: key, keys: keyring.recordKey
+            .body, of: value, storeID: keyring.storeID, database: database, key: key, keys: recordKey
         ) { plaintext throws(FormatError) in try body(try DecodedBody(borrowing: plaintext)) }
         guard let opened else { throw FormatError("missing body") }
         return opened

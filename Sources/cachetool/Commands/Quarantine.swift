@@ -56,7 +56,8 @@ struct Quarantine: ParsableCommand {
             }
             if !yes {
                 guard isatty(STDIN_FILENO) == 1, isatty(STDERR_FILENO) == 1 else {
-                    throw ValidationError("moving a store aside needs --yes when not asked on a terminal")
+                    Output.error("moving a store aside needs --yes when it cannot ask on a terminal; nothing was moved")
+                    throw ExitCode(64)
                 }
                 if let damage { FileHandle.standardError.write(Data((Terminal.sanitize("The store is damaged: \(damage)") + "\n").utf8)) }
                 FileHandle.standardError.write(Data(Terminal.sanitize(
