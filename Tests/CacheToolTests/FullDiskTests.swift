@@ -9,6 +9,31 @@ import Glibc
 /// A full filesystem gives `storageFull` (exit 74) and keeps what is stored, never a SIGBUS. The filesystem is a small
 /// tmpfs mounted in a private mount namespace, which needs root (CI runs as root).
 @Suite(.enabled(if: getuid() == 0, "mounting a private tmpfs needs root")) struct FullDiskTests {
+    /// Runs `script` in a private mount namespace (where it mounts its small tmpfs at `$M`), with `$T` the tool and
+    /// `$K` the key file. Each step it runs prints "name result"; stderr is collected in `$M.err`. Returns the output,
+    /// the results by step name, and the messages.
+    static func runOnSmallFilesystem(
+        _ script: String, store: CLIStore, mountPoint: String, extra: [String: String]
+    ) throws -> (text: String, results: [String: String], messages: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        process.arguments = ["--mount", "--propagation", "private", "/bin/sh", "-c", script]
+        process.environment = ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": store.root, "M": mountPoint, "T": CacheTool.binary.path, "K": store.keyFile]
+            .merging(extra) { $1 }.merging(CacheTool.sanitizerOptions) { $1 }
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "the script failed: \(text)")
+        var results: [String: String] = [:]
+        for line in text.split(separator: "\n") {
+            let parts = line.split(separator: " ", maxSplits: 1)
+            if parts.count == 2 { results[String(parts[0])] = String(parts[1]) }
+        }
+        return (text, results, (try? String(contentsOfFile: mountPoint + ".err", encoding: .utf8)) ?? "")
+    }
+
     @Test func initAndWritesOnAFullFilesystemReportStorageFull() throws {
         try CLIStore.with { store in
             let mountPoint = store.root + "/small"
@@ -36,23 +61,7 @@ import Glibc
                 run ingest-after-freeing ingest --store "$M/a" --client-id c --authority https://login.microsoftonline.com/t --scopes s3 "$R"
                 run verify-after-freeing verify --store "$M/a"
                 """#
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-            process.arguments = ["--mount", "--propagation", "private", "/bin/sh", "-c", script]
-            process.environment = ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": store.root, "M": mountPoint,
-                                   "T": CacheTool.binary.path, "K": store.keyFile, "R": response].merging(CacheTool.sanitizerOptions) { $1 }
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            try #require(process.terminationStatus == 0, "the script failed: \(text)")
-            var results: [String: String] = [:]
-            for line in text.split(separator: "\n") {
-                let parts = line.split(separator: " ")
-                if parts.count == 2 { results[String(parts[0])] = String(parts[1]) }
-            }
-            let messages = (try? String(contentsOfFile: mountPoint + ".err", encoding: .utf8)) ?? ""
+            let (text, results, messages) = try Self.runOnSmallFilesystem(script, store: store, mountPoint: mountPoint, extra: ["R": response])
             #expect(results["init-with-space"] == "0" && results["ingest-with-space"] == "0", "\(text)")
             #expect(results["init-when-full"] == "74", "init on a full filesystem: \(text) \(messages)")
             #expect(results["ingest-when-full"] == "74", "\(text) \(messages)")
@@ -102,23 +111,7 @@ import Glibc
                 rm -f "$M/fill"
                 run import-after-freeing import --store "$M/a" "$C"
                 """#
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-            process.arguments = ["--mount", "--propagation", "private", "/bin/sh", "-c", script]
-            process.environment = ["PATH": "/usr/bin:/bin:/usr/sbin:/sbin", "HOME": store.root, "M": mountPoint,
-                                   "T": CacheTool.binary.path, "K": store.keyFile, "C": cache].merging(CacheTool.sanitizerOptions) { $1 }
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            try #require(process.terminationStatus == 0, "the script failed: \(text)")
-            var results: [String: String] = [:]
-            for line in text.split(separator: "\n") {
-                let parts = line.split(separator: " ", maxSplits: 1)
-                if parts.count == 2 { results[String(parts[0])] = String(parts[1]) }
-            }
-            let messages = (try? String(contentsOfFile: mountPoint + ".err", encoding: .utf8)) ?? ""
+            let (text, results, messages) = try Self.runOnSmallFilesystem(script, store: store, mountPoint: mountPoint, extra: ["C": cache])
             for step in ["init", "import", "purge-when-full", "cap-when-full", "verify-when-full", "import-after-freeing"] {
                 #expect(results[step] == "0", "\(step): \(text) \(messages)")
             }
