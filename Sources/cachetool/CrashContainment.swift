@@ -14,6 +14,14 @@ import Glibc
 /// stdin, stdout and stderr inherited). If the child dies of a signal, the parent reports the store as damaged with
 /// exit code 65; what the child printed before the crash stays on the screen.
 enum CrashContainment {
+    /// Whether a child that crashed is started again: within the limit, only for work that records its progress, and
+    /// only if it moved on since the last crash (otherwise it would crash at the same place again).
+    static func shouldRestart(afterCrashes crashes: Int, limit: Int, progressAtLastCrash: [UInt8]??, progressNow: [UInt8]?) -> Bool {
+        guard crashes < limit, let progressNow else { return false }
+        guard case .some(let previous) = progressAtLastCrash else { return true }
+        return previous != progressNow
+    }
+
     /// Set in the child's environment: the child does the work itself.
     static let childVariable = "TOKEN_CACHE_CONTAINED_CHILD"
 
@@ -22,10 +30,13 @@ enum CrashContainment {
     /// `storeDirectory` is evaluated only to report a crash, after the child is done. With `crashRetries`, a child
     /// that a signal ended is started again, that many times at most: for work that resumes after the crash and
     /// skips what crashed it (a salvage).
-    static func delegate(storeDirectory: @autoclosure () -> String, crashRetries: Int = 0) throws {
+    /// `progress` says how far the work got (for a salvage, its progress file): a child that crashes again with no
+    /// progress since the last crash is not started again, since it would only crash at the same place.
+    static func delegate(storeDirectory: @autoclosure () -> String, crashRetries: Int = 0, progress: () -> [UInt8]? = { nil }) throws {
         let environment = ProcessInfo.processInfo.environment
         guard environment[childVariable] == nil else { return }
         var crashes = 0
+        var progressAtLastCrash: [UInt8]?? = .none
         while true {
             let child = Process()
             child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
@@ -39,7 +50,9 @@ enum CrashContainment {
             }
             child.waitUntilExit()
             if child.terminationReason == .exit { throw ExitCode(child.terminationStatus) }
-            if crashes < crashRetries {
+            let now = progress()
+            if shouldRestart(afterCrashes: crashes, limit: crashRetries, progressAtLastCrash: progressAtLastCrash, progressNow: now) {
+                progressAtLastCrash = .some(now)
                 crashes += 1
                 Output.note("reading a damaged page crashed LMDB (signal \(child.terminationStatus)); going on after it")
                 continue

@@ -34,7 +34,12 @@ struct Salvage: ParsableCommand {
     var json = false
 
     func run() throws {
-        try CrashContainment.delegate(storeDirectory: options.configuration(readOnly: true).directory, crashRetries: 10_000)
+        // Started again after a crash only while the salvage moves on (its progress file changes).
+        let progressFile = output + "/salvage.progress"
+        try CrashContainment.delegate(
+            storeDirectory: options.configuration(readOnly: true).directory, crashRetries: 10_000,
+            progress: { FileManager.default.contents(atPath: progressFile).map { Array($0) } }
+        )
         try Failure.reporting {
             let configuration = options.configuration(readOnly: true)
             let records = (try? TokenStore.open(configuration).info().recordCounts.values.reduce(0, +)) ?? 0
