@@ -159,7 +159,9 @@ extension CacheReader {
         let database = DatabaseName.forKind(kind)
         return RecordFinding(
             database: database, kind: kind, key: key, fingerprint: store.keyring.fingerprint(database: database, key: key), reason: reason,
-            problem: problem, value: Array(value)
+            // A lone token under its entry key is placed by a walk of its own, not by its value: no copy (after an
+            // interrupted upgrade there may be a million of them).
+            problem: problem, value: problem == .loneUnderEntryKey ? [] : Array(value)
         )
     }
 }
