@@ -5,6 +5,7 @@ let package = Package(
     name: "token-cache",
     products: [
         .library(name: "TokenCache", targets: ["TokenCache"]),
+        .library(name: "TokenCacheClient", targets: ["TokenCacheClient"]),
         .executable(name: "cachetool", targets: ["cachetool"]),
     ],
     dependencies: [
@@ -37,6 +38,9 @@ let package = Package(
         // no entity and no backend.
         .target(name: "TokenCacheRecords", dependencies: ["TokenCacheSodium"]),
         .target(name: "TokenCache", dependencies: ["TokenCacheRecords", "TokenCacheStorage", "TokenCacheSodium", "CCrashGuard"]),
+        // What an auth client calls: async, the whole silent flow with single-flight refresh, writes off the
+        // cooperative pool.
+        .target(name: "TokenCacheClient", dependencies: ["TokenCache"]),
         .executableTarget(
             name: "cachetool",
             dependencies: [
@@ -55,6 +59,7 @@ let package = Package(
             dependencies: ["TokenCache", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheLMDB", "TokenCacheSodium"],
             resources: [.copy("FormatVectors"), .copy("MSALFixtures")]
         ),
+        .testTarget(name: "TokenCacheClientTests", dependencies: ["TokenCacheClient", "TokenCache"]),
         .testTarget(
             name: "CacheToolTests", dependencies: ["cachetool", "TokenCache", "TokenCacheLMDB", "TokenCacheRecords", "TokenCacheStorage"], exclude: ["InspectGoldens"]
         ),

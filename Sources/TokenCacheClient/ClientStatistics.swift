@@ -1,0 +1,43 @@
+import Synchronization
+
+/// What a ``TokenCacheClient`` did since it was made: how many requests the cache answered and how many needed the
+/// token endpoint. Single flight shows as ``joinedRefreshes``: callers that got the result of a refresh another
+/// caller started.
+public struct ClientStatistics: Sendable, Hashable {
+    /// Calls of ``TokenCacheClient/token(for:refresh:)``.
+    public var tokenRequests = 0
+    /// Requests answered from the cache (a usable access token was stored).
+    public var cacheHits = 0
+    /// Calls of a refresh closure: refresh tokens redeemed, in the foreground or the background.
+    public var refreshes = 0
+    /// Requests that waited for a refresh already running for the same account, client, authority and scopes
+    /// instead of starting their own.
+    public var joinedRefreshes = 0
+    /// Refreshes started in the background because a returned token's `refresh_on` had passed.
+    public var backgroundRefreshes = 0
+    /// Refreshes whose closure threw, or whose response could not be stored.
+    public var failedRefreshes = 0
+}
+
+/// The counters behind ``ClientStatistics``, updated without a lock.
+final class ClientCounters: Sendable {
+    let tokenRequests = Atomic<Int>(0)
+    let cacheHits = Atomic<Int>(0)
+    let refreshes = Atomic<Int>(0)
+    let joinedRefreshes = Atomic<Int>(0)
+    let backgroundRefreshes = Atomic<Int>(0)
+    let failedRefreshes = Atomic<Int>(0)
+
+    var snapshot: ClientStatistics {
+        ClientStatistics(
+            tokenRequests: tokenRequests.load(ordering: .relaxed), cacheHits: cacheHits.load(ordering: .relaxed),
+            refreshes: refreshes.load(ordering: .relaxed), joinedRefreshes: joinedRefreshes.load(ordering: .relaxed),
+            backgroundRefreshes: backgroundRefreshes.load(ordering: .relaxed), failedRefreshes: failedRefreshes.load(ordering: .relaxed)
+        )
+    }
+}
+
+extension Atomic<Int> {
+    /// Adds one.
+    func increment() { wrappingAdd(1, ordering: .relaxed) }
+}

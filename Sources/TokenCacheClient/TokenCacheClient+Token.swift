@@ -1,0 +1,136 @@
+public import TokenCache
+
+extension TokenCacheClient {
+    /// What the caller's refresh closure gets: the refresh token to redeem (`grant_type=refresh_token`) and the
+    /// scopes to ask for. It returns the token endpoint's response (``TokenResponse/init(json:)`` parses one).
+    public typealias Refresh = @Sendable (_ refreshToken: Secret, _ scopes: [String]) async throws -> TokenResponse
+
+    /// An access token for `request`: from the cache when a usable one is stored, else by redeeming the refresh
+    /// token through `refresh` (the library does no HTTP) and storing the response.
+    ///
+    /// The flow, and what makes it safe to call from many tasks and processes at once:
+    /// 1. **Lookup.** A stored token with at least 300 s left is returned. When its `refresh_on` has passed, it is
+    ///    still returned, and one refresh starts in the background (as MSAL's proactive refresh does).
+    /// 2. **Single flight.** Callers in this process asking for the same account, client, authority and scopes
+    ///    while a refresh runs wait for that refresh instead of starting their own: one call of `refresh` however
+    ///    many callers. The refresh runs in a task of its own: a cancelled caller does not cancel it for the others.
+    /// 3. **Redeem.** `refresh` gets the refresh token the store says to redeem (the family's first when the client
+    ///    may use it), read again as the refresh starts, so a token another process rotated meanwhile is the one
+    ///    redeemed.
+    /// 4. **Store.** One durable transaction replaces the redeemed refresh token with the rotated one, only if it
+    ///    is still the one stored (compare-and-swap), and stores the rest of the response. If another process
+    ///    rotated it meanwhile, its token is kept and the rest is stored; if the account was signed out meanwhile,
+    ///    nothing is stored and the call throws ``TokenClientError/Code/interactionRequired``.
+    ///
+    /// - Throws: ``TokenClientError`` `.interactionRequired` (with the account hint) when the cache holds no
+    ///   refresh token for the request; whatever `refresh` throws, unchanged, to every caller waiting on it;
+    ///   ``TokenCacheError`` for a malformed response (nothing stored) or a storage failure.
+    public func token(for request: TokenRequest, refresh: @escaping Refresh) async throws -> TokenResult {
+        counters.tokenRequests.increment()
+        if !request.forceRefresh {
+            let answer = try store.silentLookup(request.query(now: clock.now()))
+            switch answer.outcome {
+            case .hit:
+                if let result = TokenResult(hit: answer, source: .cache) {
+                    counters.cacheHits.increment()
+                    if result.refreshRecommended { refreshInBackground(request, refresh) }
+                    return result
+                }
+            case .interactionRequired:
+                throw try interactionRequired(request, answer)
+            case .refresh:
+                break
+            }
+        }
+        let (result, role) = try await refreshes.run(request.flightKey) { [self] in
+            try await refreshNow(request, refresh)
+        }
+        if role == .joined { counters.joinedRefreshes.increment() }
+        return result
+    }
+
+    /// Starts a refresh for `request` unless one is running; its errors are counted, not thrown (the caller already
+    /// has a usable token).
+    private func refreshInBackground(_ request: TokenRequest, _ refresh: @escaping Refresh) {
+        let started = refreshes.startIfIdle(request.flightKey) { [self] in
+            try await refreshNow(request, refresh)
+        }
+        if started { counters.backgroundRefreshes.increment() }
+    }
+
+    /// One refresh: redeem, store, and answer from the store.
+    private func refreshNow(_ request: TokenRequest, _ refresh: Refresh) async throws -> TokenResult {
+        let answer = try store.silentLookup(request.query(now: clock.now()))
+        // A refresh that ended just before this one began may have stored what is needed.
+        if !request.forceRefresh, answer.outcome == .hit, !answer.refreshRecommended, let result = TokenResult(hit: answer, source: .cache) {
+            return result
+        }
+        guard let redeemed = try answer.refreshToken?.entity else { throw try interactionRequired(request, answer) }
+        counters.refreshes.increment()
+        let response: TokenResponse
+        do { response = try await refresh(redeemed.secret, request.scopes) } catch {
+            counters.failedRefreshes.increment()
+            throw error
+        }
+        let context = TokenRequestContext(
+            clientID: request.clientID, authority: request.authority, requestedScopes: request.scopes, grantType: "refresh_token",
+            now: clock.now()
+        )
+        let stored: Bool
+        do {
+            stored = try await writer.run { [store] in
+                try store.write { writer in try Self.storeRefreshed(response, redeemed: redeemed, context: context, in: writer) }
+            }
+        } catch {
+            counters.failedRefreshes.increment()
+            throw error
+        }
+        guard stored else {
+            throw TokenClientError(
+                .interactionRequired, "the account was signed out while its refresh token was being redeemed; nothing was stored",
+                accountHint: TokenClientError.AccountHint(homeAccountID: request.homeAccountID, username: nil)
+            )
+        }
+        let after = try store.silentLookup(request.query(now: context.now))
+        guard after.outcome == .hit, let result = TokenResult(hit: after, source: .refresh) else {
+            throw TokenClientError(
+                .unusableResponse,
+                "the token endpoint's response was stored, but its access token does not answer the request (its scopes do not cover the requested ones, or it expires within 300 s)"
+            )
+        }
+        return result
+    }
+
+    /// Stores a refresh's response: the rotated refresh token by compare-and-swap against the redeemed one, then the
+    /// rest. False, with nothing written, when the account was signed out since the redeemed token was read.
+    private static func storeRefreshed(
+        _ response: TokenResponse, redeemed: RefreshToken, context: TokenRequestContext, in writer: CacheWriter
+    ) throws -> Bool {
+        var response = response
+        if let rotatedSecret = response.refreshToken {
+            let rotated = RefreshToken(
+                homeAccountID: redeemed.homeAccountID, environment: redeemed.environment, clientID: context.clientID,
+                secret: rotatedSecret, familyID: response.foci
+            )
+            do { try writer.replaceRefreshToken(rotated, expectedSecret: redeemed.secret) } catch let error as TokenCacheError
+                where error.code == .conflict
+            {
+                // No refresh token left under either owner: signed out. Else another process rotated it first;
+                // its token is as new as this one, and overwriting it would lose its rotation.
+                if error.currentRevision == nil { return false }
+                response.refreshToken = nil
+            }
+        } else if try writer.get(redeemed.key) == nil {
+            return false
+        }
+        try writer.ingest(response, context: context)
+        return true
+    }
+
+    /// The error for a request the cache cannot answer without the user, naming the account when it is known.
+    private func interactionRequired(_ request: TokenRequest, _ answer: SilentLookupResult) throws -> TokenClientError {
+        let username = try answer.account?.entity.username
+        let hint = request.homeAccountID.isEmpty ? nil : TokenClientError.AccountHint(homeAccountID: request.homeAccountID, username: username)
+        return TokenClientError(.interactionRequired, "the cache holds no refresh token for this request: the user must sign in", accountHint: hint)
+    }
+}

@@ -1,0 +1,135 @@
+public import TokenCache
+
+/// The token cache as an auth client uses it: async, with the whole silent flow in one call.
+///
+/// ```swift
+/// let client = try TokenCacheClient(configuration: .fromEnvironment())
+/// let token = try await client.token(for: request) { refreshToken, scopes in
+///     try await tokenEndpoint.redeem(refreshToken, scopes: scopes)   // your HTTP call; returns a TokenResponse
+/// }
+/// request.setValue("Bearer \(token.value)", forHTTPHeaderField: "Authorization")
+/// ```
+///
+/// **Concurrency.** One client serves a whole process; it is `Sendable`, and its methods may be called from any
+/// task at once. Reads (lookups, account lists) run inline on the caller's task: they take microseconds and never
+/// wait for a writer (LMDB readers see a snapshot). Writes (ingesting a response, a refresh's rotation, signing
+/// out) run on a thread of the client's own, because each one waits for an `fsync` and for any other process's
+/// write, and a cooperative thread must not block.
+///
+/// **Time.** Every expiry is judged against the injected ``WallClock`` (the system clock by default); no method
+/// needs a `now:`, and those that take one use it instead of the clock.
+public final class TokenCacheClient: Sendable {
+    /// The store underneath: for what this type does not wrap (operator commands, raw records).
+    public let store: TokenStore
+    /// The clock every expiry is judged against.
+    public let clock: any WallClock
+
+    let writer: WriteThread
+    let refreshes = SingleFlight<FlightKey, TokenResult>()
+    let counters = ClientCounters()
+
+    /// A client of an open store.
+    public init(store: TokenStore, clock: any WallClock = .system) {
+        self.store = store
+        self.clock = clock
+        writer = WriteThread(name: "token-cache writer")
+    }
+
+    /// A client of the store `configuration` names, created if it does not exist yet.
+    public convenience init(configuration: Configuration, clock: any WallClock = .system) throws {
+        self.init(store: try TokenStore.openOrCreate(configuration), clock: clock)
+    }
+
+    /// What this client did so far: requests, cache hits, refreshes, joined refreshes.
+    public var statistics: ClientStatistics { counters.snapshot }
+
+    // MARK: Reads (inline)
+
+    /// The store's answer to `request`, without redeeming anything: whether a usable access token is cached, else
+    /// which refresh token would be redeemed (``TokenStore/silentLookup(_:)``).
+    public func lookup(_ request: TokenRequest, now: Int64? = nil) async throws -> SilentLookupResult {
+        try store.silentLookup(request.query(now: now ?? clock.now()))
+    }
+
+    /// The signed-in users, one per home account, with their home tenant's profile and the claims of their ID
+    /// token for `clientID`.
+    ///
+    /// - Parameters:
+    ///   - clientID: only the accounts this client can use silently (a refresh token of its own, or of a family it
+    ///     is or may be in); nil lists every account.
+    ///   - environment: only accounts of this cloud (by alias group).
+    ///   - username: only accounts with this username (case-insensitive).
+    public func accounts(clientID: String? = nil, environment: String? = nil, username: String? = nil) async throws -> [AccountInfo] {
+        try store.read { reader in
+            try reader.accounts(clientID: clientID, environment: environment, username: username).accounts.compactMap { summary in
+                try Self.accountInfo(summary, clientID: clientID, reader: reader)
+            }
+        }
+    }
+
+    /// The account with this home account id (its home tenant's profile), or nil when none is signed in.
+    public func account(homeAccountID: String, clientID: String? = nil) async throws -> AccountInfo? {
+        try await accounts(clientID: clientID).first { $0.homeAccountID.lowercased() == homeAccountID.lowercased() }
+    }
+
+    /// The account a single-account app is signed in as: of the accounts `clientID` can use silently, the one whose
+    /// ID token for the client was issued last (its `iat` claim: the latest sign-in or refresh); nil when none is.
+    ///
+    /// The cache keeps no "current account" of its own. MSAL's single-account apps keep one account per client,
+    /// and the most recently issued ID token is the account last signed in, or refreshed, with this client.
+    public func currentAccount(clientID: String) async throws -> AccountInfo? {
+        let accounts = try await accounts(clientID: clientID)
+        return accounts.enumerated().max { lhs, rhs in
+            let left = lhs.element.claims.issuedAt ?? .min, right = rhs.element.claims.issuedAt ?? .min
+            // Among equals the first listed wins (the list is ordered by home account id, so the choice is stable).
+            return left != right ? left < right : lhs.offset > rhs.offset
+        }?.element
+    }
+
+    private static func accountInfo(_ summary: AccountSummary, clientID: String?, reader: CacheReader) throws -> AccountInfo? {
+        guard let profile = summary.profiles.first?.entity else { return nil }
+        var idToken: IDToken? = nil
+        if let clientID {
+            let key = IDToken.Key(homeAccountID: profile.homeAccountID, environment: profile.environment, clientID: clientID, realm: profile.realm)
+            do { idToken = try reader.get(key)?.entity } catch let error as TokenCacheError where error.code == .corruptRecord {
+                idToken = nil  // a damaged ID token only costs the claims; the account is listed
+            }
+        } else {
+            // Any client's: the claims describe the user, whichever client redeemed them.
+            idToken = try reader.list(IDToken.self, filter: RecordFilter(homeAccountID: profile.homeAccountID)).records
+                .first { $0.entity.realm.lowercased() == profile.realm.lowercased() }?.entity
+        }
+        return AccountInfo(account: profile, idToken: idToken)
+    }
+
+    // MARK: Writes (on the write thread)
+
+    /// Stores what a token response yields (after an interactive sign-in, a device-code flow, a client-credentials
+    /// grant): access token, refresh token, ID token, account and app metadata, in one durable transaction.
+    @discardableResult
+    public func ingest(_ response: TokenResponse, context: TokenRequestContext) async throws -> IngestResult {
+        try await writer.run { [store] in try store.ingest(response, context: context) }
+    }
+
+    /// Stores what a token response yields; the time received is the clock's now (see ``ingest(_:context:)``).
+    @discardableResult
+    public func ingest(
+        _ response: TokenResponse, clientID: String, authority: Authority, scopes: [String], grantType: String? = "authorization_code"
+    ) async throws -> IngestResult {
+        let context = TokenRequestContext(clientID: clientID, authority: authority, requestedScopes: scopes, grantType: grantType, now: clock.now())
+        return try await ingest(response, context: context)
+    }
+
+    /// Signs an account out of one client (its tokens for the client; the account record when no client has
+    /// tokens left), or everywhere when `clientID` is nil.
+    @discardableResult
+    public func signOut(homeAccountID: String, clientID: String?) async throws -> RemovalSummary {
+        try await writer.run { [store] in try store.removeAccount(homeAccountID: homeAccountID, clientID: clientID) }
+    }
+
+    /// Returns once no refresh started by this client is running, background ones included: for an app about to
+    /// exit, and for tests.
+    public func waitForRefreshes() async {
+        await refreshes.waitUntilIdle()
+    }
+}

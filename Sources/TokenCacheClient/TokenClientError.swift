@@ -1,0 +1,52 @@
+public import Foundation
+
+/// What ``TokenCacheClient`` throws besides the store's own ``TokenCacheError`` and the caller's refresh closure's
+/// errors (which reach the caller unchanged).
+///
+/// Messages never contain a token, an account id or a username; the account a sign-in is needed for travels in
+/// ``accountHint``, which the description leaves out.
+public struct TokenClientError: Error, Sendable, LocalizedError, CustomStringConvertible {
+    /// What kind of failure this is. Compare with the static members: `error.code == .interactionRequired`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's name, e.g. `interactionRequired`.
+        public let name: String
+        init(_ name: String) { self.name = name }
+        /// The code's ``name``.
+        public var description: String { name }
+
+        /// The cache holds neither a usable access token nor a refresh token for the request: the user must sign
+        /// in (interactively, or with a device code). ``TokenClientError/accountHint`` names the account to
+        /// pre-fill (`login_hint`), when the cache knows it.
+        public static let interactionRequired = Code("interactionRequired")
+        /// The token endpoint's response did not yield a token that answers the request (its scopes do not cover
+        /// the requested ones, or it expires within the usability margin). The response was stored.
+        public static let unusableResponse = Code("unusableResponse")
+    }
+
+    /// The account a sign-in is needed for, as far as the cache knows it. Not secret, but personal data: kept out of
+    /// every description.
+    public struct AccountHint: Sendable, Hashable {
+        /// The home account id the request named.
+        public var homeAccountID: String
+        /// The account's username (`preferred_username`), when an Account record names it: the `login_hint`.
+        public var username: String?
+    }
+
+    /// What kind of failure this is.
+    public let code: Code
+    /// A human-readable explanation with no token, account id or username in it.
+    public let message: String
+    /// For ``Code/interactionRequired``: the account to sign in again, when the request named one.
+    public let accountHint: AccountHint?
+
+    init(_ code: Code, _ message: String, accountHint: AccountHint? = nil) {
+        self.code = code
+        self.message = message
+        self.accountHint = accountHint
+    }
+
+    /// `code: message`.
+    public var description: String { "\(code): \(message)" }
+    /// The ``message``.
+    public var errorDescription: String? { message }
+}

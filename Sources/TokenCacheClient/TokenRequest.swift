@@ -1,0 +1,73 @@
+public import TokenCache
+
+/// What ``TokenCacheClient/token(for:refresh:)`` is asked for: a token of one account, for one client, from one
+/// authority, with these scopes.
+public struct TokenRequest: Sendable, Hashable {
+    /// The requesting application's client id.
+    public var clientID: String
+    /// The signed-in user's home account id (``AccountInfo/homeAccountID``).
+    public var homeAccountID: String
+    /// The authority the token is for: its host picks the cloud (by alias group), its tenant the realm.
+    public var authority: Authority
+    /// The scopes wanted; `openid`, `profile` and `offline_access` don't count, and something else must be asked.
+    public var scopes: [String]
+    /// nil for Bearer; `pop` for a proof-of-possession token bound to ``keyID``.
+    public var tokenType: String?
+    /// The key id a proof-of-possession token must be bound to; nil for Bearer.
+    public var keyID: String?
+    /// Skip the cached access token and redeem the refresh token (after the resource rejected the token, say).
+    public var forceRefresh: Bool
+
+    /// A request for a user's token.
+    public init(
+        clientID: String, homeAccountID: String, authority: Authority, scopes: [String], tokenType: String? = nil,
+        keyID: String? = nil, forceRefresh: Bool = false
+    ) {
+        self.clientID = clientID
+        self.homeAccountID = homeAccountID
+        self.authority = authority
+        self.scopes = scopes
+        self.tokenType = tokenType
+        self.keyID = keyID
+        self.forceRefresh = forceRefresh
+    }
+
+    /// A request for a token of an account the client listed (``TokenCacheClient/accounts(clientID:)``).
+    public init(clientID: String, account: AccountInfo, authority: Authority, scopes: [String], forceRefresh: Bool = false) {
+        self.init(clientID: clientID, homeAccountID: account.homeAccountID, authority: authority, scopes: scopes, forceRefresh: forceRefresh)
+    }
+
+    /// The store's query for this request at `now`.
+    func query(now: Int64) -> SilentLookupQuery {
+        SilentLookupQuery(
+            clientID: clientID, homeAccountID: homeAccountID, authority: authority, scopes: scopes, tokenType: tokenType,
+            keyID: keyID, now: now
+        )
+    }
+
+    /// What identifies the refresh this request may need: requests with equal keys share one refresh in a process.
+    /// Case and the order and repetition of scopes don't matter, nor do the scopes that don't count. Forced
+    /// refreshes share theirs only with each other: a caller that rejected the stored token must not be handed the
+    /// result of a refresh that may return that same token.
+    var flightKey: FlightKey {
+        let scopeSet = Set(scopes.flatMap { $0.split(separator: " ") }.map { $0.lowercased() })
+            .subtracting(["openid", "profile", "offline_access"])
+        return FlightKey(
+            clientID: clientID.lowercased(), homeAccountID: homeAccountID.lowercased(), host: authority.host.lowercased(),
+            tenant: authority.tenant.lowercased(), scopes: scopeSet.sorted(), tokenType: tokenType?.lowercased(), keyID: keyID,
+            forced: forceRefresh
+        )
+    }
+}
+
+/// The identity of one refresh (``TokenRequest/flightKey``).
+struct FlightKey: Hashable, Sendable {
+    var clientID: String
+    var homeAccountID: String
+    var host: String
+    var tenant: String
+    var scopes: [String]
+    var tokenType: String?
+    var keyID: String?
+    var forced: Bool
+}

@@ -1,0 +1,223 @@
+import Foundation
+import Synchronization
+import Testing
+import TokenCache
+
+@testable import TokenCacheClient
+
+/// `token(for:refresh:)` end to end against a fake token endpoint: hit, refresh with rotation, proactive refresh,
+/// interaction required, and the races a refresh can meet.
+@Suite struct SilentFlowTests {
+    @Test func aStoredTokenIsReturnedWithoutCallingTheEndpoint() async throws {
+        let clock = TestClock()
+        let endpoint = FakeTokenEndpoint(clock: clock)
+        try await withClient(clock: clock) { client in
+            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+            let token = try await client.token(for: User.request(), refresh: endpoint.redeem)
+            #expect(token.value == "at-1")
+            #expect(token.source == .cache)
+            #expect(token.expiresOn == clock.now() + 3600)
+            #expect(!token.refreshRecommended)
+            #expect(endpoint.redeemed.isEmpty)
+            let account = try #require(try token.account)
+            #expect(account.username == User.username)
+            #expect(account.claims.name == "Adele Vance")
+            #expect(account.claims.objectID == User.uid)
+            #expect(account.claims.tenantID == User.utid)
+            #expect(account.claims["groups"] == .array([.string("g1")]))
+            #expect(client.statistics.cacheHits == 1)
+        }
+    }
+
+    @Test func anExpiredTokenIsRefreshedAndTheRefreshTokenRotated() async throws {
+        let clock = TestClock()
+        let endpoint = FakeTokenEndpoint(clock: clock)
+        try await withClient(clock: clock) { client in
+            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+            clock.advance(by: 3600 - 299)  // less than the 300 s margin left
+            let token = try await client.token(for: User.request(), refresh: endpoint.redeem)
+            #expect(token.value == "at-2")
+            #expect(token.source == .refresh)
+            #expect(endpoint.redeemed == ["rt-1"])
+            let stored = try #require(try await client.lookup(User.request()).refreshToken)
+            #expect(stored.entity.secret.reveal() == "rt-2")
+            // The next call is answered by the cache, and a later refresh redeems the rotated token.
+            #expect(try await client.token(for: User.request(), refresh: endpoint.redeem).source == .cache)
+            clock.advance(by: 3600)
+            #expect(try await client.token(for: User.request(), refresh: endpoint.redeem).value == "at-3")
+            #expect(endpoint.redeemed == ["rt-1", "rt-2"])
+        }
+    }
+
+    @Test func aHundredConcurrentCallersShareOneRefresh() async throws {
+        let clock = TestClock()
+        let endpoint = FakeTokenEndpoint(clock: clock, latency: .milliseconds(100))
+        try await withClient(clock: clock) { client in
+            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+            clock.advance(by: 7200)
+            let values = try await withThrowingTaskGroup(of: String.self) { group in
+                for index in 0..<100 {
+                    // Spelled differently, asked for the same: one flight.
+                    let scopes = index.isMultiple(of: 2) ? ["User.Read"] : ["user.read", "openid"]
+                    group.addTask { try await client.token(for: User.request(scopes: scopes), refresh: endpoint.redeem).value }
+                }
+                return try await group.reduce(into: [String]()) { $0.append($1) }
+            }
+            #expect(values == Array(repeating: "at-2", count: 100))
+            #expect(endpoint.redeemed == ["rt-1"])
+            let statistics = client.statistics
+            #expect(statistics.refreshes == 1)
+            #expect(statistics.joinedRefreshes + statistics.cacheHits == 99)
+            #expect(statistics.joinedRefreshes > 0)
+        }
+    }
+
+    @Test func differentScopesAreDifferentFlights() async throws {
+        let clock = TestClock()
+        let endpoint = FakeTokenEndpoint(clock: clock)
+        try await withClient(clock: clock) { client in
+            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+            #expect(User.request(scopes: ["User.Read"]).flightKey == User.request(scopes: ["openid USER.READ", "user.read"]).flightKey)
+            #expect(User.request(scopes: ["User.Read"]).flightKey != User.request(scopes: ["Mail.Read"]).flightKey)
+            #expect(User.request(scopes: ["User.Read"]).flightKey != User.request(scopes: ["User.Read"], forceRefresh: true).flightKey)
+        }
+    }
+
+    @Test func aRefreshErrorReachesEveryWaitingCallerUnchanged() async throws {
+        let clock = TestClock()
+        let endpoint = FakeTokenEndpoint(clock: clock, latency: .milliseconds(100))
+        try await withClient(clock: clock) { client in
+            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+            clock.advance(by: 7200)
+            endpoint.failNextRedemption()
+            let outcomes = await withTaskGroup(of: (any Error)?.self) { group in
+                for _ in 0..<10 {
+                    group.addTask {
+                        do { _ = try await client.token(for: User.request(), refresh: endpoint.redeem) } catch { return error }
+                        return nil
+                    }
+                }
+                return await group.reduce(into: [(any Error)?]()) { $0.append($1) }
+            }
+            #expect(outcomes.allSatisfy { ($0 as? FakeTokenEndpoint.Unavailable) != nil })
+            #expect(endpoint.redeemed == ["rt-1"])
+            #expect(client.statistics.failedRefreshes == 1)
+            // Nothing was lost: the same refresh token works on the next call.
+            #expect(try await client.token(for: User.request(), refresh: endpoint.redeem).value == "at-2")
+        }
+    }
+
+    @Test func aCancelledCallerDoesNotCancelTheRefreshOthersWaitFor() async throws {
+        let clock = TestClock()
+        let endpoint = FakeTokenEndpoint(clock: clock, latency: .milliseconds(200))
+        try await withClient(clock: clock) { client in
+            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+            clock.advance(by: 7200)
+            let first = Task { try await client.token(for: User.request(), refresh: endpoint.redeem) }
+            try await Task.sleep(for: .milliseconds(50))
+            first.cancel()
+            let second = try await client.token(for: User.request(), refresh: endpoint.redeem)
+            #expect(second.value == "at-2")
+            #expect(endpoint.redeemed == ["rt-1"])
+        }
+    }
+
+    @Test func aTokenPastRefreshOnIsReturnedAndRefreshedInTheBackground() async throws {
+        let clock = TestClock()
+        let endpoint = FakeTokenEndpoint(clock: clock, latency: .milliseconds(20), refreshIn: 1800)
+        try await withClient(clock: clock) { client in
+            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+            clock.advance(by: 1801)
+            let tokens = try await withThrowingTaskGroup(of: TokenResult.self) { group in
+                for _ in 0..<20 { group.addTask { try await client.token(for: User.request(), refresh: endpoint.redeem) } }
+                return try await group.reduce(into: [TokenResult]()) { $0.append($1) }
+            }
+            // Every caller got the still-valid token at once; one refresh started.
+            #expect(tokens.allSatisfy { $0.value == "at-1" && $0.refreshRecommended && $0.source == .cache })
+            await client.waitForRefreshes()
+            #expect(endpoint.redeemed == ["rt-1"])
+            #expect(client.statistics.backgroundRefreshes == 1)
+            let next = try await client.token(for: User.request(), refresh: endpoint.redeem)
+            #expect(next.value == "at-2")
+            #expect(!next.refreshRecommended)
+        }
+    }
+
+    @Test func forceRefreshRedeemsDespiteAStoredToken() async throws {
+        let clock = TestClock()
+        let endpoint = FakeTokenEndpoint(clock: clock)
+        try await withClient(clock: clock) { client in
+            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+            let token = try await client.token(for: User.request(forceRefresh: true), refresh: endpoint.redeem)
+            #expect(token.value == "at-2")
+            #expect(token.source == .refresh)
+            #expect(endpoint.redeemed == ["rt-1"])
+        }
+    }
+
+    @Test func noRefreshTokenMeansInteractionRequiredWithTheAccountHint() async throws {
+        let clock = TestClock()
+        let endpoint = FakeTokenEndpoint(clock: clock)
+        try await withClient(clock: clock) { client in
+            // Never signed in: no hint beyond the id asked for.
+            let unknown = await #expect(throws: TokenClientError.self) { try await client.token(for: User.request(), refresh: endpoint.redeem) }
+            #expect(unknown?.code == .interactionRequired)
+            #expect(unknown?.accountHint == TokenClientError.AccountHint(homeAccountID: User.home, username: nil))
+            // Signed in, then the refresh token was lost: the hint names the user to pre-fill.
+            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+            let lookup = try await client.lookup(User.request(scopes: ["Mail.Read"]))
+            let refreshToken = try #require(try lookup.refreshToken)
+            try client.store.delete(refreshToken.entity.key)
+            clock.advance(by: 7200)
+            let known = await #expect(throws: TokenClientError.self) { try await client.token(for: User.request(), refresh: endpoint.redeem) }
+            #expect(known?.code == .interactionRequired)
+            #expect(known?.accountHint?.username == User.username)
+            #expect(endpoint.redeemed.isEmpty)
+            // No identifier in what an app would log.
+            for error in [unknown, known].compactMap({ $0 }) {
+                for text in [error.description, error.localizedDescription, "\(error)"] {
+                    #expect(!text.contains(User.uid) && !text.contains(User.username))
+                }
+            }
+        }
+    }
+
+    @Test func aRotationByAnotherWriterDuringTheRefreshIsKept() async throws {
+        let clock = TestClock()
+        let endpoint = FakeTokenEndpoint(clock: clock)
+        try await withClient(clock: clock) { client in
+            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+            clock.advance(by: 7200)
+            let token = try await client.token(for: User.request()) { refreshToken, scopes in
+                // Another process redeems the same token first and stores its rotation.
+                let stored = try #require(try client.store.silentLookup(User.request().query(now: clock.now())).refreshToken)
+                var rotated = stored.entity
+                rotated.secret = Secret("rt-other")
+                try client.store.replaceRefreshToken(rotated, expectedSecret: refreshToken)
+                return try await endpoint.redeem(refreshToken, scopes: scopes)
+            }
+            #expect(token.value == "at-2")
+            let stored = try #require(try await client.lookup(User.request()).refreshToken)
+            #expect(stored.entity.secret.reveal() == "rt-other")
+        }
+    }
+
+    @Test func aSignOutDuringTheRefreshWinsAndNothingIsStored() async throws {
+        let clock = TestClock()
+        let endpoint = FakeTokenEndpoint(clock: clock)
+        try await withClient(clock: clock) { client in
+            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+            clock.advance(by: 7200)
+            let error = await #expect(throws: TokenClientError.self) {
+                try await client.token(for: User.request()) { refreshToken, scopes in
+                    try await client.signOut(homeAccountID: User.home, clientID: nil)
+                    return try await endpoint.redeem(refreshToken, scopes: scopes)
+                }
+            }
+            #expect(error?.code == .interactionRequired)
+            #expect(try await client.accounts().isEmpty)
+            let counts = try client.store.read { try $0.counts() }
+            #expect(counts[.accessToken] == 0 && counts[.refreshToken] == 0 && counts[.idToken] == 0 && counts[.account] == 0)
+        }
+    }
+}
