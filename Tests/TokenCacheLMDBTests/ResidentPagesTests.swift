@@ -66,4 +66,25 @@ import Testing
         let region = MemoryMapRegion.containing(heap)
         #expect(region != nil && region?.isReadOnlySharedDataFile == false)
     }
+
+    /// `/proc/self/maps` of a process with many mappings runs to many pages; one read returns the first only.
+    @Test func aMappingFarDownTheMapsFileIsFound() throws {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        // 600 one-page mappings whose permissions alternate, so that the kernel cannot merge neighbours: 600 lines.
+        var mappings: [UnsafeMutableRawPointer] = []
+        defer { for mapping in mappings { munmap(mapping, page) } }
+        for index in 0..<600 {
+            let protection = index.isMultiple(of: 2) ? PROT_READ : PROT_READ | PROT_WRITE
+            let mapping = try #require(mmap(nil, page, protection, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))
+            #expect(mapping != MAP_FAILED)
+            mappings.append(mapping)
+        }
+        let text = try #require(MemoryMapRegion.readWholeFile("/proc/self/maps"))
+        #expect(text.split(separator: "\n").count > 600)
+        for mapping in [mappings[0], mappings[299], mappings[599]] {
+            let region = try #require(MemoryMapRegion.containing(mapping))
+            #expect(region.contains(mapping))
+            #expect(!region.isReadOnlySharedDataFile)
+        }
+    }
 }
