@@ -59,7 +59,7 @@ let package = Package(
             dependencies: ["TokenCache", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheLMDB", "TokenCacheSodium"],
             resources: [.copy("FormatVectors"), .copy("MSALFixtures")]
         ),
-        .testTarget(name: "TokenCacheClientTests", dependencies: ["TokenCacheClient", "TokenCache"]),
+        .testTarget(name: "TokenCacheClientTests", dependencies: ["TokenCacheClient", "TokenCache", "ExitTestSupport"]),
         .testTarget(
             name: "CacheToolTests", dependencies: ["cachetool", "TokenCache", "TokenCacheLMDB", "TokenCacheRecords", "TokenCacheStorage"], exclude: ["InspectGoldens"]
         ),

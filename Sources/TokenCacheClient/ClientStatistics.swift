@@ -17,6 +17,9 @@ public struct ClientStatistics: Sendable, Hashable {
     public var backgroundRefreshes = 0
     /// Refreshes whose closure threw, or whose response could not be stored.
     public var failedRefreshes = 0
+    /// Refreshes that found another process's lease on the refresh token and waited for its result (or for the
+    /// lease to lapse) instead of redeeming the token a second time.
+    public var leaseWaits = 0
 }
 
 /// The counters behind ``ClientStatistics``, updated without a lock.
@@ -27,12 +30,14 @@ final class ClientCounters: Sendable {
     let joinedRefreshes = Atomic<Int>(0)
     let backgroundRefreshes = Atomic<Int>(0)
     let failedRefreshes = Atomic<Int>(0)
+    let leaseWaits = Atomic<Int>(0)
 
     var snapshot: ClientStatistics {
         ClientStatistics(
             tokenRequests: tokenRequests.load(ordering: .relaxed), cacheHits: cacheHits.load(ordering: .relaxed),
             refreshes: refreshes.load(ordering: .relaxed), joinedRefreshes: joinedRefreshes.load(ordering: .relaxed),
-            backgroundRefreshes: backgroundRefreshes.load(ordering: .relaxed), failedRefreshes: failedRefreshes.load(ordering: .relaxed)
+            backgroundRefreshes: backgroundRefreshes.load(ordering: .relaxed), failedRefreshes: failedRefreshes.load(ordering: .relaxed),
+            leaseWaits: leaseWaits.load(ordering: .relaxed)
         )
     }
 }

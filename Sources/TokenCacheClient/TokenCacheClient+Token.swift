@@ -1,3 +1,4 @@
+import Foundation
 public import TokenCache
 
 extension TokenCacheClient {
@@ -58,31 +59,65 @@ extension TokenCacheClient {
         if started { counters.backgroundRefreshes.increment() }
     }
 
-    /// One refresh: redeem, store, and answer from the store.
+    /// One refresh, as one process's part of a refresh that may be going on in several: wait for another process's
+    /// lease on the refresh token (and use what it stores), or take the lease, redeem and store.
     private func refreshNow(_ request: TokenRequest, _ refresh: Refresh) async throws -> TokenResult {
-        let answer = try store.silentLookup(request.query(now: clock.now()))
-        // A refresh that ended just before this one began may have stored what is needed.
-        if !request.forceRefresh, answer.outcome == .hit, !answer.refreshRecommended, let result = TokenResult(hit: answer, source: .cache) {
-            return result
+        let began = clock.now()
+        var waited = false
+        var pause = Duration.milliseconds(2)
+        while true {
+            let answer = try store.silentLookup(request.query(now: clock.now()))
+            // What another refresh stored (one in another process this one waited for, or one that ended just before
+            // this began) answers the request. A forced refresh takes only a token stored since it began.
+            if answer.outcome == .hit, !answer.refreshRecommended, let token = answer.accessToken?.entity,
+                !request.forceRefresh || (waited && token.cachedAt >= began), let result = TokenResult(hit: answer, source: waited ? .refresh : .cache)
+            {
+                return result
+            }
+            guard let redeemed = try answer.refreshToken else { throw try interactionRequired(request, answer) }
+            let leaseDuration = refreshLeaseDuration
+            let attempt = try await writer.run { [store] in
+                try store.takeRefreshLease(on: redeemed, duration: leaseDuration, now: Self.systemMilliseconds())
+            }
+            switch attempt {
+            case .taken(let lease):
+                return try await redeem(request, redeemed.entity, lease: lease, refresh)
+            case .superseded:
+                continue
+            case .held(let until):
+                // Another process is redeeming this token: poll the store (a lookup takes microseconds) until its
+                // result appears or its lease lapses, backing off to 50 ms.
+                if !waited { counters.leaseWaits.increment() }
+                waited = true
+                let remaining = Duration.milliseconds(max(1, until - Self.systemMilliseconds()))
+                try await Task.sleep(for: min(pause, remaining))
+                pause = min(pause * 2, .milliseconds(50))
+            }
         }
-        guard let redeemed = try answer.refreshToken?.entity else { throw try interactionRequired(request, answer) }
+    }
+
+    /// Redeems `redeemed` under `lease` and stores the response, releasing the lease in the same transaction (or on
+    /// its own if redeeming or storing fails).
+    private func redeem(_ request: TokenRequest, _ redeemed: RefreshToken, lease: RefreshLease, _ refresh: Refresh) async throws -> TokenResult {
         counters.refreshes.increment()
         let response: TokenResponse
-        do { response = try await refresh(redeemed.secret, request.scopes) } catch {
-            counters.failedRefreshes.increment()
-            throw error
-        }
-        let context = TokenRequestContext(
-            clientID: request.clientID, authority: request.authority, requestedScopes: request.scopes, grantType: "refresh_token",
-            now: clock.now()
-        )
         let stored: Bool
+        let context: TokenRequestContext
         do {
+            response = try await refresh(redeemed.secret, request.scopes)
+            context = TokenRequestContext(
+                clientID: request.clientID, authority: request.authority, requestedScopes: request.scopes, grantType: "refresh_token",
+                now: clock.now()
+            )
             stored = try await writer.run { [store] in
-                try store.write { writer in try Self.storeRefreshed(response, redeemed: redeemed, context: context, in: writer) }
+                try store.write { writer in
+                    try writer.releaseRefreshLease(lease)
+                    return try Self.storeRefreshed(response, redeemed: redeemed, context: context, in: writer)
+                }
             }
         } catch {
             counters.failedRefreshes.increment()
+            _ = try? await writer.run { [store] in try store.releaseRefreshLease(lease) }
             throw error
         }
         guard stored else {
@@ -100,6 +135,10 @@ extension TokenCacheClient {
         }
         return result
     }
+
+    /// The system clock in Unix milliseconds: leases coordinate processes in real time, whatever clock judges
+    /// token expiry.
+    static func systemMilliseconds() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
 
     /// Stores a refresh's response: the rotated refresh token by compare-and-swap against the redeemed one, then the
     /// rest. False, with nothing written, when the account was signed out since the redeemed token was read.

@@ -24,20 +24,28 @@ public final class TokenCacheClient: Sendable {
     /// The clock every expiry is judged against.
     public let clock: any WallClock
 
+    /// How long a refresh may take before another process may redeem the same refresh token.
+    public let refreshLeaseDuration: Duration
+
     let writer: WriteThread
     let refreshes = SingleFlight<FlightKey, TokenResult>()
     let counters = ClientCounters()
 
     /// A client of an open store.
-    public init(store: TokenStore, clock: any WallClock = .system) {
+    ///
+    /// - Parameter refreshLeaseDuration: how long a refresh may take (the caller's token-endpoint call included)
+    ///   before another process sharing the store may redeem the same refresh token: longer than the HTTP client's
+    ///   timeout. A process that crashes while refreshing holds the others up this long at most.
+    public init(store: TokenStore, clock: any WallClock = .system, refreshLeaseDuration: Duration = .seconds(30)) {
         self.store = store
         self.clock = clock
+        self.refreshLeaseDuration = refreshLeaseDuration
         writer = WriteThread(name: "token-cache writer")
     }
 
     /// A client of the store `configuration` names, created if it does not exist yet.
-    public convenience init(configuration: Configuration, clock: any WallClock = .system) throws {
-        self.init(store: try TokenStore.openOrCreate(configuration), clock: clock)
+    public convenience init(configuration: Configuration, clock: any WallClock = .system, refreshLeaseDuration: Duration = .seconds(30)) throws {
+        self.init(store: try TokenStore.openOrCreate(configuration), clock: clock, refreshLeaseDuration: refreshLeaseDuration)
     }
 
     /// What this client did so far: requests, cache hits, refreshes, joined refreshes.

@@ -536,6 +536,9 @@ def read_record(value: bytes, store_id: bytes, db: str, lmdb_key: bytes, data_ke
         elif lmdb_key == b"access-token-cap":
             if list(fields) != ["maximum_count"] or fields["maximum_count"][0] != "int" or fields["maximum_count"][1] < 1:
                 raise CorruptRecord("the access-token cap is not one integer maximum_count of at least 1 (§5.6)")
+        elif lmdb_key.startswith(b"refresh-lease/"):
+            if [(name, kind) for name, (kind, _) in fields.items()] != [("expires_at", "int"), ("holder", "text"), ("pid", "int")]:
+                raise CorruptRecord("a refresh lease is not exactly expires_at, holder and pid (§5.7)")
         else:
             raise CorruptRecord("no sealed meta record has this key")
         return revision, updated_at, fields, None
@@ -779,6 +782,7 @@ NONCE_LONE_BODY = bytes(range(0xD0, 0xE8))
 NONCE_SECTIONS_BODY = bytes(range(0xE8, 0x100))
 NONCE_CAP_BODY = bytes([0xC3] * 24)
 NONCE_WRAP_SECOND = bytes([0xD4] * 24)
+NONCE_LEASE_BODY = bytes([0xE5] * 24)
 DATA_KEY_2 = bytes(range(0x40, 0x60))  # a second data key, key id 2: what the first step of a rotation adds (§6.5)
 CREATED_AT_2 = 1795440206
 
@@ -1240,6 +1244,39 @@ def v_records(blind_index_at_key: bytes) -> None:
         ("body_plaintext", cap_body),
         ("record_key", RECORD_KEY),
     ], cap_env)
+
+    # ---- A refresh lease: meta / refresh-lease/<hex of the refresh token's storage key> (§5.7) --------------
+    # A record without summary in the meta database; the key names the leased refresh token by its storage key (a
+    # keyed hash, §4.3), in lowercase hex. Here the family refresh token of the blind-index fields.
+    lease_rt = dict(home_account_id=HOME_ACCOUNT_ID, environment="login.microsoftonline.com", client_id=CLIENT_ID,
+                    family_id=FAMILY_ID)
+    lease_rt_key = refresh_token_storage_key(INDEX_KEY, lease_rt)
+    lease_key = b"refresh-lease/" + lease_rt_key.hex().encode()
+    assert len(lease_key) == 14 + 96
+    lease_fields = [("expires_at", "int", 1795354130000), ("holder", "text", "5f0c9e2a7b1d4c3e8a6f0b2d4e6c8a1f"),
+                    ("pid", "int", 4242)]
+    lease_revision, lease_updated_at = 1, 1795354100
+    lease_body = encode_body(lease_revision, lease_updated_at, lease_fields)
+    lease_env = seal_record(STORE_ID, "meta", lease_key, KEY_ID, DATA_KEY, None, None, lease_body, NONCE_LEASE_BODY)
+    assert lease_env[5:9] == u32be(0)
+    assert read_record(lease_env, STORE_ID, "meta", lease_key, keys)[2]["holder"] == ("text", "5f0c9e2a7b1d4c3e8a6f0b2d4e6c8a1f")
+    write_vector("record-refresh-lease.txt", [
+        ("description_text", "a refresh lease: a record without summary under meta / refresh-lease/ and the lowercase hex of "
+                             "the leased refresh token's storage key, fields expires_at, holder and pid (FORMAT.md §5.7)."),
+        ("expect_text", "success"),
+        *record_inputs("meta", lease_key),
+        ("home_account_id_text", lease_rt["home_account_id"]),
+        ("environment_text", lease_rt["environment"]),
+        ("client_id_text", lease_rt["client_id"]),
+        ("family_id_text", lease_rt["family_id"]),
+        ("refresh_token_key", lease_rt_key),
+        ("body_nonce", NONCE_LEASE_BODY),
+        ("revision_int", lease_revision),
+        ("updated_at_int", lease_updated_at),
+        *field_lines(lease_fields),
+        ("body_plaintext", lease_body),
+        ("record_key", RECORD_KEY),
+    ], lease_env)
 
     # ---- Failure cases, each derived from the AccessToken envelope with exactly one fault ----------------
     # Tampered: one bit flipped in the middle of the body ciphertext (tag excluded).

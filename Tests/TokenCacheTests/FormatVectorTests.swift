@@ -221,7 +221,7 @@ extension SecureBuffer {
         #expect(error?.code == .wrongKey)
     }
 
-    @Test(arguments: ["record-access-token.txt", "record-access-token-lone.txt", "record-account.txt", "record-foreign-sections.txt", "record-access-token-cap.txt"])
+    @Test(arguments: ["record-access-token.txt", "record-access-token-lone.txt", "record-account.txt", "record-foreign-sections.txt", "record-access-token-cap.txt", "record-refresh-lease.txt"])
     func recordsMatchByteForByteAndDecode(file: String) throws {
         let vector = try FormatVector(file)
         let keyring = try vector.keyring()
@@ -278,6 +278,20 @@ extension SecureBuffer {
                 let cap = try RecordStore.accessTokenCap(in: record.fields)
                 #expect(cap == 10_000)
                 #expect(RecordStore.accessTokenCapBody(cap, now: record.updatedAt).encode().bytes == body)
+            case DatabaseName.meta where RecordStore.isRefreshLeaseKey(lmdbKey):
+                // A refresh lease (§5.7): its key names the refresh token's storage key; its body reads as the store
+                // reads it and is written back byte for byte.
+                #expect(!(try vector.text("client_id")).isEmpty)  // a family token: the family owns it, not the client
+                let refreshToken = RefreshToken.Key(
+                    homeAccountID: try vector.text("home_account_id"), environment: try vector.text("environment"),
+                    owner: .family(try vector.text("family_id"))
+                )
+                let refreshTokenKey = RefreshToken.storageKey(for: refreshToken, index: keyring.index)
+                #expect(refreshTokenKey == (try vector.bytes("refresh_token_key")))
+                #expect(RecordStore.refreshLeaseKey(refreshTokenKey: refreshTokenKey) == lmdbKey)
+                let lease = try RecordStore.refreshLease(in: record.fields)
+                #expect(lease == RecordStore.StoredRefreshLease(holder: "5f0c9e2a7b1d4c3e8a6f0b2d4e6c8a1f", expiresAt: 1_795_354_130_000, pid: 4242))
+                #expect(RecordStore.refreshLeaseBody(lease, now: record.updatedAt).encode().bytes == body)
             case DatabaseName.meta:
                 // The kept MSAL sections (§5.5): read as the store reads them, and written back byte for byte.
                 #expect(lmdbKey == RecordStore.foreignSectionsKey)

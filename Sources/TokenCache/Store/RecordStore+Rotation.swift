@@ -59,7 +59,7 @@ extension RecordStore {
                     return false
                 }
                 read += 1
-                let sealed = database != DatabaseName.meta || [Self.accessTokenCapKey, Self.foreignSectionsKey].contains { $0.elementsEqual(key) }
+                let sealed = database != DatabaseName.meta || Self.isSealedMetaKey(key)
                 if sealed, let id = RecordEnvelope.keyID(of: value), id != keyring.activeKeyID { stale.append(Array(key)) }
                 return true
             }

@@ -42,7 +42,7 @@ struct Quarantine: ParsableCommand {
     func run() throws {
         try CrashContainment.delegate(storeDirectory: options.configuration(readOnly: true).directory)
         try Failure.reporting {
-            let configuration = try options.configuration(readOnly: false)
+            let configuration = options.configuration(readOnly: false)
             var damage: String? = nil
             if !force {
                 damage = try TokenStore.damage(of: configuration)

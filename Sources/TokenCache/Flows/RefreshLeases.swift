@@ -1,0 +1,116 @@
+import Foundation
+internal import TokenCacheStorage
+internal import TokenCacheRecords
+internal import TokenCacheSodium
+
+/// A claim, recorded in the store, on redeeming one refresh token until a deadline: the cross-process half of a
+/// single-flight refresh.
+///
+/// Several processes sharing a cache may find the same access token expired at the same moment. Each would redeem
+/// the same refresh token; with a server that rotates refresh tokens and treats a second redemption as replay, all
+/// but one get `invalid_grant`, and some servers then revoke the whole grant. With a lease, the first process to
+/// take it redeems; the others wait until the new token appears (the holder stores its response and releases the
+/// lease in one transaction) or until the lease expires (its holder crashed or hung: nothing deadlocks).
+public struct RefreshLease: Sendable, Hashable {
+    /// The refresh token the lease is on.
+    public let refreshToken: RefreshToken.Key
+    /// Who holds it: 32 random lowercase hex digits, new for every lease taken.
+    public let holder: String
+    /// When it lapses, in Unix milliseconds of the system clock.
+    public let expiresAt: Int64
+}
+
+/// What an attempt to take a refresh lease found.
+public enum RefreshLeaseAttempt: Sendable, Hashable {
+    /// The lease is this caller's until its `expiresAt`: redeem, then store the response with
+    /// ``CacheWriter/releaseRefreshLease(_:)`` in the same transaction.
+    case taken(RefreshLease)
+    /// Another holder's lease runs until this time (Unix milliseconds): wait for its result or for that moment.
+    case held(until: Int64)
+    /// The refresh token is no longer the one the caller read (another process rotated or removed it): look up
+    /// again, and redeem what is stored now, if anything.
+    case superseded
+}
+
+extension CacheWriter {
+    /// Takes the lease on redeeming `refreshToken` for `duration`, if no one else holds an unexpired one and the
+    /// token stored under its key is still this one (same revision).
+    ///
+    /// A lease on a refresh token held by nobody, expired, or unreadable is taken. Up to 16 other expired leases
+    /// (left by crashed holders) are removed on the way.
+    ///
+    /// - Parameters:
+    ///   - duration: how long the redemption may take before others may start their own; longer than the token
+    ///     endpoint's timeout.
+    ///   - now: the system clock, in Unix milliseconds. Leases coordinate processes in real time: pass the system
+    ///     clock, not a test clock.
+    public func takeRefreshLease(on refreshToken: StoredEntity<RefreshToken>, duration: Duration, now: Int64) throws -> RefreshLeaseAttempt {
+        try mappingErrors {
+            guard let current = try get(refreshToken.entity.key), current.revision == refreshToken.revision else { return .superseded }
+            let storageKey = RefreshToken.storageKey(for: refreshToken.entity.key, index: store.keyring.index)
+            let leaseKey = RecordStore.refreshLeaseKey(refreshTokenKey: storageKey)
+            if let held = try store.refreshLease(at: leaseKey, in: writeTransaction), held.expiresAt > now {
+                return .held(until: held.expiresAt)
+            }
+            let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+            let lease = RecordStore.StoredRefreshLease(
+                holder: Random.bytes(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined(),
+                expiresAt: now.addingReportingOverflow(max(1, milliseconds)).partialValue, pid: Int64(getpid())
+            )
+            try store.putRefreshLease(lease, at: leaseKey, now: now / 1000, in: writeTransaction)
+            try removeExpiredLeases(except: leaseKey, now: now, limit: 16)
+            return .taken(RefreshLease(refreshToken: refreshToken.entity.key, holder: lease.holder, expiresAt: lease.expiresAt))
+        }
+    }
+
+    /// Releases `lease` if it is still the holder's (a lease that expired and was taken by another is left alone).
+    /// Whether it was.
+    @discardableResult
+    public func releaseRefreshLease(_ lease: RefreshLease) throws -> Bool {
+        try mappingErrors {
+            let storageKey = RefreshToken.storageKey(for: lease.refreshToken, index: store.keyring.index)
+            let leaseKey = RecordStore.refreshLeaseKey(refreshTokenKey: storageKey)
+            guard let held = try store.refreshLease(at: leaseKey, in: writeTransaction), held.holder == lease.holder else { return false }
+            return try writeTransaction.delete(in: DatabaseName.meta, key: leaseKey)
+        }
+    }
+
+    private func removeExpiredLeases(except kept: [UInt8], now: Int64, limit: Int) throws {
+        var expired: [[UInt8]] = []
+        try writeTransaction.forEach(in: DatabaseName.meta, prefix: RecordStore.refreshLeasePrefix) { key, value in
+            let key = Array(key)
+            if key != kept, (try? store.refreshLease(sealed: value, key: key))?.expiresAt ?? .min <= now { expired.append(key) }
+            return expired.count < limit
+        }
+        for key in expired { _ = try writeTransaction.delete(in: DatabaseName.meta, key: key) }
+    }
+}
+
+extension CacheReader {
+    /// The lease on `refreshToken`'s key, if one is held and unexpired at `now` (Unix milliseconds).
+    public func refreshLeaseExpiry(on refreshToken: RefreshToken.Key, now: Int64) throws -> Int64? {
+        try mappingErrors {
+            let leaseKey = RecordStore.refreshLeaseKey(refreshTokenKey: RefreshToken.storageKey(for: refreshToken, index: store.keyring.index))
+            guard let held = try store.refreshLease(at: leaseKey, in: transaction), held.expiresAt > now else { return nil }
+            return held.expiresAt
+        }
+    }
+}
+
+extension TokenStore {
+    /// Takes the lease on redeeming `refreshToken`, in a transaction of its own. See
+    /// ``CacheWriter/takeRefreshLease(on:duration:now:)``.
+    public func takeRefreshLease(on refreshToken: StoredEntity<RefreshToken>, duration: Duration, now: Int64) throws -> RefreshLeaseAttempt {
+        try write { try $0.takeRefreshLease(on: refreshToken, duration: duration, now: now) }
+    }
+
+    /// Releases `lease` without storing anything (the redemption failed), in a transaction that only removes.
+    @discardableResult
+    public func releaseRefreshLease(_ lease: RefreshLease) throws -> Bool {
+        try removing { try $0.releaseRefreshLease(lease) }
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to count: Int) -> String { String(repeating: "0", count: max(0, count - self.count)) + self }
+}

@@ -1,0 +1,80 @@
+internal import TokenCacheStorage
+internal import TokenCacheRecords
+internal import TokenCacheSodium
+
+/// A refresh lease as stored: `meta` / `refresh-lease/` followed by the lowercase hex of the leased refresh token's
+/// storage key (FORMAT.md §5.7), a sealed record (no summary) whose body holds `expires_at` (Unix milliseconds),
+/// `holder` (32 lowercase hex digits, random per refresh) and `pid`.
+///
+/// The name carries the refresh token's storage key, which is already a keyed hash (§4): it says no more than the
+/// `refresh_tokens` key beside it. Sealed so that a reader can trust it, like every record.
+extension RecordStore {
+    static let refreshLeasePrefix: [UInt8] = Array("refresh-lease/".utf8)
+
+    /// The `meta` key of the lease on the refresh token stored under `refreshTokenKey`.
+    static func refreshLeaseKey(refreshTokenKey: [UInt8]) -> [UInt8] {
+        let digits = Array("0123456789abcdef".utf8)
+        var key = refreshLeasePrefix
+        key.reserveCapacity(refreshLeasePrefix.count + 2 * refreshTokenKey.count)
+        for byte in refreshTokenKey {
+            key.append(digits[Int(byte >> 4)])
+            key.append(digits[Int(byte & 0x0f)])
+        }
+        return key
+    }
+
+    /// Whether a `meta` key names a refresh lease.
+    static func isRefreshLeaseKey(_ key: some Collection<UInt8>) -> Bool { key.starts(with: refreshLeasePrefix) }
+
+    /// Whether a `meta` key names a sealed record (FORMAT.md §5.5–§5.7), as opposed to the header and the plaintext
+    /// cursors.
+    static func isSealedMetaKey(_ key: some Collection<UInt8>) -> Bool {
+        key.elementsEqual(accessTokenCapKey) || key.elementsEqual(foreignSectionsKey) || isRefreshLeaseKey(key)
+    }
+
+    /// What a lease record holds.
+    struct StoredRefreshLease: Equatable {
+        var holder: String
+        var expiresAt: Int64
+        var pid: Int64
+    }
+
+    /// The lease under `key`; nil when there is none, or when it does not open (a damaged lease binds nobody: the
+    /// next taker overwrites it).
+    func refreshLease(at key: [UInt8], in txn: any RecordReading) throws -> StoredRefreshLease? {
+        try txn.withValue(in: DatabaseName.meta, forKey: key) { value in
+            try? refreshLease(sealed: value, key: key)
+        } ?? nil
+    }
+
+    /// The lease a sealed value under `key` holds.
+    func refreshLease(sealed value: UnsafeRawBufferPointer, key: [UInt8]) throws(FormatError) -> StoredRefreshLease {
+        let plaintext = try openBodyPlaintext(value, slot: slot(DatabaseName.meta, key))
+        return try plaintext.withUnsafeBytes { bytes in
+            Result { () throws(FormatError) -> StoredRefreshLease in try Self.refreshLease(in: try DecodedBody(borrowing: bytes).fields) }
+        }.get()
+    }
+
+    /// Stores `lease` under `key`.
+    func putRefreshLease(_ lease: StoredRefreshLease, at key: [UInt8], now: Int64, in txn: any RecordWriting) throws {
+        try putSealed(summary: nil, body: Self.refreshLeaseBody(lease, now: now).encode(), database: DatabaseName.meta, key: key, into: txn)
+    }
+
+    /// A lease body's fields: exactly `expires_at` (integer), `holder` (text) and `pid` (integer), in that order.
+    static func refreshLease(in fields: FieldTable) throws(FormatError) -> StoredRefreshLease {
+        guard fields.entries.count == 3, fields.name(at: 0, equals: "expires_at"), fields.entries[0].type == 0x02,
+            fields.name(at: 1, equals: "holder"), fields.entries[1].type == 0x01, fields.name(at: 2, equals: "pid"),
+            fields.entries[2].type == 0x02
+        else { throw FormatError("a refresh lease record does not hold exactly expires_at, holder and pid") }
+        return StoredRefreshLease(holder: fields.string(at: 1), expiresAt: fields.integer(at: 0), pid: fields.integer(at: 2))
+    }
+
+    /// The body of a lease record.
+    static func refreshLeaseBody(_ lease: StoredRefreshLease, now: Int64) -> RecordBody {
+        var fields = FieldMap()
+        fields["expires_at"] = .integer(lease.expiresAt)
+        fields["holder"] = .text(Array(lease.holder.utf8))
+        fields["pid"] = .integer(lease.pid)
+        return RecordBody(revision: 1, updatedAt: now, fields: fields)
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+import TokenCache
+
+@testable import TokenCacheClient
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Single flight across processes: processes sharing a store redeem a refresh token once between them, and a
+/// process that dies holding the lease holds the others up no longer than the lease lasts.
+@Suite(.serialized) struct CrossProcessRefreshTests {
+    /// When the children start: the store's sign-in time, then two hours on (the access token has expired).
+    static let signedInAt: Int64 = 1_795_353_806
+
+    /// A store with one signed-in user whose access token expired, in a new directory.
+    static func expiredStore() async throws -> String {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("token-cache-lease-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        try KeyFile.create(at: root + "/key")
+        let clock = TestClock(signedInAt)
+        let client = try TokenCacheClient(configuration: configuration(root), clock: clock)
+        try await client.ingest(FakeTokenEndpoint(clock: clock).signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+        return root
+    }
+
+    static func configuration(_ root: String) -> Configuration {
+        Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key"))
+    }
+
+    /// A token endpoint shared by processes: each redemption appends the redeemed token to `log`, takes `latency`
+    /// and returns an access token named after this process.
+    static func redeemLogging(to log: String, latency: Duration) -> TokenCacheClient.Refresh {
+        { refreshToken, scopes in
+            let line = refreshToken.reveal() + "\n"
+            let descriptor = open(log, O_WRONLY | O_APPEND | O_CREAT, 0o600)
+            _ = line.withCString { write(descriptor, $0, strlen($0)) }
+            close(descriptor)
+            try await Task.sleep(for: latency)
+            return Responses.response(
+                accessToken: "at-from-\(getpid())", refreshToken: "rt-from-\(getpid())", scope: scopes.joined(separator: " "),
+                issuedAt: signedInAt + 7200
+            )
+        }
+    }
+
+    @Test func fourProcessesOfTwentyFiveCallersRedeemOnce() async throws {
+        let root = try await Self.expiredStore()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // The children start together, once all are running.
+        let startAt = CrossProcessRefreshTests.nowMilliseconds() + 2_000
+        await withTaskGroup(of: Void.self) { group in
+            for child in 0..<4 {
+                group.addTask {
+                    await #expect(processExitsWith: .success) { [root = root as String, startAt = startAt as Int64, child = child as Int] in
+                        let clock = TestClock(CrossProcessRefreshTests.signedInAt + 7200)
+                        let client = try TokenCacheClient(configuration: CrossProcessRefreshTests.configuration(root), clock: clock)
+                        let wait = startAt - CrossProcessRefreshTests.nowMilliseconds()
+                        if wait > 0 { try await Task.sleep(for: .milliseconds(wait)) }
+                        let refresh = CrossProcessRefreshTests.redeemLogging(to: root + "/redeemed", latency: .milliseconds(300))
+                        let values = try await withThrowingTaskGroup(of: String.self) { callers in
+                            for _ in 0..<25 { callers.addTask { try await client.token(for: User.request(), refresh: refresh).value } }
+                            return try await callers.reduce(into: Set<String>()) { $0.insert($1) }
+                        }
+                        let statistics = client.statistics
+                        let report = "\(values.sorted().joined(separator: ",")) refreshes=\(statistics.refreshes) waits=\(statistics.leaseWaits)\n"
+                        try report.write(toFile: root + "/child-\(child)", atomically: true, encoding: .utf8)
+                    }
+                }
+            }
+        }
+        let redeemed = try String(contentsOfFile: root + "/redeemed", encoding: .utf8)
+        #expect(redeemed == "rt-1\n")
+        let reports = try (0..<4).map { try String(contentsOfFile: root + "/child-\($0)", encoding: .utf8) }
+        // Every caller of every process got the one token the one redemption returned.
+        let tokens = Set(reports.map { $0.split(separator: " ")[0] })
+        #expect(tokens.count == 1)
+        #expect(tokens.first?.hasPrefix("at-from-") == true)
+        #expect(reports.filter { $0.contains("refreshes=1") }.count == 1)
+        #expect(reports.filter { $0.contains("waits=1") }.count == 3)
+        // The holder released the lease with its result.
+        let store = try TokenStore.open(Self.configuration(root))
+        let refreshToken = try #require(try store.silentLookup(User.request().query(now: Self.signedInAt + 7200)).refreshToken)
+        #expect(refreshToken.entity.secret.reveal().hasPrefix("rt-from-"))
+        #expect(try store.read { try $0.refreshLeaseExpiry(on: refreshToken.entity.key, now: Self.nowMilliseconds()) } == nil)
+    }
+
+    @Test func aKilledLeaseholderHoldsTheOthersUpNoLongerThanItsLease() async throws {
+        let root = try await Self.expiredStore()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        // The first process takes the lease and dies inside its refresh, before storing anything.
+        await #expect(processExitsWith: .signal(SIGKILL)) { [root = root as String] in
+            let clock = TestClock(CrossProcessRefreshTests.signedInAt + 7200)
+            let client = try TokenCacheClient(configuration: CrossProcessRefreshTests.configuration(root), clock: clock, refreshLeaseDuration: .seconds(5))
+            _ = try await client.token(for: User.request()) { _, _ in
+                kill(getpid(), SIGKILL)
+                throw CancellationError()
+            }
+        }
+        let clock = TestClock(Self.signedInAt + 7200)
+        let client = try TokenCacheClient(configuration: Self.configuration(root), clock: clock, refreshLeaseDuration: .seconds(5))
+        let refreshToken = try #require(try client.store.silentLookup(User.request().query(now: clock.now())).refreshToken)
+        let lease = try #require(try client.store.read { try $0.refreshLeaseExpiry(on: refreshToken.entity.key, now: Self.nowMilliseconds()) })
+        let token = try await client.token(for: User.request(), refresh: Self.redeemLogging(to: root + "/redeemed", latency: .zero))
+        let finished = Self.nowMilliseconds()
+        #expect(token.value == "at-from-\(getpid())")
+        #expect(client.statistics.leaseWaits == 1)
+        // It waited for the dead holder's lease to lapse, and not much longer (it polls at least every 50 ms; the
+        // rest is slack for a loaded machine).
+        #expect(finished >= lease)
+        #expect(finished < lease + 2_000)
+        #expect(try String(contentsOfFile: root + "/redeemed", encoding: .utf8) == "rt-1\n")
+    }
+
+    static func nowMilliseconds() -> Int64 { TokenCacheClient.systemMilliseconds() }
+}
