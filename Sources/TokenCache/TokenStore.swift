@@ -185,6 +185,12 @@ public final class TokenStore: Sendable {
         try read { try $0.snapshot(filter: filter) }
     }
 
+    /// Identifies the newest committed state of the store, whichever process committed it: every commit that
+    /// changes a record changes it (LMDB's last transaction id). An answer read while it had a value stays the
+    /// store's answer for as long as it keeps that value, which is what an in-process cache of answers checks on
+    /// every hit. Costs a read of the map's meta page, no transaction.
+    public var lastCommitID: Int { store.backend.lastCommitID }
+
     /// Facts about the store, for `cachetool` and diagnostics. Contains no secret and no identifier.
     /// - Returns: Format versions, key protection, map geometry, reader-table use and record counts.
     /// - Throws: ``TokenCacheError``: the errors of ``read(_:)`` (the record counts are read in a transaction).

@@ -6,8 +6,10 @@ import Synchronization
 public struct ClientStatistics: Sendable, Hashable {
     /// Calls of ``TokenCacheClient/token(for:refresh:)``.
     public var tokenRequests = 0
-    /// Requests answered from the cache (a usable access token was stored).
+    /// Requests answered from the cache (a usable access token was stored), the in-process L1's included.
     public var cacheHits = 0
+    /// Requests answered by the in-process L1 without a lookup in the store.
+    public var answerCacheHits = 0
     /// Calls of a refresh closure: refresh tokens redeemed, in the foreground or the background.
     public var refreshes = 0
     /// Requests that waited for a refresh already running for the same account, client, authority and scopes
@@ -26,6 +28,7 @@ public struct ClientStatistics: Sendable, Hashable {
 final class ClientCounters: Sendable {
     let tokenRequests = Atomic<Int>(0)
     let cacheHits = Atomic<Int>(0)
+    let answerCacheHits = Atomic<Int>(0)
     let refreshes = Atomic<Int>(0)
     let joinedRefreshes = Atomic<Int>(0)
     let backgroundRefreshes = Atomic<Int>(0)
@@ -35,6 +38,7 @@ final class ClientCounters: Sendable {
     var snapshot: ClientStatistics {
         ClientStatistics(
             tokenRequests: tokenRequests.load(ordering: .relaxed), cacheHits: cacheHits.load(ordering: .relaxed),
+            answerCacheHits: answerCacheHits.load(ordering: .relaxed),
             refreshes: refreshes.load(ordering: .relaxed), joinedRefreshes: joinedRefreshes.load(ordering: .relaxed),
             backgroundRefreshes: backgroundRefreshes.load(ordering: .relaxed), failedRefreshes: failedRefreshes.load(ordering: .relaxed),
             leaseWaits: leaseWaits.load(ordering: .relaxed)

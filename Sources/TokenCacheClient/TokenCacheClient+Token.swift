@@ -29,12 +29,22 @@ extension TokenCacheClient {
     public func token(for request: TokenRequest, refresh: @escaping Refresh) async throws -> TokenResult {
         counters.tokenRequests.increment()
         if !request.forceRefresh {
-            let answer = try store.silentLookup(request.query(now: clock.now()))
+            let now = clock.now()
+            if let kept = answers.answer(request, commitID: store.lastCommitID, now: now) {
+                counters.cacheHits.increment()
+                counters.answerCacheHits.increment()
+                return kept
+            }
+            let answer = try store.silentLookup(request.query(now: now))
             switch answer.outcome {
             case .hit:
                 if let result = TokenResult(hit: answer, source: .cache) {
                     counters.cacheHits.increment()
-                    if result.refreshRecommended { refreshInBackground(request, refresh) }
+                    if result.refreshRecommended {
+                        refreshInBackground(request, refresh)
+                    } else {
+                        answers.keep(result, for: request, commitID: answer.snapshotID)
+                    }
                     return result
                 }
             case .interactionRequired:
@@ -127,12 +137,14 @@ extension TokenCacheClient {
             )
         }
         let after = try store.silentLookup(request.query(now: context.now))
-        guard after.outcome == .hit, let result = TokenResult(hit: after, source: .refresh) else {
+        guard after.outcome == .hit, var result = TokenResult(hit: after, source: .cache) else {
             throw TokenClientError(
                 .unusableResponse,
                 "the token endpoint's response was stored, but its access token does not answer the request (its scopes do not cover the requested ones, or it expires within 300 s)"
             )
         }
+        if !result.refreshRecommended { answers.keep(result, for: request, commitID: after.snapshotID) }
+        result.source = .refresh
         return result
     }
 

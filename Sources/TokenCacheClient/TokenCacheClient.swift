@@ -28,6 +28,7 @@ public final class TokenCacheClient: Sendable {
     public let refreshLeaseDuration: Duration
 
     let writer: WriteThread
+    let answers: AnswerCache
     let refreshes = SingleFlight<FlightKey, TokenResult>()
     let counters = ClientCounters()
 
@@ -36,7 +37,11 @@ public final class TokenCacheClient: Sendable {
     /// - Parameter refreshLeaseDuration: how long a refresh may take (the caller's token-endpoint call included)
     ///   before another process sharing the store may redeem the same refresh token: longer than the HTTP client's
     ///   timeout. A process that crashes while refreshing holds the others up this long at most.
-    public init(store: TokenStore, clock: any WallClock = .system, refreshLeaseDuration: Duration = .seconds(30)) {
+    /// - Parameter answerCacheCapacity: how many answers the in-process L1 keeps (0: none). See ``TokenCacheClient``.
+    public init(
+        store: TokenStore, clock: any WallClock = .system, refreshLeaseDuration: Duration = .seconds(30), answerCacheCapacity: Int = 1024
+    ) {
+        answers = AnswerCache(capacity: max(0, answerCacheCapacity))
         self.store = store
         self.clock = clock
         self.refreshLeaseDuration = refreshLeaseDuration
@@ -44,8 +49,13 @@ public final class TokenCacheClient: Sendable {
     }
 
     /// A client of the store `configuration` names, created if it does not exist yet.
-    public convenience init(configuration: Configuration, clock: any WallClock = .system, refreshLeaseDuration: Duration = .seconds(30)) throws {
-        self.init(store: try TokenStore.openOrCreate(configuration), clock: clock, refreshLeaseDuration: refreshLeaseDuration)
+    public convenience init(
+        configuration: Configuration, clock: any WallClock = .system, refreshLeaseDuration: Duration = .seconds(30), answerCacheCapacity: Int = 1024
+    ) throws {
+        self.init(
+            store: try TokenStore.openOrCreate(configuration), clock: clock, refreshLeaseDuration: refreshLeaseDuration,
+            answerCacheCapacity: answerCacheCapacity
+        )
     }
 
     /// What this client did so far: requests, cache hits, refreshes, joined refreshes.

@@ -25,9 +25,9 @@ public struct TokenResult: Sendable {
     /// background already; the token is still usable.
     public let refreshRecommended: Bool
     /// Where the token came from.
-    public let source: Source
+    public internal(set) var source: Source
     /// The lookup this answer came from, whose companions give the account.
-    private let lookup: SilentLookupResult
+    private let lookup: SilentLookupResult?
 
     /// The access token itself, to send as `Authorization: Bearer <value>`.
     public var value: String { accessToken.reveal() }
@@ -36,10 +36,22 @@ public struct TokenResult: Sendable {
     /// holds no Account record for it. Read on first access (one short read of the store), then kept.
     public var account: AccountInfo? {
         get throws {
-            let companions = try lookup.companions
+            guard let companions = try lookup?.companions else { return nil }
             guard let account = companions.account?.entity else { return nil }
             return AccountInfo(account: account, idToken: companions.idToken?.entity)
         }
+    }
+
+    /// A result from its parts, with no account (tests).
+    init(accessToken: Secret, expiresOn: Int64, refreshOn: Int64?, scopes: [String], tokenType: String, source: Source) {
+        self.accessToken = accessToken
+        self.expiresOn = expiresOn
+        self.refreshOn = refreshOn
+        self.scopes = scopes
+        self.tokenType = tokenType
+        refreshRecommended = false
+        self.source = source
+        lookup = nil
     }
 
     /// The answer of a lookup whose outcome is a hit.

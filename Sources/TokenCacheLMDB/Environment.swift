@@ -92,6 +92,12 @@ package final class Environment: Sendable {
         withSharedGate { Int(lmdb_env_info(handle).me_mapsize) }
     }
 
+    /// The id of the newest committed write transaction, by any process (`me_last_txnid`, from the newer meta page):
+    /// every commit that changes anything raises it. Reads the map, no transaction.
+    package var lastTransactionID: Int {
+        withSharedGate { Int(lmdb_env_info(handle).me_last_txnid) }
+    }
+
     package var info: EnvironmentInfo {
         let (envInfo, pageSize) = withSharedGate { (lmdb_env_info(handle), lmdb_env_page_size(handle)) }
         let entries = (try? read { txn in

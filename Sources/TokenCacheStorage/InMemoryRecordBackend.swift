@@ -82,6 +82,8 @@ package final class InMemoryRecordBackend: RecordBackend {
         }
     }
 
+    package var lastCommitID: Int { committed.withLock { $0.commitID } }
+
     package func usage() -> StorageUsage {
         let state = committed.withLock { $0 }
         let used = state.spaces.values.reduce(0) { total, entries in

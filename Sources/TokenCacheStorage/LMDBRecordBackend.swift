@@ -115,6 +115,8 @@ package final class LMDBRecordBackend: RecordBackend {
         } catch let error as LMDBError { throw StorageError(error, directory: location) }
     }
 
+    package var lastCommitID: Int { environment.lastTransactionID }
+
     package func usage() -> StorageUsage {
         let info = environment.info
         return StorageUsage(

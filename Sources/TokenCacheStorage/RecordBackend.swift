@@ -32,6 +32,10 @@ package protocol RecordBackend: AnyObject, Sendable {
     /// Size and capacity figures for ``TokenStore/info()``.
     func usage() -> StorageUsage
 
+    /// Identifies the newest committed state, whoever committed it: any commit that changes a record changes it, so
+    /// an answer read when it had a value is still the answer while it has that value. Cheap (no transaction).
+    var lastCommitID: Int { get }
+
     /// Layout figures for an operator: per key space, reader slots, files.
     func statistics() throws -> StorageStatistics
 

@@ -56,14 +56,14 @@ extension CacheReader {
             }
             return SilentLookupResult(
                 outcome: .hit, refreshRecommended: refreshRecommended, accessToken: accessToken,
-                accessTokenCorrupt: corrupt, companions: source
+                accessTokenCorrupt: corrupt, companions: source, snapshotID: transaction.snapshotID
             )
         }
         // Without an access token the outcome depends on the refresh token: read the companions now.
         let companions = try companions(for: request, aliases: aliases, lookupSnapshot: nil)
         return SilentLookupResult(
             outcome: companions.refreshToken != nil ? .refresh : .interactionRequired, refreshRecommended: false,
-            accessToken: nil, accessTokenCorrupt: corrupt, companions: .loaded(companions)
+            accessToken: nil, accessTokenCorrupt: corrupt, companions: .loaded(companions), snapshotID: transaction.snapshotID
         )
     }
 

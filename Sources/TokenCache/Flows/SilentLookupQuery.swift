@@ -78,14 +78,18 @@ public struct SilentLookupResult: Sendable {
     public let refreshRecommended: Bool
     /// The access token to use: set for ``Outcome/hit``, nil otherwise.
     public let accessToken: StoredEntity<AccessToken>?
+    /// The commit the lookup read (``TokenStore/lastCommitID`` as it was for this snapshot): while the store's last
+    /// commit id still equals it, a lookup would answer the same, which lets a caller keep the answer.
+    public let snapshotID: Int
     /// Damaged access tokens the bucket scan skipped.
     let accessTokenCorrupt: [CorruptRecord]
     let companionSource: CompanionSource
 
     init(
         outcome: Outcome, refreshRecommended: Bool, accessToken: StoredEntity<AccessToken>?, accessTokenCorrupt: [CorruptRecord],
-        companions: CompanionSource
+        companions: CompanionSource, snapshotID: Int
     ) {
+        self.snapshotID = snapshotID
         self.outcome = outcome
         self.refreshRecommended = refreshRecommended
         self.accessToken = accessToken

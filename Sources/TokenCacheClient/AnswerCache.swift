@@ -1,0 +1,80 @@
+import Synchronization
+
+/// The client's in-process L1: recent answers of ``TokenCacheClient/token(for:refresh:)`` that the store gave,
+/// each stamped with the commit its lookup read (``SilentLookupResult/snapshotID``).
+///
+/// **Why it is never stale.** A hit is served only while the store's last commit id (``TokenStore/lastCommitID``,
+/// LMDB's last transaction id, read from the newer meta page in the map, without a transaction) still equals the
+/// stamp. Any commit, by any process, changes it: a token another process replaced, removed or re-added, a sign-out, a
+/// rekey. The stamp is the lookup's own snapshot, not the last commit id read around the lookup: LMDB shows a commit
+/// in the meta page a moment before new read transactions see it, so a last commit id read just before a lookup can
+/// already be newer than what the lookup reads, and would vouch for a state it never saw. The snapshot id is never
+/// newer than the last commit id; while they differ the entry just misses. The check is coarse (one commit anywhere
+/// empties the L1 in effect), which is what makes it this simple to prove; a store whose writes are rare next to its
+/// reads, the usual token cache, keeps almost every entry.
+///
+/// **Why it never serves an unusable token.** A hit also needs the token's expiry to be more than the usability
+/// margin (300 s) away, and its `refresh_on` not passed (then the slow path answers and starts the background
+/// refresh), both judged by the client's clock at the hit.
+///
+/// **Bounded, and secrets wiped.** At most `capacity` entries; the oldest goes first. Tokens are ``Secret``s,
+/// whose bytes live in zeroizing memory that is wiped when the last copy goes, which for an evicted entry is the
+/// eviction unless the app still holds the result.
+final class AnswerCache: Sendable {
+    /// The usability margin of a lookup: a token with less left is not an answer.
+    static let margin: Int64 = 300
+
+    private struct Entry {
+        let result: TokenResult
+        let commitID: Int
+    }
+
+    private struct State {
+        var entries: [TokenRequest: Entry] = [:]
+        /// Keys in insertion order, for eviction; a key may appear again after it was replaced.
+        var order: [TokenRequest] = []
+        var head = 0
+    }
+
+    let capacity: Int
+    private let state = Mutex(State())
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    /// The cached answer to `request`, if the store has not changed since it was read and it is still usable at
+    /// `now` with no refresh recommended.
+    func answer(_ request: TokenRequest, commitID: Int, now: Int64) -> TokenResult? {
+        guard capacity > 0 else { return nil }
+        return state.withLock { state in
+            guard let entry = state.entries[request], entry.commitID == commitID else { return nil }
+            let result = entry.result
+            guard result.expiresOn - Self.margin >= now, result.refreshOn.map({ now < $0 }) ?? true else { return nil }
+            return result
+        }
+    }
+
+    /// Keeps `result` as the answer to `request` that a lookup of the snapshot `commitID` gave.
+    func keep(_ result: TokenResult, for request: TokenRequest, commitID: Int) {
+        guard capacity > 0 else { return }
+        state.withLock { state in
+            if state.entries.updateValue(Entry(result: result, commitID: commitID), forKey: request) == nil {
+                state.order.append(request)
+            }
+            while state.entries.count > capacity, state.head < state.order.count {
+                state.entries[state.order[state.head]] = nil
+                state.head += 1
+            }
+            // Drop the evicted keys from the front now and then, so that the order list stays about `capacity` long.
+            if state.head > capacity {
+                state.order.removeFirst(state.head)
+                state.head = 0
+            }
+        }
+    }
+
+    /// How many answers are kept.
+    var count: Int { state.withLock { $0.entries.count } }
+
+    /// Forgets every answer.
+    func removeAll() { state.withLock { $0 = State() } }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+import TokenCache
+
+@testable import TokenCacheClient
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The in-process L1: repeat hits without a lookup, and never an answer the store no longer gives.
+@Suite struct AnswerCacheTests {
+    @Test func aRepeatHitComesFromTheL1UntilTheStoreChanges() async throws {
+        let clock = TestClock()
+        let endpoint = FakeTokenEndpoint(clock: clock)
+        try await withClient(clock: clock) { client in
+            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+            #expect(try await client.token(for: User.request(), refresh: endpoint.redeem).value == "at-1")
+            #expect(client.statistics.answerCacheHits == 0)
+            for _ in 0..<3 { #expect(try await client.token(for: User.request(), refresh: endpoint.redeem).value == "at-1") }
+            #expect(client.statistics.answerCacheHits == 3)
+            // Any commit, here an unrelated one, and the next hit is a lookup again.
+            try client.store.put(AppMetadata(clientID: "another-client", environment: "login.microsoftonline.com"))
+            #expect(try await client.token(for: User.request(), refresh: endpoint.redeem).value == "at-1")
+            #expect(client.statistics.answerCacheHits == 3)
+            // The token removed: the L1 does not answer for it.
+            let key = try #require(try await client.lookup(User.request()).accessToken).entity.key
+            try client.store.delete(key)
+            let after = try await client.token(for: User.request(), refresh: endpoint.redeem)
+            #expect(after.value == "at-2")
+            #expect(after.source == .refresh)
+            #expect(client.statistics.answerCacheHits == 3)
+        }
+    }
+
+    @Test func aTokenWithinTheMarginOrPastRefreshOnIsNotServedFromTheL1() async throws {
+        let clock = TestClock()
+        let endpoint = FakeTokenEndpoint(clock: clock, refreshIn: 1800)
+        try await withClient(clock: clock) { client in
+            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+            _ = try await client.token(for: User.request(), refresh: endpoint.redeem)
+            clock.advance(by: 1799)
+            #expect(try await client.token(for: User.request(), refresh: endpoint.redeem).refreshRecommended == false)
+            #expect(client.statistics.answerCacheHits == 1)
+            clock.advance(by: 1)
+            // refresh_on reached: the lookup answers, flags it, and refreshes in the background.
+            let due = try await client.token(for: User.request(), refresh: endpoint.redeem)
+            #expect(due.value == "at-1" && due.refreshRecommended)
+            #expect(client.statistics.answerCacheHits == 1)
+            await client.waitForRefreshes()
+            #expect(endpoint.redeemed == ["rt-1"])
+        }
+        // Without refresh_in: the margin alone.
+        let marginClock = TestClock()
+        let plain = FakeTokenEndpoint(clock: marginClock)
+        try await withClient(clock: marginClock) { client in
+            try await client.ingest(plain.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+            _ = try await client.token(for: User.request(), refresh: plain.redeem)
+            marginClock.advance(by: 3600 - 300)
+            #expect(try await client.token(for: User.request(), refresh: plain.redeem).value == "at-1")
+            #expect(client.statistics.answerCacheHits == 1)
+            marginClock.advance(by: 1)
+            #expect(try await client.token(for: User.request(), refresh: plain.redeem).value == "at-2")
+            #expect(client.statistics.answerCacheHits == 1)
+        }
+    }
+
+    @Test func theL1KeepsAtMostItsCapacityOldestOutFirst() {
+        let cache = AnswerCache(capacity: 2)
+        let requests = ["A.Read", "B.Read", "C.Read"].map { User.request(scopes: [$0]) }
+        let result = Self.result()
+        for request in requests { cache.keep(result, for: request, commitID: 7) }
+        #expect(cache.count == 2)
+        #expect(cache.answer(requests[0], commitID: 7, now: 0) == nil)
+        #expect(cache.answer(requests[1], commitID: 7, now: 0) != nil)
+        #expect(cache.answer(requests[2], commitID: 7, now: 0) != nil)
+        #expect(cache.answer(requests[2], commitID: 8, now: 0) == nil)
+        // Replacing an entry does not evict another.
+        cache.keep(result, for: requests[2], commitID: 8)
+        #expect(cache.count == 2 && cache.answer(requests[1], commitID: 7, now: 0) != nil)
+        #expect(AnswerCache(capacity: 0).answer(requests[0], commitID: 7, now: 0) == nil)
+    }
+
+    /// A stored-token result that expires in an hour from 0.
+    static func result() -> TokenResult {
+        TokenResult(accessToken: Secret("at"), expiresOn: 3600, refreshOn: nil, scopes: ["A.Read"], tokenType: "Bearer", source: .cache)
+    }
+
+    /// Another process adds, replaces and removes the token while this one asks for it as fast as it can: every
+    /// answer is one the store gave at some moment during the call.
+    @Test func anotherProcessChangingTheTokenNeverMakesTheL1Stale() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("token-cache-l1-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try KeyFile.create(at: root + "/key")
+        let configuration = Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key"))
+        let clock = TestClock()
+        let client = try TokenCacheClient(configuration: configuration, clock: clock)
+        let endpoint = FakeTokenEndpoint(clock: clock)
+        try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+
+        struct NoToken: Error {}
+        let reader = Task {
+            // The writer's states in order: version k present is 2k, removed after version k is 2k+1. The writer
+            // names the version it last wrote in a file, after the commit: read before the lookup, it bounds a
+            // removed state's position from below; read after, from above.
+            func position(lowerBound: Bool) throws -> Int {
+                let earlier = Self.latestVersion(root)
+                let answer = try client.store.silentLookup(User.request().query(now: clock.now()))
+                if let value = answer.accessToken?.entity.secret.reveal() { return 2 * Int(value.dropFirst(3))! }
+                return 2 * (lowerBound ? earlier : Self.latestVersion(root)) + 1
+            }
+            var checked = 0, stale = 0
+            let deadline = ContinuousClock.now + .seconds(4)
+            while ContinuousClock.now < deadline {
+                let before = try position(lowerBound: true)
+                let got: Int
+                do {
+                    let token = try await client.token(for: User.request()) { _, _ in throw NoToken() }
+                    got = 2 * Int(token.value.dropFirst(3))!
+                } catch is NoToken {
+                    got = -1
+                }
+                let after = try position(lowerBound: false)
+                if got == -1 {
+                    // Saw no token: a removed state must lie between.
+                    if !(before % 2 == 1 || after > before) { stale += 1 }
+                } else if got < before || got > after {
+                    stale += 1
+                }
+                checked += 1
+            }
+            return (checked, stale)
+        }
+        await #expect(processExitsWith: .success) { [root = root as String] in
+            let configuration = Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key"))
+            let store = try TokenStore.open(configuration)
+            let deadline = ContinuousClock.now + .seconds(3)
+            var version = 1
+            while ContinuousClock.now < deadline {
+                version += 1
+                let response = Responses.response(accessToken: "at-\(version)", refreshToken: "rt-1", issuedAt: 1_795_353_806)
+                let context = TokenRequestContext(
+                    clientID: User.client, authority: User.authority, requestedScopes: ["User.Read"], now: 1_795_353_806
+                )
+                let written = try store.ingest(response, context: context)
+                try "\(version)".write(toFile: root + "/version", atomically: true, encoding: .utf8)
+                try await Task.sleep(for: .milliseconds(3))
+                if version.isMultiple(of: 3) {
+                    try store.delete(written.accessToken)
+                    try await Task.sleep(for: .milliseconds(3))
+                }
+            }
+        }
+        let (checked, stale) = try await reader.value
+        #expect(stale == 0)
+        #expect(checked > 100)
+        #expect(client.statistics.answerCacheHits > 0)
+    }
+
+    /// The newest version the writer finished writing (1 before it wrote any).
+    static func latestVersion(_ root: String) -> Int {
+        (try? String(contentsOfFile: root + "/version", encoding: .utf8)).flatMap { Int($0) } ?? 1
+    }
+}
