@@ -45,6 +45,7 @@ let package = Package(
             name: "cachetool",
             dependencies: [
                 "TokenCache",
+                "TokenCacheClient",
                 "CBenchProbes",
                 "CDisplayWidth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

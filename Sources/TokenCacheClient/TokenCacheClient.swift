@@ -1,14 +1,7 @@
-public import TokenCache
+@_exported public import TokenCache
 
-/// The token cache as an auth client uses it: async, with the whole silent flow in one call.
-///
-/// ```swift
-/// let client = try TokenCacheClient(configuration: .fromEnvironment())
-/// let token = try await client.token(for: request) { refreshToken, scopes in
-///     try await tokenEndpoint.redeem(refreshToken, scopes: scopes)   // your HTTP call; returns a TokenResponse
-/// }
-/// request.setValue("Bearer \(token.value)", forHTTPHeaderField: "Authorization")
-/// ```
+/// The token cache as an auth client uses it: async, with the whole silent flow in one call
+/// (``token(for:refresh:)``; <doc:GettingStarted> shows an app's use of it, <doc:TheSilentFlow> what it does).
 ///
 /// **Concurrency.** One client serves a whole process; it is `Sendable`, and its methods may be called from any
 /// task at once. Reads (lookups, account lists) run inline on the caller's task: they take microseconds and never
@@ -90,13 +83,20 @@ public final class TokenCacheClient: Sendable {
         try await accounts(clientID: clientID).first { $0.homeAccountID.lowercased() == homeAccountID.lowercased() }
     }
 
-    /// The account a single-account app is signed in as: of the accounts `clientID` can use silently, the one whose
-    /// ID token for the client was issued last (its `iat` claim: the latest sign-in or refresh); nil when none is.
+    /// The account a single-account app is signed in as: of the accounts with an ID token for `clientID` (signed in
+    /// with this client and not signed out of it), the one whose ID token was issued last (its `iat` claim: the latest
+    /// sign-in or refresh); nil when there is none.
     ///
     /// The cache keeps no "current account" of its own. MSAL's single-account apps keep one account per client,
-    /// and the most recently issued ID token is the account last signed in, or refreshed, with this client.
+    /// and the most recently issued ID token is the account last signed in, or refreshed, with this client. An account
+    /// whose refresh token is gone is still current: ``token(for:refresh:)`` then throws
+    /// ``TokenClientError/Code/interactionRequired`` naming it, so that the app can pre-fill the sign-in.
     public func currentAccount(clientID: String) async throws -> AccountInfo? {
-        let accounts = try await accounts(clientID: clientID)
+        let accounts = try store.read { reader in
+            try reader.accounts().accounts.compactMap { summary in
+                try Self.accountInfo(summary, clientID: clientID, reader: reader)
+            }
+        }.filter { !$0.claims.all.isEmpty }
         return accounts.enumerated().max { lhs, rhs in
             let left = lhs.element.claims.issuedAt ?? .min, right = rhs.element.claims.issuedAt ?? .min
             // Among equals the first listed wins (the list is ordered by home account id, so the choice is stable).

@@ -6,8 +6,8 @@ import Testing
 /// yourself"); its figures must be real percentiles of real samples.
 @Suite struct BenchTests {
     static let figures = [
-        "lookup_hit", "lookup_miss", "lookup_refresh", "lookup_hit_companions", "ingest_durable", "cold_open_first_lookup",
-        "process_start", "floor_get_decrypt",
+        "lookup_hit", "lookup_miss", "lookup_refresh", "lookup_hit_companions", "client_token_hit", "client_token_l1_hit",
+        "client_refresh", "ingest_durable", "cold_open_first_lookup", "process_start", "floor_get_decrypt",
     ]
     static let documentedKeys = Set(["tokens", "cpu", "population", "store_bytes", "msal_json_bytes", "readers"] + figures)
     static let readerKeys: Set = [

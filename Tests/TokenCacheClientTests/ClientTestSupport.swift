@@ -129,3 +129,15 @@ func withClient<R>(clock: TestClock = TestClock(), _ body: (TokenCacheClient) as
     let client = try TokenCacheClient(configuration: configuration, clock: clock)
     return try await body(client)
 }
+
+extension Responses {
+    /// A token-endpoint response as the JSON bytes an HTTP client receives.
+    static func json(accessToken: String, refreshToken: String, issuedAt: Int64, username: String = User.username) -> Data {
+        let object: [String: Any] = [
+            "token_type": "Bearer", "scope": "User.Read openid profile offline_access", "expires_in": 3600,
+            "access_token": accessToken, "refresh_token": refreshToken, "client_info": clientInfo(),
+            "id_token": idToken(username: username, issuedAt: issuedAt).reveal(),
+        ]
+        return try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+    }
+}

@@ -412,7 +412,7 @@ public struct SyntheticPopulation: Sendable {
     /// client would pass: same scopes as the stored token (which it replaces), client_info, a real-shaped id_token,
     /// `foci` for the family clients. Ingesting it replaces records and adds none.
     public func tokenResponse(number: Int) -> (json: [UInt8], context: TokenRequestContext) {
-        let (index, slot) = location(ofToken: Int(Self.mix(UInt64(number) &+ 0x16E5 &+ salt) % UInt64(accessTokens)))
+        let (index, slot) = tokenResponseLocation(number: number)
         let info = account(index)
         let bucket = bucket(account: index, slot: slot)
         let client = Self.clientIndex(bucket: bucket), realm = info.realms[Self.realmIndex(bucket: bucket)]
@@ -434,6 +434,15 @@ public struct SyntheticPopulation: Sendable {
             requestedScopes: [scope], grantType: "refresh_token", now: now
         )
         return (Array(json.utf8), context)
+    }
+
+    /// The home account id of the account ``tokenResponse(number:)`` answers for.
+    public func tokenResponseHomeAccountID(number: Int) -> String {
+        account(tokenResponseLocation(number: number).account).homeAccountID
+    }
+
+    private func tokenResponseLocation(number: Int) -> (account: Int, slot: Int) {
+        location(ofToken: Int(Self.mix(UInt64(number) &+ 0x16E5 &+ salt) % UInt64(accessTokens)))
     }
 
     // MARK: Deterministic bytes

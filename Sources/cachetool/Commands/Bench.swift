@@ -24,8 +24,11 @@ struct Bench: ParsableCommand {
             ingests (20 to 1,000), M/200 cold opens (5 to 30). Figures (stable names, also the keys of \
             --json): lookup_hit, lookup_miss (an account never signed in), lookup_refresh (no access token for \
             the scope, a refresh token to redeem), lookup_hit_companions (a hit, then its refresh token, ID \
-            token and account read); ingest_durable (one refresh-grant token response, fsync'd); \
-            cold_open_first_lookup (a fresh process: open the store and answer one hit); process_start (spawn \
+            token and account read); client_token_hit (TokenCacheClient.token(for:refresh:) answered by a lookup, \
+            its L1 off), client_token_l1_hit (the same requests again, answered by the client's in-process L1), \
+            client_refresh (a forced refresh whose closure returns a prepared response at once: lease, rotation \
+            and ingest in two fsync'd commits, then the answer read back); ingest_durable (one refresh-grant token \
+            response, fsync'd); cold_open_first_lookup (a fresh process: open the store and answer one hit); process_start (spawn \
             to main of that process); floor_get_decrypt (one read transaction: get a stored access-token record \
             and decrypt it, no token-cache logic). Each has p50_ns, p90_ns, p99_ns (nearest rank) and samples; \
             the lookup figures also allocations_per_call (calls to the C allocator, counted in this process) and \
@@ -80,8 +83,8 @@ struct Bench: ParsableCommand {
 
     /// The figures, in the order they are reported. Their names are stable (README, "Benchmark it yourself").
     static let figures = [
-        "lookup_hit", "lookup_miss", "lookup_refresh", "lookup_hit_companions", "ingest_durable", "cold_open_first_lookup",
-        "process_start", "floor_get_decrypt",
+        "lookup_hit", "lookup_miss", "lookup_refresh", "lookup_hit_companions", "client_token_hit", "client_token_l1_hit",
+        "client_refresh", "ingest_durable", "cold_open_first_lookup", "process_start", "floor_get_decrypt",
     ]
 
     func validate() throws {
@@ -166,6 +169,15 @@ struct Bench: ParsableCommand {
         }
         results.figures["cold_open_first_lookup"] = LatencySummary(nanoseconds: openTimes)
         results.figures["process_start"] = LatencySummary(nanoseconds: startTimes)
+
+        // The async client: hits without and with its L1, then forced refreshes (which write, so after the reads).
+        let client = try BenchClient.measure(
+            cache, hits: hitQueries, refreshes: max(20, min(lookups / 10, 1_000)), population: population,
+            salt: 0x7E5 &+ Int(truncatingIfNeeded: streamSalt)
+        )
+        results.figures["client_token_hit"] = client.hit
+        results.figures["client_token_l1_hit"] = client.answerCacheHit
+        results.figures["client_refresh"] = client.refresh
 
         // Durable ingests, last: each response replaces a stored token and its companions (so the store keeps its size),
         // cached later than the queries' `now`, so a later hit query for that token would no longer hit.
