@@ -26,19 +26,20 @@ public struct ClientStatistics: Sendable, Hashable {
 
 /// The counters behind ``ClientStatistics``, updated without a lock.
 final class ClientCounters: Sendable {
+    /// Requests the L1 did not answer (it counts its own).
     let tokenRequests = Atomic<Int>(0)
+    /// Hits the L1 did not answer.
     let cacheHits = Atomic<Int>(0)
-    let answerCacheHits = Atomic<Int>(0)
     let refreshes = Atomic<Int>(0)
     let joinedRefreshes = Atomic<Int>(0)
     let backgroundRefreshes = Atomic<Int>(0)
     let failedRefreshes = Atomic<Int>(0)
     let leaseWaits = Atomic<Int>(0)
 
-    var snapshot: ClientStatistics {
+    func snapshot(answerCacheHits: Int) -> ClientStatistics {
         ClientStatistics(
-            tokenRequests: tokenRequests.load(ordering: .relaxed), cacheHits: cacheHits.load(ordering: .relaxed),
-            answerCacheHits: answerCacheHits.load(ordering: .relaxed),
+            tokenRequests: tokenRequests.load(ordering: .relaxed) + answerCacheHits,
+            cacheHits: cacheHits.load(ordering: .relaxed) + answerCacheHits, answerCacheHits: answerCacheHits,
             refreshes: refreshes.load(ordering: .relaxed), joinedRefreshes: joinedRefreshes.load(ordering: .relaxed),
             backgroundRefreshes: backgroundRefreshes.load(ordering: .relaxed), failedRefreshes: failedRefreshes.load(ordering: .relaxed),
             leaseWaits: leaseWaits.load(ordering: .relaxed)

@@ -27,14 +27,11 @@ extension TokenCacheClient {
     ///   refresh token for the request; whatever `refresh` throws, unchanged, to every caller waiting on it;
     ///   ``TokenCacheError`` for a malformed response (nothing stored) or a storage failure.
     public func token(for request: TokenRequest, refresh: @escaping Refresh) async throws -> TokenResult {
-        counters.tokenRequests.increment()
         if !request.forceRefresh {
             let now = clock.now()
-            if let kept = answers.answer(request, commitID: store.lastCommitID, now: now) {
-                counters.cacheHits.increment()
-                counters.answerCacheHits.increment()
-                return kept
-            }
+            // Counted by the L1 itself: an answer from it touches no shared counter.
+            if let kept = answers.answer(request, commitID: store.lastCommitID, now: now) { return kept }
+            counters.tokenRequests.increment()
             let answer = try store.silentLookup(request.query(now: now))
             switch answer.outcome {
             case .hit:
@@ -52,6 +49,8 @@ extension TokenCacheClient {
             case .refresh:
                 break
             }
+        } else {
+            counters.tokenRequests.increment()
         }
         let (result, role) = try await refreshes.run(request.flightKey) { [self] in
             try await refreshNow(request, refresh)

@@ -52,7 +52,7 @@ public final class TokenCacheClient: Sendable {
     }
 
     /// What this client did so far: requests, cache hits, refreshes, joined refreshes.
-    public var statistics: ClientStatistics { counters.snapshot }
+    public var statistics: ClientStatistics { counters.snapshot(answerCacheHits: answers.hits) }
 
     // MARK: Reads (inline)
 

@@ -1,6 +1,9 @@
 public import TokenCache
 
 /// An access token that answers a ``TokenRequest``, with what an app wants to know beside it.
+///
+/// A copy costs one reference count: the fields live in one immutable object, which the client's L1 shares with
+/// every answer it gives.
 public struct TokenResult: Sendable {
     /// Where the token came from.
     public enum Source: String, Sendable, Hashable {
@@ -11,32 +14,55 @@ public struct TokenResult: Sendable {
         case refresh
     }
 
-    /// The access token. Its `description` is redacted; ``value`` is the token itself.
-    public let accessToken: Secret
-    /// When the token expires, in Unix seconds.
-    public let expiresOn: Int64
-    /// When a refresh is recommended (`refresh_in`), in Unix seconds.
-    public let refreshOn: Int64?
-    /// The token's scopes, as granted.
-    public let scopes: [String]
-    /// `Bearer`, or the type of a proof-of-possession token.
-    public let tokenType: String
-    /// The token's `refresh_on` has passed. ``TokenCacheClient/token(for:refresh:)`` has started a refresh in the
-    /// background already; the token is still usable.
-    public let refreshRecommended: Bool
+    /// What every copy of one answer shares.
+    private final class Fields: Sendable {
+        let accessToken: Secret
+        let expiresOn: Int64
+        let refreshOn: Int64?
+        let scopes: [String]
+        let tokenType: String
+        let refreshRecommended: Bool
+        /// The lookup this answer came from, whose companions give the account.
+        let lookup: SilentLookupResult?
+
+        init(accessToken: Secret, expiresOn: Int64, refreshOn: Int64?, scopes: [String], tokenType: String, refreshRecommended: Bool, lookup: SilentLookupResult?) {
+            self.accessToken = accessToken
+            self.expiresOn = expiresOn
+            self.refreshOn = refreshOn
+            self.scopes = scopes
+            self.tokenType = tokenType
+            self.refreshRecommended = refreshRecommended
+            self.lookup = lookup
+        }
+    }
+
+    private let fields: Fields
+
     /// Where the token came from.
     public internal(set) var source: Source
-    /// The lookup this answer came from, whose companions give the account.
-    private let lookup: SilentLookupResult?
+
+    /// The access token. Its `description` is redacted; ``value`` is the token itself.
+    public var accessToken: Secret { fields.accessToken }
+    /// When the token expires, in Unix seconds.
+    public var expiresOn: Int64 { fields.expiresOn }
+    /// When a refresh is recommended (`refresh_in`), in Unix seconds.
+    public var refreshOn: Int64? { fields.refreshOn }
+    /// The token's scopes, as granted.
+    public var scopes: [String] { fields.scopes }
+    /// `Bearer`, or the type of a proof-of-possession token.
+    public var tokenType: String { fields.tokenType }
+    /// The token's `refresh_on` has passed. ``TokenCacheClient/token(for:refresh:)`` has started a refresh in the
+    /// background already; the token is still usable.
+    public var refreshRecommended: Bool { fields.refreshRecommended }
 
     /// The access token itself, to send as `Authorization: Bearer <value>`.
-    public var value: String { accessToken.reveal() }
+    public var value: String { fields.accessToken.reveal() }
 
     /// The signed-in account the token is for, with its ID token's claims; nil for an app token or when the cache
     /// holds no Account record for it. Read on first access (one short read of the store), then kept.
     public var account: AccountInfo? {
         get throws {
-            guard let companions = try lookup?.companions else { return nil }
+            guard let companions = try fields.lookup?.companions else { return nil }
             guard let account = companions.account?.entity else { return nil }
             return AccountInfo(account: account, idToken: companions.idToken?.entity)
         }
@@ -44,26 +70,21 @@ public struct TokenResult: Sendable {
 
     /// A result from its parts, with no account (tests).
     init(accessToken: Secret, expiresOn: Int64, refreshOn: Int64?, scopes: [String], tokenType: String, source: Source) {
-        self.accessToken = accessToken
-        self.expiresOn = expiresOn
-        self.refreshOn = refreshOn
-        self.scopes = scopes
-        self.tokenType = tokenType
-        refreshRecommended = false
+        fields = Fields(
+            accessToken: accessToken, expiresOn: expiresOn, refreshOn: refreshOn, scopes: scopes, tokenType: tokenType,
+            refreshRecommended: false, lookup: nil
+        )
         self.source = source
-        lookup = nil
     }
 
     /// The answer of a lookup whose outcome is a hit.
     init?(hit lookup: SilentLookupResult, source: Source) {
         guard let token = lookup.accessToken?.entity else { return nil }
-        accessToken = token.secret
-        expiresOn = token.expiresOn
-        refreshOn = token.refreshOn
-        scopes = token.target.split(separator: " ").map(String.init)
-        tokenType = token.tokenType ?? "Bearer"
-        refreshRecommended = lookup.refreshRecommended
+        fields = Fields(
+            accessToken: token.secret, expiresOn: token.expiresOn, refreshOn: token.refreshOn,
+            scopes: token.target.split(separator: " ").map(String.init), tokenType: token.tokenType ?? "Bearer",
+            refreshRecommended: lookup.refreshRecommended, lookup: lookup
+        )
         self.source = source
-        self.lookup = lookup
     }
 }

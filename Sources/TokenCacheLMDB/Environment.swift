@@ -95,7 +95,14 @@ package final class Environment: Sendable {
     /// The id of the newest committed write transaction, by any process (`me_last_txnid`, from the newer meta page):
     /// every commit that changes anything raises it. Reads the map, no transaction.
     package var lastTransactionID: Int {
-        withSharedGate { Int(lmdb_env_info(handle).me_last_txnid) }
+        // The map may be replaced only under the gate held exclusively. A thread inside a transaction holds it shared
+        // already; any other takes it for the one read, without the nesting bookkeeping of a transaction (this is on
+        // the path of every in-process cache hit).
+        let state = ThreadState.current
+        if state[environment: serial].gateDepth > 0 { return Int(lmdb_env_info(handle).me_last_txnid) }
+        gate.lockShared(stripe: state.stripe)
+        defer { gate.unlockShared(stripe: state.stripe) }
+        return Int(lmdb_env_info(handle).me_last_txnid)
     }
 
     package var info: EnvironmentInfo {

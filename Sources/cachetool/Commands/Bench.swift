@@ -25,7 +25,7 @@ struct Bench: ParsableCommand {
             --json): lookup_hit, lookup_miss (an account never signed in), lookup_refresh (no access token for \
             the scope, a refresh token to redeem), lookup_hit_companions (a hit, then its refresh token, ID \
             token and account read); client_token_hit (TokenCacheClient.token(for:refresh:) answered by a lookup, \
-            its L1 off), client_token_l1_hit (the same requests again, answered by the client's in-process L1), \
+            its L1 off), client_token_l1_hit (each request asked, then at once again: the repeat, answered by the client's in-process L1), \
             client_refresh (a forced refresh whose closure returns a prepared response at once: lease, rotation \
             and ingest in two fsync'd commits, then the answer read back); ingest_durable (one refresh-grant token \
             response, fsync'd); cold_open_first_lookup (a fresh process: open the store and answer one hit); process_start (spawn \
