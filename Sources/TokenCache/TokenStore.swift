@@ -191,6 +191,15 @@ public final class TokenStore: Sendable {
     /// every hit. Costs a read of the map's meta page, no transaction.
     public var lastCommitID: Int { store.backend.lastCommitID }
 
+    /// Whether the store's header is no longer the one this handle opened: another handle rekeyed the store (a new
+    /// passphrase or key file, a data-key rotation) or upgraded its format. Reads go on; writes are refused with
+    /// `.conflict` until the store is opened again. One read of one small record.
+    public func headerChangedSinceOpen() throws -> Bool {
+        try read { reader in
+            try reader.transaction.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey) { !$0.elementsEqual(store.headerBytes) } ?? true
+        }
+    }
+
     /// Facts about the store, for `cachetool` and diagnostics. Contains no secret and no identifier.
     /// - Returns: Format versions, key protection, map geometry, reader-table use and record counts.
     /// - Throws: ``TokenCacheError``: the errors of ``read(_:)`` (the record counts are read in a transaction).

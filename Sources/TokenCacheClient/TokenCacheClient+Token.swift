@@ -85,9 +85,13 @@ extension TokenCacheClient {
             }
             guard let redeemed = try answer.refreshToken else { throw try interactionRequired(request, answer) }
             let leaseDuration = refreshLeaseDuration
-            let attempt = try await writer.run { [store] in
-                try store.takeRefreshLease(on: redeemed, duration: leaseDuration, now: Self.systemMilliseconds())
+            let (attempt, before, after) = try await writer.run { [store] in
+                let before = store.lastCommitID
+                let attempt = try store.takeRefreshLease(on: redeemed, duration: leaseDuration, now: Self.systemMilliseconds())
+                return (attempt, before, store.lastCommitID)
             }
+            // Taking a lease is a commit of this client's own: nothing to report, but not another process's either.
+            feed.ownWrite([], before: before, after: after) { _ in }
             switch attempt {
             case .taken(let lease):
                 return try await redeem(request, redeemed.entity, lease: lease, refresh)
@@ -118,15 +122,25 @@ extension TokenCacheClient {
                 clientID: request.clientID, authority: request.authority, requestedScopes: request.scopes, grantType: "refresh_token",
                 now: clock.now()
             )
-            stored = try await writer.run { [store] in
-                try store.write { writer in
+            let before: Int, after: Int
+            (stored, before, after) = try await writer.run { [store] in
+                let before = store.lastCommitID
+                let stored = try store.write { writer in
                     try writer.releaseRefreshLease(lease)
                     return try Self.storeRefreshed(response, redeemed: redeemed, context: context, in: writer)
                 }
+                return (stored, before, store.lastCommitID)
             }
+            if stored { reportWritten(homeAccountID: redeemed.homeAccountID, clientID: request.clientID, before: before, after: after) }
         } catch {
             counters.failedRefreshes.increment()
-            _ = try? await writer.run { [store] in try store.releaseRefreshLease(lease) }
+            if let (before, after) = try? await writer.run({ [store] in
+                let before = store.lastCommitID
+                try store.releaseRefreshLease(lease)
+                return (before, store.lastCommitID)
+            }) {
+                feed.ownWrite([], before: before, after: after) { _ in }
+            }
             throw error
         }
         guard stored else {

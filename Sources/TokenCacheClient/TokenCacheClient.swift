@@ -22,6 +22,7 @@ public final class TokenCacheClient: Sendable {
 
     let writer: WriteThread
     let answers: AnswerCache
+    let feed: ChangeFeed
     let refreshes = SingleFlight<FlightKey, TokenResult>()
     let counters = ClientCounters()
 
@@ -31,10 +32,14 @@ public final class TokenCacheClient: Sendable {
     ///   before another process sharing the store may redeem the same refresh token: longer than the HTTP client's
     ///   timeout. A process that crashes while refreshing holds the others up this long at most.
     /// - Parameter answerCacheCapacity: how many answers the in-process L1 keeps (0: none). See ``TokenCacheClient``.
+    /// - Parameter changePollInterval: how often, while someone listens to ``changes()``, the client looks for other
+    ///   processes' commits (one read of a word in the map): the longest they wait to be reported.
     public init(
-        store: TokenStore, clock: any WallClock = .system, refreshLeaseDuration: Duration = .seconds(30), answerCacheCapacity: Int = 1024
+        store: TokenStore, clock: any WallClock = .system, refreshLeaseDuration: Duration = .seconds(30), answerCacheCapacity: Int = 1024,
+        changePollInterval: Duration = .milliseconds(100)
     ) {
         answers = AnswerCache(capacity: max(0, answerCacheCapacity))
+        feed = ChangeFeed(interval: changePollInterval)
         self.store = store
         self.clock = clock
         self.refreshLeaseDuration = refreshLeaseDuration
@@ -43,11 +48,12 @@ public final class TokenCacheClient: Sendable {
 
     /// A client of the store `configuration` names, created if it does not exist yet.
     public convenience init(
-        configuration: Configuration, clock: any WallClock = .system, refreshLeaseDuration: Duration = .seconds(30), answerCacheCapacity: Int = 1024
+        configuration: Configuration, clock: any WallClock = .system, refreshLeaseDuration: Duration = .seconds(30), answerCacheCapacity: Int = 1024,
+        changePollInterval: Duration = .milliseconds(100)
     ) throws {
         self.init(
             store: try TokenStore.openOrCreate(configuration), clock: clock, refreshLeaseDuration: refreshLeaseDuration,
-            answerCacheCapacity: answerCacheCapacity
+            answerCacheCapacity: answerCacheCapacity, changePollInterval: changePollInterval
         )
     }
 
@@ -126,7 +132,38 @@ public final class TokenCacheClient: Sendable {
     /// grant): access token, refresh token, ID token, account and app metadata, in one durable transaction.
     @discardableResult
     public func ingest(_ response: TokenResponse, context: TokenRequestContext) async throws -> IngestResult {
-        try await writer.run { [store] in try store.ingest(response, context: context) }
+        let (result, before, after) = try await writer.run { [store] in
+            let before = store.lastCommitID
+            let result = try store.ingest(response, context: context)
+            return (result, before, store.lastCommitID)
+        }
+        reportWritten(homeAccountID: result.homeAccountID, clientID: context.clientID, before: before, after: after)
+        return result
+    }
+
+    /// Tells listeners that tokens of an account were written for a client (and that the account is new, if it is).
+    func reportWritten(homeAccountID: String, clientID: String, before: Int, after: Int) {
+        let (listening, known) = feed.knownAccount(homeAccountID)
+        guard listening else { return }
+        let reference = AccountReference(homeAccountID: homeAccountID, username: try? username(of: homeAccountID))
+        var changes: [CacheChange] = []
+        if !known && !homeAccountID.isEmpty { changes.append(.accountAdded(reference)) }
+        changes.append(.tokensWritten(reference, clientID: clientID))
+        feed.ownWrite(changes, before: before, after: after) { accounts in
+            if !homeAccountID.isEmpty { accounts[homeAccountID.lowercased()] = reference }
+        }
+    }
+
+    /// The username an Account record of the account names, if any.
+    private func username(of homeAccountID: String) throws -> String? {
+        try store.list(Account.self, filter: RecordFilter(homeAccountID: homeAccountID)).records.lazy.compactMap(\.entity.username).first
+    }
+
+    /// The store's changes as they happen: this client's writes at once, other processes' within
+    /// `changePollInterval`. Each call is a new listener; the stream ends when the consumer stops iterating (or its
+    /// task is cancelled), and with the last listener the polling stops.
+    public func changes() -> AsyncStream<CacheChange> {
+        feed.subscribe(client: self)
     }
 
     /// Stores what a token response yields; the time received is the clock's now (see ``ingest(_:context:)``).
@@ -142,7 +179,20 @@ public final class TokenCacheClient: Sendable {
     /// tokens left), or everywhere when `clientID` is nil.
     @discardableResult
     public func signOut(homeAccountID: String, clientID: String?) async throws -> RemovalSummary {
-        try await writer.run { [store] in try store.removeAccount(homeAccountID: homeAccountID, clientID: clientID) }
+        let username = feed.knownAccount(homeAccountID).listening ? try? username(of: homeAccountID) : nil
+        let (summary, before, after) = try await writer.run { [store] in
+            let before = store.lastCommitID
+            let summary = try store.removeAccount(homeAccountID: homeAccountID, clientID: clientID)
+            return (summary, before, store.lastCommitID)
+        }
+        if feed.knownAccount(homeAccountID).listening {
+            let reference = AccountReference(homeAccountID: homeAccountID, username: username)
+            let gone = (try? store.list(Account.self, filter: RecordFilter(homeAccountID: homeAccountID)).records.isEmpty) ?? false
+            feed.ownWrite([gone ? .accountRemoved(reference) : .tokensRemoved(reference, clientID: clientID)], before: before, after: after) { accounts in
+                if gone { accounts[homeAccountID.lowercased()] = nil }
+            }
+        }
+        return summary
     }
 
     /// Returns once no refresh started by this client is running, background ones included: for an app about to

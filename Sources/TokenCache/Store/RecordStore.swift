@@ -14,7 +14,7 @@ final class RecordStore: Sendable {
     /// whichever doorway (``TokenStore`` or a transaction's reader) it came through.
     let aliases: EnvironmentAliases
     /// The header as this store was opened with it: every write transaction checks that it is still the stored one.
-    private let headerBytes: [UInt8]
+    let headerBytes: [UInt8]
     /// Where the next opportunistic sweep of expired access tokens starts (``CacheWriter/sweepExpiredAccessTokens(now:protecting:)``):
     /// kept in memory only, since a sweep that starts over after a restart loses nothing.
     let sweepCursor = Mutex<[UInt8]>([])

@@ -1,0 +1,26 @@
+/// Something that changed in the store, as ``TokenCacheClient/changes()`` reports it. Names accounts and clients,
+/// never a token.
+public enum CacheChange: Sendable, Hashable {
+    /// An account signed in for the first time (or again after it was signed out everywhere).
+    case accountAdded(AccountReference)
+    /// An account's last tokens and profiles went: signed out everywhere.
+    case accountRemoved(AccountReference)
+    /// Tokens of an account were written for a client: a sign-in, a refresh, an ingest.
+    case tokensWritten(AccountReference, clientID: String)
+    /// An account was signed out of one client (`clientID`), or everywhere (nil) while it keeps no profile.
+    case tokensRemoved(AccountReference, clientID: String?)
+    /// Another process wrote to the store, and what it wrote is not known here beyond the account changes reported
+    /// beside this (a refresh in another process, say). Look up again what you keep.
+    case changedElsewhere
+    /// The store was rekeyed (new passphrase or key file, a data-key rotation) by another handle: reads go on; this
+    /// client writes again once the store is opened anew.
+    case storeRekeyed
+}
+
+/// An account as a change names it.
+public struct AccountReference: Sendable, Hashable {
+    /// The home account id (`uid.utid`).
+    public var homeAccountID: String
+    /// The username, when an Account record names it.
+    public var username: String?
+}

@@ -1,0 +1,117 @@
+import Synchronization
+import TokenCache
+
+/// Who hears about changes, and what the client knows of the store to tell them.
+///
+/// This process's writes through the client are reported as they commit. Other processes' writes are found by a
+/// poll of the store's last commit id (a read of the map's meta page, tens of nanoseconds) every `interval`, while
+/// someone listens: a commit this client did not account for makes it list the accounts again and report the
+/// difference, and ``CacheChange/changedElsewhere``. LMDB has no notification of its own; a poll of one word is
+/// what a commit costs nothing for and an idle listener almost nothing.
+final class ChangeFeed: Sendable {
+    private struct State {
+        var listeners: [UInt64: AsyncStream<CacheChange>.Continuation] = [:]
+        var nextID: UInt64 = 0
+        /// The accounts as last listed or written here, by lowercased home account id.
+        var accounts: [String: AccountReference]? = nil
+        /// The last commit whose changes are reported (or were before anyone listened).
+        var accountedCommit = 0
+        var rekeyReported = false
+        var poller: Task<Void, Never>? = nil
+    }
+
+    private let state = Mutex(State())
+    let interval: Duration
+
+    init(interval: Duration) { self.interval = interval }
+
+    /// A new listener's stream; polling runs while there is at least one.
+    func subscribe(client: TokenCacheClient) -> AsyncStream<CacheChange> {
+        let (stream, continuation) = AsyncStream<CacheChange>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        let store = client.store
+        let baseline = try? Self.accountReferences(store)
+        let commit = store.lastCommitID
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            state.listeners[state.nextID] = continuation
+            if state.listeners.count == 1 {
+                state.accounts = baseline
+                state.accountedCommit = commit
+                state.poller = Task.detached { [weak client, interval] in
+                    while !Task.isCancelled {
+                        try? await Task.sleep(for: interval)
+                        guard let client else { return }
+                        client.feed.poll(client.store)
+                    }
+                }
+            }
+            return state.nextID
+        }
+        continuation.onTermination = { [weak self] _ in self?.unsubscribe(id) }
+        return stream
+    }
+
+    private func unsubscribe(_ id: UInt64) {
+        let poller = state.withLock { state -> Task<Void, Never>? in
+            state.listeners[id] = nil
+            guard state.listeners.isEmpty else { return nil }
+            defer { state.poller = nil }
+            return state.poller
+        }
+        poller?.cancel()
+    }
+
+    /// How many listen (tests).
+    var listenerCount: Int { state.withLock { $0.listeners.count } }
+
+    /// Reports this client's own write, committed as the commit after `before` if `after` says so.
+    func ownWrite(_ changes: [CacheChange], before: Int, after: Int, accounts update: (inout [String: AccountReference]) -> Void) {
+        state.withLock { state in
+            guard !state.listeners.isEmpty else { return }
+            if state.accounts != nil { update(&state.accounts!) }
+            // Only this write committed since what was accounted for: it is accounted for now. Otherwise the poll
+            // reports what else happened.
+            if state.accountedCommit == before && after == before + 1 { state.accountedCommit = after }
+            for listener in state.listeners.values { for change in changes { listener.yield(change) } }
+        }
+    }
+
+    /// The accounts as the feed last knew them, nil when nobody listens.
+    func knownAccount(_ homeAccountID: String) -> (listening: Bool, known: Bool) {
+        state.withLock { state in
+            (!state.listeners.isEmpty, state.accounts?[homeAccountID.lowercased()] != nil)
+        }
+    }
+
+    /// One poll: reports what other writers changed since the last accounted commit.
+    func poll(_ store: TokenStore) {
+        let commit = store.lastCommitID
+        guard state.withLock({ !$0.listeners.isEmpty && $0.accountedCommit != commit }) else { return }
+        let listed = try? Self.accountReferences(store)
+        let rekeyed = (try? store.headerChangedSinceOpen()) ?? false
+        state.withLock { state in
+            var changes: [CacheChange] = []
+            if let listed, let known = state.accounts {
+                for (key, account) in listed.sorted(by: { $0.key < $1.key }) where known[key] == nil { changes.append(.accountAdded(account)) }
+                for (key, account) in known.sorted(by: { $0.key < $1.key }) where listed[key] == nil { changes.append(.accountRemoved(account)) }
+            }
+            changes.append(.changedElsewhere)
+            if rekeyed && !state.rekeyReported {
+                state.rekeyReported = true
+                changes.append(.storeRekeyed)
+            }
+            if let listed { state.accounts = listed }
+            state.accountedCommit = commit
+            for listener in state.listeners.values { for change in changes { listener.yield(change) } }
+        }
+    }
+
+    /// Every account of the store, by lowercased home account id.
+    static func accountReferences(_ store: TokenStore) throws -> [String: AccountReference] {
+        var references: [String: AccountReference] = [:]
+        for summary in try store.accounts().accounts {
+            references[summary.homeAccountID.lowercased()] = AccountReference(homeAccountID: summary.homeAccountID, username: summary.username)
+        }
+        return references
+    }
+}

@@ -1,0 +1,117 @@
+import Foundation
+import Synchronization
+import Testing
+import TokenCache
+
+@testable import TokenCacheClient
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `changes()`: this client's writes at once, other processes' within the poll interval, and no listener left behind.
+@Suite struct ChangeFeedTests {
+    /// Collects a stream's events in the background.
+    final class Collected: Sendable {
+        let events = Mutex<[CacheChange]>([])
+        func snapshot() -> [CacheChange] { events.withLock { $0 } }
+
+        /// Waits (up to 10 s) until `count` events arrived.
+        func wait(for count: Int) async throws {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while events.withLock({ $0.count }) < count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+        }
+    }
+
+    static func listen(_ client: TokenCacheClient) -> (Collected, Task<Void, Never>) {
+        let collected = Collected()
+        let stream = client.changes()
+        let task = Task {
+            for await change in stream { collected.events.withLock { $0.append(change) } }
+        }
+        return (collected, task)
+    }
+
+    @Test func thisClientsWritesAreReportedAsTheyCommit() async throws {
+        let clock = TestClock()
+        let endpoint = FakeTokenEndpoint(clock: clock)
+        try await withClient(clock: clock) { client in
+            let (collected, task) = Self.listen(client)
+            defer { task.cancel() }
+            let user = AccountReference(homeAccountID: User.home, username: User.username)
+            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+            try await collected.wait(for: 2)
+            #expect(collected.snapshot() == [.accountAdded(user), .tokensWritten(user, clientID: User.client)])
+            clock.advance(by: 7200)
+            _ = try await client.token(for: User.request(), refresh: endpoint.redeem)
+            try await collected.wait(for: 3)
+            #expect(collected.snapshot().last == .tokensWritten(user, clientID: User.client))
+            try await client.signOut(homeAccountID: User.home, clientID: nil)
+            try await collected.wait(for: 4)
+            #expect(collected.snapshot().last == .accountRemoved(user))
+            // Nothing was anybody else's: a poll later reports nothing more.
+            let count = collected.snapshot().count
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(collected.snapshot().count == count)
+            #expect(count == 4)
+        }
+    }
+
+    @Test func anotherProcessesWritesAreReportedWithinThePollInterval() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("token-cache-feed-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try KeyFile.create(at: root + "/key")
+        let configuration = Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key"))
+        let client = try TokenCacheClient(configuration: configuration, changePollInterval: .milliseconds(50))
+        let (collected, task) = Self.listen(client)
+        defer { task.cancel() }
+        await #expect(processExitsWith: .success) { [root = root as String] in
+            let clock = TestClock()
+            let other = try TokenCacheClient(configuration: Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key")), clock: clock)
+            try await other.ingest(
+                FakeTokenEndpoint(clock: clock).signIn(username: "megan.bowen@contoso.example", uid: "11111111-0000-0000-66f3-3332eca7ea81"),
+                clientID: User.client, authority: User.authority, scopes: ["User.Read"]
+            )
+            try "\(TokenCacheClient.systemMilliseconds())".write(toFile: root + "/committed", atomically: true, encoding: .utf8)
+        }
+        try await collected.wait(for: 2)
+        let received = TokenCacheClient.systemMilliseconds()
+        let committed = Int64(try String(contentsOfFile: root + "/committed", encoding: .utf8))!
+        let other = AccountReference(homeAccountID: "11111111-0000-0000-66f3-3332eca7ea81.\(User.utid)", username: "megan.bowen@contoso.example")
+        #expect(collected.snapshot() == [.accountAdded(other), .changedElsewhere])
+        // The child's process ended after it wrote; the events arrived within two poll intervals of its commit, with
+        // room for a loaded machine.
+        #expect(received - committed < 1_000)
+    }
+
+    @Test func aRekeyByAnotherHandleIsReportedOnce() async throws {
+        try await withClient { client in
+            let (collected, task) = Self.listen(client)
+            defer { task.cancel() }
+            // Another handle of the same store (as another process would have) rotates the data key.
+            let other = try TokenStore.open(client.store.configuration)
+            _ = try other.rotateDataKey()
+            try await collected.wait(for: 2)
+            try await Task.sleep(for: .milliseconds(250))
+            let events = collected.snapshot()
+            #expect(events.count { $0 == .storeRekeyed } == 1)
+            #expect(events.allSatisfy { $0 == .storeRekeyed || $0 == .changedElsewhere })
+        }
+    }
+
+    @Test func aListenerThatStopsLeavesNothingRunning() async throws {
+        try await withClient { client in
+            let (_, first) = Self.listen(client)
+            let (_, second) = Self.listen(client)
+            try await Task.sleep(for: .milliseconds(20))
+            #expect(client.feed.listenerCount == 2)
+            first.cancel()
+            await first.value
+            #expect(client.feed.listenerCount == 1)
+            second.cancel()
+            await second.value
+            #expect(client.feed.listenerCount == 0)
+        }
+    }
+}
