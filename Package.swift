@@ -10,6 +10,10 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        // The server-side Swift conventions for logging and metrics, used by the client layer only (the core stays
+        // free of them).
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
     ],
     targets: [
         // The only two modules that see C. Each wrapper exposes `package` declarations only.
@@ -40,7 +44,12 @@ let package = Package(
         .target(name: "TokenCache", dependencies: ["TokenCacheRecords", "TokenCacheStorage", "TokenCacheSodium", "CCrashGuard"]),
         // What an auth client calls: async, the whole silent flow with single-flight refresh, writes off the
         // cooperative pool.
-        .target(name: "TokenCacheClient", dependencies: ["TokenCache"]),
+        .target(
+            name: "TokenCacheClient",
+            dependencies: [
+                "TokenCache", .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"),
+            ]
+        ),
         .executableTarget(
             name: "cachetool",
             dependencies: [
@@ -60,7 +69,13 @@ let package = Package(
             dependencies: ["TokenCache", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheLMDB", "TokenCacheSodium"],
             resources: [.copy("FormatVectors"), .copy("MSALFixtures")]
         ),
-        .testTarget(name: "TokenCacheClientTests", dependencies: ["TokenCacheClient", "TokenCache", "ExitTestSupport"]),
+        .testTarget(
+            name: "TokenCacheClientTests",
+            dependencies: [
+                "TokenCacheClient", "TokenCache", "ExitTestSupport", .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"), .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
+        ),
         .testTarget(
             name: "CacheToolTests", dependencies: ["cachetool", "TokenCache", "TokenCacheLMDB", "TokenCacheRecords", "TokenCacheStorage"], exclude: ["InspectGoldens"]
         ),

@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import Metrics
 public import TokenCache
 
 extension TokenCacheClient {
@@ -30,13 +32,17 @@ extension TokenCacheClient {
         if !request.forceRefresh {
             let now = clock.now()
             // Counted by the L1 itself: an answer from it touches no shared counter.
-            if let kept = answers.answer(request, commitID: store.lastCommitID, now: now) { return kept }
+            if let kept = answers.answer(request, commitID: store.lastCommitID, now: now) {
+                metrics.l1Hits.increment()
+                return kept
+            }
             counters.tokenRequests.increment()
             let answer = try store.silentLookup(request.query(now: now))
             switch answer.outcome {
             case .hit:
                 if let result = TokenResult(hit: answer, source: .cache) {
                     counters.cacheHits.increment()
+                    metrics.hits.increment()
                     if result.refreshRecommended {
                         refreshInBackground(request, refresh)
                     } else {
@@ -45,6 +51,8 @@ extension TokenCacheClient {
                     return result
                 }
             case .interactionRequired:
+                metrics.interactionRequired.increment()
+                log.log(.info, "interaction required: no refresh token for the request", log.metadata(request))
                 throw try interactionRequired(request, answer)
             case .refresh:
                 break
@@ -52,18 +60,33 @@ extension TokenCacheClient {
         } else {
             counters.tokenRequests.increment()
         }
-        let (result, role) = try await refreshes.run(request.flightKey) { [self] in
-            try await refreshNow(request, refresh)
+        do {
+            let (result, role) = try await refreshes.run(request.flightKey) { [self] in
+                try await refreshNow(request, refresh)
+            }
+            if role == .joined {
+                counters.joinedRefreshes.increment()
+                metrics.joinedRefreshes.increment()
+            }
+            metrics.refreshed.increment()
+            return result
+        } catch let error as TokenClientError where error.code == .interactionRequired {
+            metrics.interactionRequired.increment()
+            throw error
+        } catch {
+            metrics.failed.increment()
+            throw error
         }
-        if role == .joined { counters.joinedRefreshes.increment() }
-        return result
     }
 
     /// Starts a refresh for `request` unless one is running; its errors are counted, not thrown (the caller already
     /// has a usable token).
     private func refreshInBackground(_ request: TokenRequest, _ refresh: @escaping Refresh) {
         let started = refreshes.startIfIdle(request.flightKey) { [self] in
-            try await refreshNow(request, refresh)
+            do { return try await refreshNow(request, refresh) } catch {
+                log.log(.warning, "background refresh failed: \(String(reflecting: type(of: error)))", log.metadata(request))
+                throw error
+            }
         }
         if started { counters.backgroundRefreshes.increment() }
     }
@@ -72,7 +95,12 @@ extension TokenCacheClient {
     /// lease on the refresh token (and use what it stores), or take the lease, redeem and store.
     private func refreshNow(_ request: TokenRequest, _ refresh: Refresh) async throws -> TokenResult {
         let began = clock.now()
+        let started = ContinuousClock.now
+        defer { metrics.refreshDuration.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - started)) }
+        log.log(.debug, "refresh started", log.metadata(request))
         var waited = false
+        var waitStarted: ContinuousClock.Instant? = nil
+        defer { if let waitStarted { metrics.leaseWaitDuration.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - waitStarted)) } }
         var pause = Duration.milliseconds(2)
         while true {
             let answer = try store.silentLookup(request.query(now: clock.now()))
@@ -100,7 +128,12 @@ extension TokenCacheClient {
             case .held(let until):
                 // Another process is redeeming this token: poll the store (a lookup takes microseconds) until its
                 // result appears or its lease lapses, backing off to 50 ms.
-                if !waited { counters.leaseWaits.increment() }
+                if !waited {
+                    counters.leaseWaits.increment()
+                    metrics.leaseWaits.increment()
+                    waitStarted = ContinuousClock.now
+                    log.log(.debug, "waiting for another process's refresh of the same refresh token", log.metadata(request))
+                }
                 waited = true
                 let remaining = Duration.milliseconds(max(1, until - Self.systemMilliseconds()))
                 try await Task.sleep(for: min(pause, remaining))
@@ -134,6 +167,9 @@ extension TokenCacheClient {
             if stored { reportWritten(homeAccountID: redeemed.homeAccountID, clientID: request.clientID, before: before, after: after) }
         } catch {
             counters.failedRefreshes.increment()
+            metrics.refreshFailures.increment()
+            // The type only: a closure's error may quote what the token endpoint said.
+            log.log(.warning, "refresh failed: \(String(reflecting: type(of: error)))", log.metadata(request))
             if let (before, after) = try? await writer.run({ [store] in
                 let before = store.lastCommitID
                 try store.releaseRefreshLease(lease)
@@ -143,6 +179,8 @@ extension TokenCacheClient {
             }
             throw error
         }
+        metrics.refreshSuccesses.increment()
+        log.log(.debug, "refresh stored", log.metadata(request))
         guard stored else {
             throw TokenClientError(
                 .interactionRequired, "the account was signed out while its refresh token was being redeemed; nothing was stored",
@@ -159,6 +197,11 @@ extension TokenCacheClient {
         if !result.refreshRecommended { answers.keep(result, for: request, commitID: after.snapshotID) }
         result.source = .refresh
         return result
+    }
+
+    /// A duration in whole nanoseconds, for a timer.
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds &* 1_000_000_000 &+ duration.components.attoseconds / 1_000_000_000
     }
 
     /// The system clock in Unix milliseconds: leases coordinate processes in real time, whatever clock judges

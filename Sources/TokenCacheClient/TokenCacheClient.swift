@@ -1,4 +1,5 @@
 @_exported public import TokenCache
+import Metrics
 
 /// The token cache as an auth client uses it: async, with the whole silent flow in one call
 /// (``token(for:refresh:)``; <doc:GettingStarted> shows an app's use of it, <doc:TheSilentFlow> what it does).
@@ -23,6 +24,8 @@ public final class TokenCacheClient: Sendable {
     let writer: WriteThread
     let answers: AnswerCache
     let feed: ChangeFeed
+    let log: ClientLog
+    let metrics: ClientMetrics
     let refreshes = SingleFlight<FlightKey, TokenResult>()
     let counters = ClientCounters()
 
@@ -34,10 +37,13 @@ public final class TokenCacheClient: Sendable {
     /// - Parameter answerCacheCapacity: how many answers the in-process L1 keeps (0: none). See ``TokenCacheClient``.
     /// - Parameter changePollInterval: how often, while someone listens to ``changes()``, the client looks for other
     ///   processes' commits (one read of a word in the map): the longest they wait to be reported.
+    /// - Parameter observability: the logger (none by default) and whether identifiers are logged as they are.
     public init(
         store: TokenStore, clock: any WallClock = .system, refreshLeaseDuration: Duration = .seconds(30), answerCacheCapacity: Int = 1024,
-        changePollInterval: Duration = .milliseconds(100)
+        changePollInterval: Duration = .milliseconds(100), observability: ClientObservability = .standard
     ) {
+        log = ClientLog(observability)
+        metrics = ClientMetrics(factory: observability.metricsFactory ?? MetricsSystem.factory)
         answers = AnswerCache(capacity: max(0, answerCacheCapacity))
         feed = ChangeFeed(interval: changePollInterval)
         self.store = store
@@ -49,11 +55,11 @@ public final class TokenCacheClient: Sendable {
     /// A client of the store `configuration` names, created if it does not exist yet.
     public convenience init(
         configuration: Configuration, clock: any WallClock = .system, refreshLeaseDuration: Duration = .seconds(30), answerCacheCapacity: Int = 1024,
-        changePollInterval: Duration = .milliseconds(100)
+        changePollInterval: Duration = .milliseconds(100), observability: ClientObservability = .standard
     ) throws {
         self.init(
             store: try TokenStore.openOrCreate(configuration), clock: clock, refreshLeaseDuration: refreshLeaseDuration,
-            answerCacheCapacity: answerCacheCapacity, changePollInterval: changePollInterval
+            answerCacheCapacity: answerCacheCapacity, changePollInterval: changePollInterval, observability: observability
         )
     }
 

@@ -1,0 +1,108 @@
+public import Logging
+public import Metrics
+
+/// Where the client reports what it does: a swift-log `Logger` (none by default) and swift-metrics counters and
+/// timers (through the factory given, else whatever backend the app bootstrapped `MetricsSystem` with; none by
+/// default).
+///
+/// Nothing secret is ever logged or measured. Account ids, usernames and client ids are replaced by a pseudonym
+/// (`acct-…`, `client-…`: a hash under a key drawn for this process, so lines of one run can be correlated and runs
+/// cannot) unless ``revealIdentifiers`` is set.
+public struct ClientObservability: Sendable {
+    /// The logger; nil logs nothing.
+    public var logger: Logger?
+    /// Log account and client ids as they are instead of as pseudonyms.
+    public var revealIdentifiers: Bool
+    /// Where the metrics go; nil: `MetricsSystem.factory`, as bootstrapped by the app.
+    public var metricsFactory: (any MetricsFactory)?
+
+    /// Logging to `logger` (nil: no logging), identifiers as pseudonyms unless `revealIdentifiers`, metrics to
+    /// `metricsFactory` (nil: the bootstrapped system's).
+    public init(logger: Logger? = nil, revealIdentifiers: Bool = false, metricsFactory: (any MetricsFactory)? = nil) {
+        self.logger = logger
+        self.revealIdentifiers = revealIdentifiers
+        self.metricsFactory = metricsFactory
+    }
+
+    /// No logging; metrics go wherever `MetricsSystem` sends them.
+    public static let standard = ClientObservability()
+}
+
+/// The client's metrics, made once (a metric's creation goes through the backend's factory).
+///
+/// - `token_cache_client_requests_total{outcome}`: `token(for:)` calls by outcome: `l1_hit`, `hit`, `refreshed`,
+///   `interaction_required`, `failed`.
+/// - `token_cache_client_refreshes_total{result}`: refresh closures called, by `success` / `failure`.
+/// - `token_cache_client_joined_refreshes_total`: callers that waited for a refresh another caller started.
+/// - `token_cache_client_lease_waits_total`: refreshes that waited for another process's lease.
+/// - `token_cache_client_refresh_duration_seconds`: a refresh from its start to the answer (the closure included).
+/// - `token_cache_client_lease_wait_duration_seconds`: how long a refresh waited for another process's lease.
+struct ClientMetrics: Sendable {
+    let l1Hits: Counter
+    let hits: Counter
+    let refreshed: Counter
+    let interactionRequired: Counter
+    let failed: Counter
+    let refreshSuccesses: Counter
+    let refreshFailures: Counter
+    let joinedRefreshes: Counter
+    let leaseWaits: Counter
+    let refreshDuration: Metrics.Timer
+    let leaseWaitDuration: Metrics.Timer
+
+    init(factory: any MetricsFactory) {
+        func requests(_ outcome: String) -> Counter {
+            Counter(label: "token_cache_client_requests_total", dimensions: [("outcome", outcome)], factory: factory)
+        }
+        l1Hits = requests("l1_hit")
+        hits = requests("hit")
+        refreshed = requests("refreshed")
+        interactionRequired = requests("interaction_required")
+        failed = requests("failed")
+        refreshSuccesses = Counter(label: "token_cache_client_refreshes_total", dimensions: [("result", "success")], factory: factory)
+        refreshFailures = Counter(label: "token_cache_client_refreshes_total", dimensions: [("result", "failure")], factory: factory)
+        joinedRefreshes = Counter(label: "token_cache_client_joined_refreshes_total", factory: factory)
+        leaseWaits = Counter(label: "token_cache_client_lease_waits_total", factory: factory)
+        refreshDuration = Metrics.Timer(label: "token_cache_client_refresh_duration_seconds", dimensions: [], preferredDisplayUnit: .seconds, factory: factory)
+        leaseWaitDuration = Metrics.Timer(label: "token_cache_client_lease_wait_duration_seconds", dimensions: [], preferredDisplayUnit: .seconds, factory: factory)
+    }
+}
+
+/// What the client logs through, with identifiers redacted as configured.
+struct ClientLog: Sendable {
+    let logger: Logger?
+    let revealIdentifiers: Bool
+
+    init(_ observability: ClientObservability) {
+        logger = observability.logger
+        revealIdentifiers = observability.revealIdentifiers
+    }
+
+    /// An account id as logged: itself, or `acct-` and a pseudonym.
+    func account(_ homeAccountID: String) -> Logger.MetadataValue {
+        .string(revealIdentifiers ? homeAccountID : "acct-" + Self.pseudonym(homeAccountID.lowercased()))
+    }
+
+    /// A client id as logged: itself, or `client-` and a pseudonym.
+    func client(_ clientID: String) -> Logger.MetadataValue {
+        .string(revealIdentifiers ? clientID : "client-" + Self.pseudonym(clientID.lowercased()))
+    }
+
+    /// Eight hex digits of a hash under this process's random seed (`Hasher`'s): stable within the run only.
+    static func pseudonym(_ text: String) -> String {
+        var hasher = Hasher()
+        hasher.combine(text)
+        let word = UInt32(truncatingIfNeeded: hasher.finalize())
+        let digits = String(word, radix: 16)
+        return String(repeating: "0", count: 8 - digits.count) + digits
+    }
+
+    /// The request's identifiers as metadata.
+    func metadata(_ request: TokenRequest) -> Logger.Metadata {
+        ["account": account(request.homeAccountID), "client": client(request.clientID), "scopes": .string("\(request.scopes.count)")]
+    }
+
+    func log(_ level: Logger.Level, _ message: @autoclosure () -> Logger.Message, _ metadata: @autoclosure () -> Logger.Metadata) {
+        logger?.log(level: level, message(), metadata: metadata())
+    }
+}
