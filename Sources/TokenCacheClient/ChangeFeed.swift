@@ -17,6 +17,11 @@ final class ChangeFeed: Sendable {
         /// The last commit whose changes are reported (or were before anyone listened).
         var accountedCommit = 0
         var rekeyReported = false
+        /// This client's writes begun and not yet accounted for: while there are any, a poll waits (their commits
+        /// would look like another process's).
+        var ownWritesInFlight = 0
+        /// Writes of this client's begun so far: a poll that sees it move while it reads starts over.
+        var ownWritesBegun = 0
         var poller: Task<Void, Never>? = nil
     }
 
@@ -64,9 +69,22 @@ final class ChangeFeed: Sendable {
     /// How many listen (tests).
     var listenerCount: Int { state.withLock { $0.listeners.count } }
 
-    /// Reports this client's own write, committed as the commit after `before` if `after` says so.
+    /// Marks the start of a write of this client's; ``ownWrite(_:before:after:accounts:)`` or ``ownWriteFailed()``
+    /// ends it.
+    func beginOwnWrite() {
+        state.withLock { state in
+            state.ownWritesInFlight += 1
+            state.ownWritesBegun += 1
+        }
+    }
+
+    /// Ends a write of this client's that failed (nothing to report; a commit it made anyway is the poll's).
+    func ownWriteFailed() { state.withLock { $0.ownWritesInFlight -= 1 } }
+
+    /// Ends a write of this client's and reports it: committed as the commit after `before` if `after` says so.
     func ownWrite(_ changes: [CacheChange], before: Int, after: Int, accounts update: (inout [String: AccountReference]) -> Void) {
         state.withLock { state in
+            state.ownWritesInFlight -= 1
             guard !state.listeners.isEmpty else { return }
             if state.accounts != nil { update(&state.accounts!) }
             // Only this write committed since what was accounted for: it is accounted for now. Otherwise the poll
@@ -86,10 +104,15 @@ final class ChangeFeed: Sendable {
     /// One poll: reports what other writers changed since the last accounted commit.
     func poll(_ store: TokenStore) {
         let commit = store.lastCommitID
-        guard state.withLock({ !$0.listeners.isEmpty && $0.accountedCommit != commit }) else { return }
+        let begun = state.withLock { state -> Int? in
+            !state.listeners.isEmpty && state.ownWritesInFlight == 0 && state.accountedCommit != commit ? state.ownWritesBegun : nil
+        }
+        guard let begun else { return }
         let listed = try? Self.accountReferences(store)
         let rekeyed = (try? store.headerChangedSinceOpen()) ?? false
         state.withLock { state in
+            // A write of this client's began meanwhile: what was read may mix its commit in. The next poll looks again.
+            guard state.ownWritesBegun == begun else { return }
             var changes: [CacheChange] = []
             if let listed, let known = state.accounts {
                 for (key, account) in listed.sorted(by: { $0.key < $1.key }) where known[key] == nil { changes.append(.accountAdded(account)) }

@@ -113,10 +113,8 @@ extension TokenCacheClient {
             }
             guard let redeemed = try answer.refreshToken else { throw try interactionRequired(request, answer) }
             let leaseDuration = refreshLeaseDuration
-            let (attempt, before, after) = try await writer.run { [store] in
-                let before = store.lastCommitID
-                let attempt = try store.takeRefreshLease(on: redeemed, duration: leaseDuration, now: Self.systemMilliseconds())
-                return (attempt, before, store.lastCommitID)
+            let (attempt, before, after) = try await committing { store in
+                try store.takeRefreshLease(on: redeemed, duration: leaseDuration, now: Self.systemMilliseconds())
             }
             // Taking a lease is a commit of this client's own: nothing to report, but not another process's either.
             feed.ownWrite([], before: before, after: after) { _ in }
@@ -156,25 +154,23 @@ extension TokenCacheClient {
                 now: clock.now()
             )
             let before: Int, after: Int
-            (stored, before, after) = try await writer.run { [store] in
-                let before = store.lastCommitID
-                let stored = try store.write { writer in
+            (stored, before, after) = try await committing { store in
+                try store.write { writer in
                     try writer.releaseRefreshLease(lease)
                     return try Self.storeRefreshed(response, redeemed: redeemed, context: context, in: writer)
                 }
-                return (stored, before, store.lastCommitID)
             }
-            if stored { reportWritten(homeAccountID: redeemed.homeAccountID, clientID: request.clientID, before: before, after: after) }
+            if stored {
+                reportWritten(homeAccountID: redeemed.homeAccountID, clientID: request.clientID, before: before, after: after)
+            } else {
+                feed.ownWrite([], before: before, after: after) { _ in }
+            }
         } catch {
             counters.failedRefreshes.increment()
             metrics.refreshFailures.increment()
             // The type only: a closure's error may quote what the token endpoint said.
             log.log(.warning, "refresh failed: \(String(reflecting: type(of: error)))", log.metadata(request))
-            if let (before, after) = try? await writer.run({ [store] in
-                let before = store.lastCommitID
-                try store.releaseRefreshLease(lease)
-                return (before, store.lastCommitID)
-            }) {
+            if let (_, before, after) = try? await committing({ store in try store.releaseRefreshLease(lease) }) {
                 feed.ownWrite([], before: before, after: after) { _ in }
             }
             throw error

@@ -138,19 +138,36 @@ public final class TokenCacheClient: Sendable {
     /// grant): access token, refresh token, ID token, account and app metadata, in one durable transaction.
     @discardableResult
     public func ingest(_ response: TokenResponse, context: TokenRequestContext) async throws -> IngestResult {
-        let (result, before, after) = try await writer.run { [store] in
-            let before = store.lastCommitID
-            let result = try store.ingest(response, context: context)
-            return (result, before, store.lastCommitID)
-        }
+        let (result, before, after) = try await committing { store in try store.ingest(response, context: context) }
         reportWritten(homeAccountID: result.homeAccountID, clientID: context.clientID, before: before, after: after)
         return result
     }
 
-    /// Tells listeners that tokens of an account were written for a client (and that the account is new, if it is).
+    /// Runs a write of this client's on the write thread, with the store's last commit id just before and just after
+    /// it. The change feed counts it as in flight (so that a poll does not take its commit for another process's)
+    /// until the caller reports it with `feed.ownWrite`; a write that throws is ended here.
+    func committing<R: Sendable>(_ body: @escaping @Sendable (TokenStore) throws -> R) async throws -> (result: R, before: Int, after: Int) {
+        feed.beginOwnWrite()
+        do {
+            return try await writer.run { [store] in
+                let before = store.lastCommitID
+                let result = try body(store)
+                return (result, before, store.lastCommitID)
+            }
+        } catch {
+            feed.ownWriteFailed()
+            throw error
+        }
+    }
+
+    /// Tells listeners that tokens of an account were written for a client (and that the account is new, if it is),
+    /// ending the write ``committing(_:)`` began.
     func reportWritten(homeAccountID: String, clientID: String, before: Int, after: Int) {
         let (listening, known) = feed.knownAccount(homeAccountID)
-        guard listening else { return }
+        guard listening else {
+            feed.ownWrite([], before: before, after: after) { _ in }
+            return
+        }
         let reference = AccountReference(homeAccountID: homeAccountID, username: try? username(of: homeAccountID))
         var changes: [CacheChange] = []
         if !known && !homeAccountID.isEmpty { changes.append(.accountAdded(reference)) }
@@ -186,17 +203,12 @@ public final class TokenCacheClient: Sendable {
     @discardableResult
     public func signOut(homeAccountID: String, clientID: String?) async throws -> RemovalSummary {
         let username = feed.knownAccount(homeAccountID).listening ? try? username(of: homeAccountID) : nil
-        let (summary, before, after) = try await writer.run { [store] in
-            let before = store.lastCommitID
-            let summary = try store.removeAccount(homeAccountID: homeAccountID, clientID: clientID)
-            return (summary, before, store.lastCommitID)
-        }
-        if feed.knownAccount(homeAccountID).listening {
-            let reference = AccountReference(homeAccountID: homeAccountID, username: username)
-            let gone = (try? store.list(Account.self, filter: RecordFilter(homeAccountID: homeAccountID)).records.isEmpty) ?? false
-            feed.ownWrite([gone ? .accountRemoved(reference) : .tokensRemoved(reference, clientID: clientID)], before: before, after: after) { accounts in
-                if gone { accounts[homeAccountID.lowercased()] = nil }
-            }
+        let (summary, before, after) = try await committing { store in try store.removeAccount(homeAccountID: homeAccountID, clientID: clientID) }
+        let reference = AccountReference(homeAccountID: homeAccountID, username: username)
+        let gone = feed.knownAccount(homeAccountID).listening
+            ? (try? store.list(Account.self, filter: RecordFilter(homeAccountID: homeAccountID)).records.isEmpty) ?? false : false
+        feed.ownWrite([gone ? .accountRemoved(reference) : .tokensRemoved(reference, clientID: clientID)], before: before, after: after) { accounts in
+            if gone { accounts[homeAccountID.lowercased()] = nil }
         }
         return summary
     }
