@@ -3,7 +3,7 @@ SHELL := /bin/bash
 DEBIAN_PACKAGES := liblmdb-dev libsodium-dev pkg-config
 DEMO_DIR := $(CURDIR)/.demo
 
-.PHONY: deps build release demo test stress sanitize clean install uninstall install-check interop interop-venv interop-generate compare compare-venv compare-selftest
+.PHONY: example deps build release demo test stress sanitize clean install uninstall install-check interop interop-venv interop-generate compare compare-venv compare-selftest
 
 # Installs the Debian packages that are missing (as root directly, otherwise through sudo).
 deps:
@@ -47,6 +47,12 @@ test: deps
 	swift test --skip-build
 	@$(MAKE) --no-print-directory interop
 	@$(MAKE) --no-print-directory install-check
+	@$(MAKE) --no-print-directory example
+
+# The example app (its own package in Examples/): signs in against a fake identity provider on loopback and walks
+# through the silent flow, two processes refreshing at once, a change notification and interaction required.
+example: deps
+	Examples/run-example.sh
 
 # Installs cachetool, its man page and its bash, zsh and fish completions under $(DESTDIR)$(PREFIX).
 # The man page comes from swift-argument-parser's generate-manual plugin, the completions from the tool itself.

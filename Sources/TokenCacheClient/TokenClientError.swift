@@ -30,6 +30,12 @@ public struct TokenClientError: Error, Sendable, LocalizedError, CustomStringCon
         public var homeAccountID: String
         /// The account's username (`preferred_username`), when an Account record names it: the `login_hint`.
         public var username: String?
+
+        /// A hint naming an account.
+        public init(homeAccountID: String, username: String? = nil) {
+            self.homeAccountID = homeAccountID
+            self.username = username
+        }
     }
 
     /// What kind of failure this is.
@@ -43,6 +49,14 @@ public struct TokenClientError: Error, Sendable, LocalizedError, CustomStringCon
         self.code = code
         self.message = message
         self.accountHint = accountHint
+    }
+
+    /// The error a refresh closure throws when the token endpoint refused the refresh token (`invalid_grant`,
+    /// `interaction_required`): the user must sign in again. It reaches every caller waiting on the refresh, as any
+    /// error the closure throws; ``TokenCacheClient/token(for:refresh:)`` never deletes the refresh token for it
+    /// (a family token is other apps' too).
+    public static func interactionRequired(_ message: String = "the token endpoint refused the refresh token: the user must sign in", accountHint: AccountHint? = nil) -> TokenClientError {
+        TokenClientError(.interactionRequired, message, accountHint: accountHint)
     }
 
     /// `code: message`.
