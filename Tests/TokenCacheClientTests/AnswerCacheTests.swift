@@ -111,8 +111,10 @@ import Glibc
                 return 2 * (lowerBound ? earlier : Self.latestVersion(root)) + 1
             }
             var checked = 0, stale = 0
-            let deadline = ContinuousClock.now + .seconds(4)
-            while ContinuousClock.now < deadline {
+            // Past the writer's 3 s, the token stays put and a repeat is the L1's; long synchronous tests of a full
+            // run can hold every thread of the pool for minutes, so it goes on (up to ten) until the L1 has answered.
+            let deadline = ContinuousClock.now + .seconds(4), hardDeadline = ContinuousClock.now + .seconds(600)
+            while ContinuousClock.now < deadline || (client.statistics.answerCacheHits == 0 && ContinuousClock.now < hardDeadline) {
                 let before = try position(lowerBound: true)
                 let got: Int
                 do {

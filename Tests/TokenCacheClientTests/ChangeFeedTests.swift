@@ -16,10 +16,16 @@ import Glibc
         let events = Mutex<[CacheChange]>([])
         func snapshot() -> [CacheChange] { events.withLock { $0 } }
 
-        /// Waits (up to 10 s) until `count` events arrived.
+        /// Waits until `count` events arrived (up to ten minutes: in a full test run, long synchronous tests can hold
+        /// every thread of the pool, and with it the poller, for minutes; only a failure waits that long).
         func wait(for count: Int) async throws {
-            let deadline = ContinuousClock.now + .seconds(10)
-            while events.withLock({ $0.count }) < count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            try await wait { $0.count >= count }
+        }
+
+        /// Waits until the events so far satisfy `done` (up to ten minutes).
+        func wait(until done: ([CacheChange]) -> Bool) async throws {
+            let deadline = ContinuousClock.now + .seconds(600)
+            while !done(snapshot()), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         }
     }
 
@@ -88,7 +94,7 @@ import Glibc
             // Another handle of the same store (as another process would have) rotates the data key.
             let other = try TokenStore.open(client.store.configuration)
             _ = try other.rotateDataKey()
-            try await collected.wait(for: 2)
+            try await collected.wait { $0.contains(.storeRekeyed) }
             try await Task.sleep(for: .milliseconds(250))
             let events = collected.snapshot()
             #expect(events.count { $0 == .storeRekeyed } == 1)

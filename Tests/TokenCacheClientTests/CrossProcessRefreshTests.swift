@@ -78,7 +78,8 @@ import Glibc
         #expect(tokens.count == 1)
         #expect(tokens.first?.hasPrefix("at-from-") == true)
         #expect(reports.filter { $0.contains("refreshes=1") }.count == 1)
-        #expect(reports.filter { $0.contains("waits=1") }.count == 3)
+        // The others waited for the holder's lease, or (started late on a loaded machine) found its token.
+        #expect(reports.filter { $0.contains("refreshes=0") }.count == 3)
         // The holder released the lease with its result.
         let store = try TokenStore.open(Self.configuration(root))
         let refreshToken = try #require(try store.silentLookup(User.request().query(now: Self.signedInAt + 7200)).refreshToken)
@@ -98,18 +99,26 @@ import Glibc
                 throw CancellationError()
             }
         }
-        let clock = TestClock(Self.signedInAt + 7200)
-        let client = try TokenCacheClient(configuration: Self.configuration(root), clock: clock, refreshLeaseDuration: .seconds(5))
-        let refreshToken = try #require(try client.store.silentLookup(User.request().query(now: clock.now())).refreshToken)
-        let lease = try #require(try client.store.read { try $0.refreshLeaseExpiry(on: refreshToken.entity.key, now: Self.nowMilliseconds()) })
-        let token = try await client.token(for: User.request(), refresh: Self.redeemLogging(to: root + "/redeemed", latency: .zero))
-        let finished = Self.nowMilliseconds()
-        #expect(token.value == "at-from-\(getpid())")
-        #expect(client.statistics.leaseWaits == 1)
-        // It waited for the dead holder's lease to lapse, and not much longer (it polls at least every 50 ms; the
-        // rest is slack for a loaded machine).
-        #expect(finished >= lease)
-        #expect(finished < lease + 2_000)
+        let refreshToken = try #require(
+            try TokenStore.open(Self.configuration(root)).silentLookup(User.request().query(now: Self.signedInAt + 7200)).refreshToken
+        )
+        let lease = try #require(try TokenStore.open(Self.configuration(root)).read {
+            try $0.refreshLeaseExpiry(on: refreshToken.entity.key, now: Self.nowMilliseconds())
+        })
+        // The next process waits for the dead holder's lease to lapse, and not much longer (it polls at least every
+        // 50 ms): measured in a process of its own, whose tasks no other test holds up.
+        await #expect(processExitsWith: .success) { [root = root as String, lease = lease as Int64] in
+            let clock = TestClock(CrossProcessRefreshTests.signedInAt + 7200)
+            let client = try TokenCacheClient(
+                configuration: CrossProcessRefreshTests.configuration(root), clock: clock, refreshLeaseDuration: .seconds(5)
+            )
+            let token = try await client.token(for: User.request(), refresh: CrossProcessRefreshTests.redeemLogging(to: root + "/redeemed", latency: .zero))
+            let finished = CrossProcessRefreshTests.nowMilliseconds()
+            guard token.value == "at-from-\(getpid())" else { exit(2) }
+            guard client.statistics.leaseWaits == 1 else { exit(3) }
+            guard finished >= lease else { exit(4) }
+            guard finished < lease + 1_000 else { exit(5) }
+        }
         #expect(try String(contentsOfFile: root + "/redeemed", encoding: .utf8) == "rt-1\n")
     }
 

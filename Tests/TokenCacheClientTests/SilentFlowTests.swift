@@ -67,8 +67,8 @@ import TokenCache
             #expect(endpoint.redeemed == ["rt-1"])
             let statistics = client.statistics
             #expect(statistics.refreshes == 1)
+            // The others joined the refresh, or (started after it ended, on a loaded machine) found its token.
             #expect(statistics.joinedRefreshes + statistics.cacheHits == 99)
-            #expect(statistics.joinedRefreshes > 0)
         }
     }
 
