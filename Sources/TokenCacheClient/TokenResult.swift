@@ -19,17 +19,18 @@ public struct TokenResult: Sendable {
         let accessToken: Secret
         let expiresOn: Int64
         let refreshOn: Int64?
-        let scopes: [String]
+        /// The granted scopes as one space-separated string: split only when asked for (most callers never do).
+        let target: String
         let tokenType: String
         let refreshRecommended: Bool
         /// The lookup this answer came from, whose companions give the account.
         let lookup: SilentLookupResult?
 
-        init(accessToken: Secret, expiresOn: Int64, refreshOn: Int64?, scopes: [String], tokenType: String, refreshRecommended: Bool, lookup: SilentLookupResult?) {
+        init(accessToken: Secret, expiresOn: Int64, refreshOn: Int64?, target: String, tokenType: String, refreshRecommended: Bool, lookup: SilentLookupResult?) {
             self.accessToken = accessToken
             self.expiresOn = expiresOn
             self.refreshOn = refreshOn
-            self.scopes = scopes
+            self.target = target
             self.tokenType = tokenType
             self.refreshRecommended = refreshRecommended
             self.lookup = lookup
@@ -48,7 +49,7 @@ public struct TokenResult: Sendable {
     /// When a refresh is recommended (`refresh_in`), in Unix seconds.
     public var refreshOn: Int64? { fields.refreshOn }
     /// The token's scopes, as granted.
-    public var scopes: [String] { fields.scopes }
+    public var scopes: [String] { fields.target.split(separator: " ").map(String.init) }
     /// `Bearer`, or the type of a proof-of-possession token.
     public var tokenType: String { fields.tokenType }
     /// The token's `refresh_on` has passed. ``TokenCacheClient/token(for:refresh:)`` has started a refresh in the
@@ -71,7 +72,7 @@ public struct TokenResult: Sendable {
     /// A result from its parts, with no account (tests).
     init(accessToken: Secret, expiresOn: Int64, refreshOn: Int64?, scopes: [String], tokenType: String, source: Source) {
         fields = Fields(
-            accessToken: accessToken, expiresOn: expiresOn, refreshOn: refreshOn, scopes: scopes, tokenType: tokenType,
+            accessToken: accessToken, expiresOn: expiresOn, refreshOn: refreshOn, target: scopes.joined(separator: " "), tokenType: tokenType,
             refreshRecommended: false, lookup: nil
         )
         self.source = source
@@ -81,8 +82,8 @@ public struct TokenResult: Sendable {
     init?(hit lookup: SilentLookupResult, source: Source) {
         guard let token = lookup.accessToken?.entity else { return nil }
         fields = Fields(
-            accessToken: token.secret, expiresOn: token.expiresOn, refreshOn: token.refreshOn,
-            scopes: token.target.split(separator: " ").map(String.init), tokenType: token.tokenType ?? "Bearer",
+            accessToken: token.secret, expiresOn: token.expiresOn, refreshOn: token.refreshOn, target: token.target,
+            tokenType: token.tokenType ?? "Bearer",
             refreshRecommended: lookup.refreshRecommended, lookup: lookup
         )
         self.source = source
