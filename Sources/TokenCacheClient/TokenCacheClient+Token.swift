@@ -8,6 +8,21 @@ extension TokenCacheClient {
     /// scopes to ask for. It returns the token endpoint's response (``TokenResponse/init(json:)`` parses one).
     public typealias Refresh = @Sendable (_ refreshToken: Secret, _ scopes: [String]) async throws -> TokenResponse
 
+    /// An access token for `request`, redeeming refresh tokens with the client's own ``refresh`` closure (given to
+    /// the initializer): `try await client.token(for: request).value` is the token. See ``token(for:refresh:)``.
+    ///
+    /// - Throws: what ``token(for:refresh:)`` throws; ``TokenClientError/Code/refreshNotConfigured`` when a refresh is
+    ///   needed and the client was made without a closure.
+    public func token(for request: TokenRequest) async throws -> TokenResult {
+        try await token(for: request, refresh: refresh ?? Self.noRefresh)
+    }
+
+    private static let noRefresh: Refresh = { _, _ in
+        throw TokenClientError(
+            .refreshNotConfigured, "the client has no refresh closure: pass one to its initializer, or call token(for:refresh:)"
+        )
+    }
+
     /// An access token for `request`: from the cache when a usable one is stored, else by redeeming the refresh
     /// token through `refresh` (the library does no HTTP) and storing the response.
     ///

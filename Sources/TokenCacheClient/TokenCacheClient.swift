@@ -20,6 +20,8 @@ public final class TokenCacheClient: Sendable {
 
     /// How long a refresh may take before another process may redeem the same refresh token.
     public let refreshLeaseDuration: Duration
+    /// The token-endpoint call ``token(for:)`` redeems refresh tokens with; nil when none was given.
+    public let refresh: Refresh?
 
     let writer: WriteThread
     let answers: AnswerCache
@@ -38,10 +40,13 @@ public final class TokenCacheClient: Sendable {
     /// - Parameter changePollInterval: how often, while someone listens to ``changes()``, the client looks for other
     ///   processes' commits (one read of a word in the map): the longest they wait to be reported.
     /// - Parameter observability: the logger (none by default) and whether identifiers are logged as they are.
+    /// - Parameter refresh: the app's token-endpoint call (`grant_type=refresh_token`), for ``token(for:)``; without
+    ///   it, only ``token(for:refresh:)`` can refresh.
     public init(
         store: TokenStore, clock: any WallClock = .system, refreshLeaseDuration: Duration = .seconds(30), answerCacheCapacity: Int = 1024,
-        changePollInterval: Duration = .milliseconds(100), observability: ClientObservability = .standard
+        changePollInterval: Duration = .milliseconds(100), observability: ClientObservability = .standard, refresh: Refresh? = nil
     ) {
+        self.refresh = refresh
         log = ClientLog(observability)
         metrics = ClientMetrics(factory: observability.metricsFactory ?? MetricsSystem.factory)
         answers = AnswerCache(capacity: max(0, answerCacheCapacity))
@@ -55,11 +60,12 @@ public final class TokenCacheClient: Sendable {
     /// A client of the store `configuration` names, created if it does not exist yet.
     public convenience init(
         configuration: Configuration, clock: any WallClock = .system, refreshLeaseDuration: Duration = .seconds(30), answerCacheCapacity: Int = 1024,
-        changePollInterval: Duration = .milliseconds(100), observability: ClientObservability = .standard
+        changePollInterval: Duration = .milliseconds(100), observability: ClientObservability = .standard, refresh: Refresh? = nil
     ) throws {
         self.init(
             store: try TokenStore.openOrCreate(configuration), clock: clock, refreshLeaseDuration: refreshLeaseDuration,
-            answerCacheCapacity: answerCacheCapacity, changePollInterval: changePollInterval, observability: observability
+            answerCacheCapacity: answerCacheCapacity, changePollInterval: changePollInterval, observability: observability,
+            refresh: refresh
         )
     }
 

@@ -21,6 +21,9 @@ public struct TokenClientError: Error, Sendable, LocalizedError, CustomStringCon
         /// The token endpoint's response did not yield a token that answers the request (its scopes do not cover
         /// the requested ones, or it expires within the usability margin). The response was stored.
         public static let unusableResponse = Code("unusableResponse")
+        /// A refresh was needed, and ``TokenCacheClient/token(for:)`` was called on a client made without a refresh
+        /// closure.
+        public static let refreshNotConfigured = Code("refreshNotConfigured")
     }
 
     /// The account a sign-in is needed for, as far as the cache knows it. Not secret, but personal data: kept out of

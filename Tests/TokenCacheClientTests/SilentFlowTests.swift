@@ -220,4 +220,22 @@ import TokenCache
             #expect(counts[.accessToken] == 0 && counts[.refreshToken] == 0 && counts[.idToken] == 0 && counts[.account] == 0)
         }
     }
+
+    @Test func aClientMadeWithItsRefreshClosureNeedsNoneAtTheCall() async throws {
+        let clock = TestClock()
+        let endpoint = FakeTokenEndpoint(clock: clock)
+        try await withClient(clock: clock) { plain in
+            try await plain.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+            let client = TokenCacheClient(store: plain.store, clock: clock, refresh: endpoint.redeem)
+            #expect(try await client.token(for: User.request()).value == "at-1")
+            clock.advance(by: 7200)
+            #expect(try await client.token(for: User.request()).value == "at-2")
+            // Without one, a hit still works and a refresh says what is missing.
+            #expect(try await plain.token(for: User.request()).value == "at-2")
+            clock.advance(by: 7200)
+            let error = await #expect(throws: TokenClientError.self) { try await plain.token(for: User.request()) }
+            #expect(error?.code == .refreshNotConfigured)
+            #expect(endpoint.redeemed == ["rt-1"])
+        }
+    }
 }
