@@ -13,9 +13,9 @@ import Synchronization
 /// empties the L1 in effect), which is what makes it this simple to prove; a store whose writes are rare next to its
 /// reads, the usual token cache, keeps almost every entry.
 ///
-/// **Why it never serves an unusable token.** A hit also needs the token's expiry to be more than the usability
-/// margin (300 s) away, and its `refresh_on` not passed (then the slow path answers and starts the background
-/// refresh), both judged by the client's clock at the hit.
+/// **Why it never serves an unusable token.** A hit also needs at least the usability margin (300 s) left before
+/// the token's expiry, its `cached_at` not after now (a clock set back) and its `refresh_on` not passed (then the
+/// slow path answers and starts the background refresh), all judged by the client's clock at the hit.
 ///
 /// **Bounded, and secrets wiped.** At most `capacity` entries; the oldest goes first. Tokens are ``Secret``s,
 /// whose bytes live in zeroizing memory that is wiped when the last copy goes, which for an evicted entry is the
@@ -89,7 +89,9 @@ final class AnswerCache: Sendable {
         return state.withLock { state in
             guard let entry = state.entries[Key(request: request)], entry.commitID == commitID else { return nil }
             let result = entry.result
-            guard result.expiresOn - Self.margin >= now, result.refreshOn.map({ now < $0 }) ?? true else { return nil }
+            // The lookup's rules (Docs/Semantics.md): enough time left, not cached in the future (a clock set back),
+            // and no refresh due (then the lookup answers, and starts it).
+            guard result.expiresOn - Self.margin >= now, result.cachedAt <= now, result.refreshOn.map({ now < $0 }) ?? true else { return nil }
             state.hits += 1
             return result
         }

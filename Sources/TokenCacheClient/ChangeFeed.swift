@@ -42,10 +42,14 @@ final class ChangeFeed: Sendable {
             if state.listeners.count == 1 {
                 state.accounts = baseline
                 state.accountedCommit = commit
-                state.poller = Task.detached { [weak client, interval] in
+                state.poller = Task.detached { [weak client, interval, self] in
                     while !Task.isCancelled {
                         try? await Task.sleep(for: interval)
-                        guard let client else { return }
+                        guard let client else {
+                            // The client is gone: nothing will be reported again.
+                            self.finishAll()
+                            return
+                        }
                         client.feed.poll(client.store)
                     }
                 }
@@ -69,8 +73,7 @@ final class ChangeFeed: Sendable {
     /// How many listen (tests).
     var listenerCount: Int { state.withLock { $0.listeners.count } }
 
-    /// Marks the start of a write of this client's; ``ownWrite(_:before:after:accounts:)`` or ``ownWriteFailed()``
-    /// ends it.
+    /// Marks the start of a write of this client's; ``ownWrite(_:accounts:)`` or ``ownWriteFailed()`` ends it.
     func beginOwnWrite() {
         state.withLock { state in
             state.ownWritesInFlight += 1
@@ -81,17 +84,33 @@ final class ChangeFeed: Sendable {
     /// Ends a write of this client's that failed (nothing to report; a commit it made anyway is the poll's).
     func ownWriteFailed() { state.withLock { $0.ownWritesInFlight -= 1 } }
 
-    /// Ends a write of this client's and reports it: committed as the commit after `before` if `after` says so.
-    func ownWrite(_ changes: [CacheChange], before: Int, after: Int, accounts update: (inout [String: AccountReference]) -> Void) {
+    /// Accounts for a commit of this client's, made as the commit after `before` if `after` says so. Called on the
+    /// write thread right after the commit, so in commit order.
+    func accountOwnCommit(before: Int, after: Int) {
+        state.withLock { state in
+            // Only this write committed since what was accounted for: it is accounted for now. Otherwise the poll
+            // reports what else happened.
+            if state.accountedCommit == before && after == before + 1 { state.accountedCommit = after }
+        }
+    }
+
+    /// Ends a write of this client's and reports what it changed.
+    func ownWrite(_ changes: [CacheChange], accounts update: (inout [String: AccountReference]) -> Void = { _ in }) {
         state.withLock { state in
             state.ownWritesInFlight -= 1
             guard !state.listeners.isEmpty else { return }
             if state.accounts != nil { update(&state.accounts!) }
-            // Only this write committed since what was accounted for: it is accounted for now. Otherwise the poll
-            // reports what else happened.
-            if state.accountedCommit == before && after == before + 1 { state.accountedCommit = after }
             for listener in state.listeners.values { for change in changes { listener.yield(change) } }
         }
+    }
+
+    /// Ends every stream: the client is gone.
+    func finishAll() {
+        let listeners = state.withLock { state -> [AsyncStream<CacheChange>.Continuation] in
+            defer { state.listeners = [:] }
+            return Array(state.listeners.values)
+        }
+        for listener in listeners { listener.finish() }
     }
 
     /// The accounts as the feed last knew them, nil when nobody listens.

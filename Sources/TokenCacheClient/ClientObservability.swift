@@ -88,14 +88,23 @@ struct ClientLog: Sendable {
         .string(revealIdentifiers ? clientID : "client-" + Self.pseudonym(clientID.lowercased()))
     }
 
-    /// Eight hex digits of a hash under this process's random seed (`Hasher`'s): stable within the run only.
+    /// Sixteen hex digits of a keyed hash under a key drawn at random for this process: stable within the run only,
+    /// and not reversible by hashing candidates (client ids are a small public set) even where `Hasher`'s own seed is
+    /// fixed (`SWIFT_DETERMINISTIC_HASHING`), since the key is drawn from the system's generator and hashed in first.
     static func pseudonym(_ text: String) -> String {
         var hasher = Hasher()
+        hasher.combine(pseudonymKey.0)
+        hasher.combine(pseudonymKey.1)
         hasher.combine(text)
-        let word = UInt32(truncatingIfNeeded: hasher.finalize())
+        let word = UInt64(bitPattern: Int64(hasher.finalize()))
         let digits = String(word, radix: 16)
-        return String(repeating: "0", count: 8 - digits.count) + digits
+        return String(repeating: "0", count: 16 - digits.count) + digits
     }
+
+    private static let pseudonymKey: (UInt64, UInt64) = {
+        var generator = SystemRandomNumberGenerator()
+        return (generator.next(), generator.next())
+    }()
 
     /// The request's identifiers as metadata.
     func metadata(_ request: TokenRequest) -> Logger.Metadata {

@@ -87,7 +87,13 @@ extension TokenCacheClient {
             return result
         } catch let error as TokenClientError where error.code == .interactionRequired {
             metrics.interactionRequired.increment()
-            throw error
+            // A closure that found its refresh token refused names no account: name the one asked for.
+            guard error.accountHint == nil, !request.homeAccountID.isEmpty else { throw error }
+            let username = try? store.list(Account.self, filter: RecordFilter(homeAccountID: request.homeAccountID)).records.lazy
+                .compactMap(\.entity.username).first
+            throw TokenClientError(
+                .interactionRequired, error.message, accountHint: TokenClientError.AccountHint(homeAccountID: request.homeAccountID, username: username)
+            )
         } catch {
             metrics.failed.increment()
             throw error
@@ -108,7 +114,7 @@ extension TokenCacheClient {
 
     /// One refresh, as one process's part of a refresh that may be going on in several: wait for another process's
     /// lease on the refresh token (and use what it stores), or take the lease, redeem and store.
-    private func refreshNow(_ request: TokenRequest, _ refresh: Refresh) async throws -> TokenResult {
+    private func refreshNow(_ request: TokenRequest, _ refresh: @escaping Refresh) async throws -> TokenResult {
         let began = clock.now()
         let started = ContinuousClock.now
         defer { metrics.refreshDuration.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - started)) }
@@ -127,67 +133,86 @@ extension TokenCacheClient {
                 return result
             }
             guard let redeemed = try answer.refreshToken else { throw try interactionRequired(request, answer) }
-            let leaseDuration = refreshLeaseDuration
-            let (attempt, before, after) = try await committing { store in
-                try store.takeRefreshLease(on: redeemed, duration: leaseDuration, now: Self.systemMilliseconds())
-            }
-            // Taking a lease is a commit of this client's own: nothing to report, but not another process's either.
-            feed.ownWrite([], before: before, after: after) { _ in }
-            switch attempt {
-            case .taken(let lease):
-                return try await redeem(request, redeemed.entity, lease: lease, refresh)
-            case .superseded:
-                continue
-            case .held(let until):
-                // Another process is redeeming this token: poll the store (a lookup takes microseconds) until its
-                // result appears or its lease lapses, backing off to 50 ms.
-                if !waited {
-                    counters.leaseWaits.increment()
-                    metrics.leaseWaits.increment()
-                    waitStarted = ContinuousClock.now
-                    log.log(.debug, "waiting for another process's refresh of the same refresh token", log.metadata(request))
+            // While another process holds the lease, wait with reads only (a lookup and the lease record: microseconds,
+            // no writer lock); try to take it once it is gone or has lapsed.
+            var heldUntil = try store.read { try $0.refreshLeaseExpiry(on: redeemed.entity.key, now: Self.systemMilliseconds()) }
+            if heldUntil == nil {
+                let leaseDuration = refreshLeaseDuration
+                let (attempt, _, _) = try await committing { store in
+                    try store.takeRefreshLease(on: redeemed, duration: leaseDuration, now: Self.systemMilliseconds())
                 }
-                waited = true
-                let remaining = Duration.milliseconds(max(1, until - Self.systemMilliseconds()))
-                try await Task.sleep(for: min(pause, remaining))
-                pause = min(pause * 2, .milliseconds(50))
+                // Taking a lease is a commit of this client's own: nothing to report, but not another process's either.
+                feed.ownWrite([])
+                switch attempt {
+                case .taken(let lease):
+                    if let result = try await redeem(request, redeemed.entity, lease: lease, refresh) { return result }
+                    continue  // the lease was lost during the redemption: see what the new holder stores
+                case .superseded:
+                    continue
+                case .held(let until):
+                    heldUntil = until
+                }
             }
+            guard let until = heldUntil else { continue }
+            // Another process is redeeming this token: poll until its result appears or its lease lapses, backing off
+            // to 50 ms.
+            if !waited {
+                counters.leaseWaits.increment()
+                metrics.leaseWaits.increment()
+                waitStarted = ContinuousClock.now
+                log.log(.debug, "waiting for another process's refresh of the same refresh token", log.metadata(request))
+            }
+            waited = true
+            let remaining = Duration.milliseconds(max(1, until - Self.systemMilliseconds()))
+            try await Task.sleep(for: min(pause, remaining))
+            pause = min(pause * 2, .milliseconds(50))
         }
     }
 
+    /// Thrown by the lease's renewal when the lease was lost: it ends the redemption.
+    private struct LeaseLost: Error {}
+
     /// Redeems `redeemed` under `lease` and stores the response, releasing the lease in the same transaction (or on
-    /// its own if redeeming or storing fails).
-    private func redeem(_ request: TokenRequest, _ redeemed: RefreshToken, lease: RefreshLease, _ refresh: Refresh) async throws -> TokenResult {
+    /// its own if redeeming or storing fails). The lease is renewed every third of its duration while the closure
+    /// runs, so that a slow token endpoint does not let another process redeem the same token meanwhile; nil when the
+    /// lease was lost all the same (this process stalled past it), after cancelling the closure.
+    private func redeem(_ request: TokenRequest, _ redeemed: RefreshToken, lease: RefreshLease, _ refresh: @escaping Refresh) async throws -> TokenResult? {
         counters.refreshes.increment()
         let response: TokenResponse
         let stored: Bool
         let context: TokenRequestContext
         do {
-            response = try await refresh(redeemed.secret, request.scopes)
+            do {
+                response = try await redeemRenewing(lease, redeemed.secret, request.scopes, refresh)
+            } catch is LeaseLost {
+                counters.failedRefreshes.increment()
+                metrics.refreshFailures.increment()
+                log.log(.warning, "refresh lease lost while redeeming: the redemption was cancelled", log.metadata(request))
+                return nil
+            }
             context = TokenRequestContext(
                 clientID: request.clientID, authority: request.authority, requestedScopes: request.scopes, grantType: "refresh_token",
                 now: clock.now()
             )
-            let before: Int, after: Int
-            (stored, before, after) = try await committing { store in
+            (stored, _, _) = try await committing { store in
                 try store.write { writer in
-                    try writer.releaseRefreshLease(lease)
+                    // Not released if lost at the last moment (another process may then have redeemed the same
+                    // token): the compare-and-swap below keeps whichever rotation is stored.
+                    _ = try writer.releaseRefreshLease(lease)
                     return try Self.storeRefreshed(response, redeemed: redeemed, context: context, in: writer)
                 }
             }
             if stored {
-                reportWritten(homeAccountID: redeemed.homeAccountID, clientID: request.clientID, before: before, after: after)
+                reportWritten(homeAccountID: redeemed.homeAccountID, clientID: request.clientID)
             } else {
-                feed.ownWrite([], before: before, after: after) { _ in }
+                feed.ownWrite([])
             }
         } catch {
             counters.failedRefreshes.increment()
             metrics.refreshFailures.increment()
             // The type only: a closure's error may quote what the token endpoint said.
             log.log(.warning, "refresh failed: \(String(reflecting: type(of: error)))", log.metadata(request))
-            if let (_, before, after) = try? await committing({ store in try store.releaseRefreshLease(lease) }) {
-                feed.ownWrite([], before: before, after: after) { _ in }
-            }
+            if (try? await committing({ store in try store.releaseRefreshLease(lease) })) != nil { feed.ownWrite([]) }
             throw error
         }
         metrics.refreshSuccesses.increment()
@@ -208,6 +233,31 @@ extension TokenCacheClient {
         if !result.refreshRecommended { answers.keep(result, for: request, commitID: after.snapshotID) }
         result.source = .refresh
         return result
+    }
+
+    /// The closure's response, with the lease renewed beside it every third of its duration; `LeaseLost` (the closure
+    /// cancelled) when a renewal finds the lease gone.
+    private func redeemRenewing(_ lease: RefreshLease, _ secret: Secret, _ scopes: [String], _ refresh: @escaping Refresh) async throws -> TokenResponse {
+        let duration = refreshLeaseDuration
+        return try await withThrowingTaskGroup(of: TokenResponse?.self) { group in
+            group.addTask { try await refresh(secret, scopes) }
+            group.addTask { [self] in
+                var current = lease
+                while true {
+                    try await Task.sleep(for: duration / 3)
+                    let held = current
+                    let (renewed, _, _) = try await committing { store in
+                        try store.renewRefreshLease(held, duration: duration, now: Self.systemMilliseconds())
+                    }
+                    feed.ownWrite([])
+                    guard let renewed else { throw LeaseLost() }
+                    current = renewed
+                }
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let response = first else { throw LeaseLost() }
+            return response
+        }
     }
 
     /// A duration in whole nanoseconds, for a timer.

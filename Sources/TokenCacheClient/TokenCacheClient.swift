@@ -57,6 +57,11 @@ public final class TokenCacheClient: Sendable {
         writer = WriteThread(name: "token-cache writer")
     }
 
+    deinit {
+        // Whoever still iterates `changes()` learns that nothing more will come.
+        feed.finishAll()
+    }
+
     /// A client of the store `configuration` names, created if it does not exist yet.
     public convenience init(
         configuration: Configuration, clock: any WallClock = .system, refreshLeaseDuration: Duration = .seconds(30), answerCacheCapacity: Int = 1024,
@@ -144,8 +149,8 @@ public final class TokenCacheClient: Sendable {
     /// grant): access token, refresh token, ID token, account and app metadata, in one durable transaction.
     @discardableResult
     public func ingest(_ response: TokenResponse, context: TokenRequestContext) async throws -> IngestResult {
-        let (result, before, after) = try await committing { store in try store.ingest(response, context: context) }
-        reportWritten(homeAccountID: result.homeAccountID, clientID: context.clientID, before: before, after: after)
+        let (result, _, _) = try await committing { store in try store.ingest(response, context: context) }
+        reportWritten(homeAccountID: result.homeAccountID, clientID: context.clientID)
         return result
     }
 
@@ -155,10 +160,12 @@ public final class TokenCacheClient: Sendable {
     func committing<R: Sendable>(_ body: @escaping @Sendable (TokenStore) throws -> R) async throws -> (result: R, before: Int, after: Int) {
         feed.beginOwnWrite()
         do {
-            return try await writer.run { [store] in
+            return try await writer.run { [store, feed] in
                 let before = store.lastCommitID
                 let result = try body(store)
-                return (result, before, store.lastCommitID)
+                let after = store.lastCommitID
+                feed.accountOwnCommit(before: before, after: after)
+                return (result, before, after)
             }
         } catch {
             feed.ownWriteFailed()
@@ -168,17 +175,17 @@ public final class TokenCacheClient: Sendable {
 
     /// Tells listeners that tokens of an account were written for a client (and that the account is new, if it is),
     /// ending the write ``committing(_:)`` began.
-    func reportWritten(homeAccountID: String, clientID: String, before: Int, after: Int) {
+    func reportWritten(homeAccountID: String, clientID: String) {
         let (listening, known) = feed.knownAccount(homeAccountID)
         guard listening else {
-            feed.ownWrite([], before: before, after: after) { _ in }
+            feed.ownWrite([])
             return
         }
         let reference = AccountReference(homeAccountID: homeAccountID, username: try? username(of: homeAccountID))
         var changes: [CacheChange] = []
         if !known && !homeAccountID.isEmpty { changes.append(.accountAdded(reference)) }
         changes.append(.tokensWritten(reference, clientID: clientID))
-        feed.ownWrite(changes, before: before, after: after) { accounts in
+        feed.ownWrite(changes) { accounts in
             if !homeAccountID.isEmpty { accounts[homeAccountID.lowercased()] = reference }
         }
     }
@@ -209,11 +216,11 @@ public final class TokenCacheClient: Sendable {
     @discardableResult
     public func signOut(homeAccountID: String, clientID: String?) async throws -> RemovalSummary {
         let username = feed.knownAccount(homeAccountID).listening ? try? username(of: homeAccountID) : nil
-        let (summary, before, after) = try await committing { store in try store.removeAccount(homeAccountID: homeAccountID, clientID: clientID) }
+        let (summary, _, _) = try await committing { store in try store.removeAccount(homeAccountID: homeAccountID, clientID: clientID) }
         let reference = AccountReference(homeAccountID: homeAccountID, username: username)
         let gone = feed.knownAccount(homeAccountID).listening
             ? (try? store.list(Account.self, filter: RecordFilter(homeAccountID: homeAccountID)).records.isEmpty) ?? false : false
-        feed.ownWrite([gone ? .accountRemoved(reference) : .tokensRemoved(reference, clientID: clientID)], before: before, after: after) { accounts in
+        feed.ownWrite([gone ? .accountRemoved(reference) : .tokensRemoved(reference, clientID: clientID)]) { accounts in
             if gone { accounts[homeAccountID.lowercased()] = nil }
         }
         return summary

@@ -5,7 +5,7 @@ public import Foundation
 ///
 /// Messages never contain a token, an account id or a username; the account a sign-in is needed for travels in
 /// ``accountHint``, which the description leaves out.
-public struct TokenClientError: Error, Sendable, LocalizedError, CustomStringConvertible {
+public struct TokenClientError: Error, Sendable, LocalizedError, CustomStringConvertible, CustomReflectable {
     /// What kind of failure this is. Compare with the static members: `error.code == .interactionRequired`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         /// The code's name, e.g. `interactionRequired`.
@@ -27,8 +27,8 @@ public struct TokenClientError: Error, Sendable, LocalizedError, CustomStringCon
     }
 
     /// The account a sign-in is needed for, as far as the cache knows it. Not secret, but personal data: kept out of
-    /// every description.
-    public struct AccountHint: Sendable, Hashable {
+    /// every description (printing, interpolating or dumping it, or the error, shows no identifier).
+    public struct AccountHint: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
         /// The home account id the request named.
         public var homeAccountID: String
         /// The account's username (`preferred_username`), when an Account record names it: the `login_hint`.
@@ -39,6 +39,11 @@ public struct TokenClientError: Error, Sendable, LocalizedError, CustomStringCon
             self.homeAccountID = homeAccountID
             self.username = username
         }
+
+        /// `AccountHint(<redacted>)`.
+        public var description: String { "AccountHint(<redacted>)" }
+        /// No children: `dump` shows no identifier.
+        public var customMirror: Mirror { Mirror(self, children: [], displayStyle: .struct) }
     }
 
     /// What kind of failure this is.
@@ -64,6 +69,8 @@ public struct TokenClientError: Error, Sendable, LocalizedError, CustomStringCon
 
     /// `code: message`.
     public var description: String { "\(code): \(message)" }
+    /// The code and the message: `dump` shows no account hint.
+    public var customMirror: Mirror { Mirror(self, children: ["code": code, "message": message], displayStyle: .struct) }
     /// The ``message``.
     public var errorDescription: String? { message }
 }

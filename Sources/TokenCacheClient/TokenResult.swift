@@ -19,6 +19,8 @@ public struct TokenResult: Sendable {
         let accessToken: Secret
         let expiresOn: Int64
         let refreshOn: Int64?
+        /// When the token was stored: a clock that reads earlier (set back) must not see it as usable.
+        let cachedAt: Int64
         /// The granted scopes as one space-separated string: split only when asked for (most callers never do).
         let target: String
         let tokenType: String
@@ -26,10 +28,14 @@ public struct TokenResult: Sendable {
         /// The lookup this answer came from, whose companions give the account.
         let lookup: SilentLookupResult?
 
-        init(accessToken: Secret, expiresOn: Int64, refreshOn: Int64?, target: String, tokenType: String, refreshRecommended: Bool, lookup: SilentLookupResult?) {
+        init(
+            accessToken: Secret, expiresOn: Int64, refreshOn: Int64?, cachedAt: Int64, target: String, tokenType: String, refreshRecommended: Bool,
+            lookup: SilentLookupResult?
+        ) {
             self.accessToken = accessToken
             self.expiresOn = expiresOn
             self.refreshOn = refreshOn
+            self.cachedAt = cachedAt
             self.target = target
             self.tokenType = tokenType
             self.refreshRecommended = refreshRecommended
@@ -48,6 +54,8 @@ public struct TokenResult: Sendable {
     public var expiresOn: Int64 { fields.expiresOn }
     /// When a refresh is recommended (`refresh_in`), in Unix seconds.
     public var refreshOn: Int64? { fields.refreshOn }
+    /// When the token was stored, in Unix seconds.
+    public var cachedAt: Int64 { fields.cachedAt }
     /// The token's scopes, as granted.
     public var scopes: [String] { fields.target.split(separator: " ").map(String.init) }
     /// `Bearer`, or the type of a proof-of-possession token.
@@ -72,7 +80,8 @@ public struct TokenResult: Sendable {
     /// A result from its parts, with no account (tests).
     init(accessToken: Secret, expiresOn: Int64, refreshOn: Int64?, scopes: [String], tokenType: String, source: Source) {
         fields = Fields(
-            accessToken: accessToken, expiresOn: expiresOn, refreshOn: refreshOn, target: scopes.joined(separator: " "), tokenType: tokenType,
+            accessToken: accessToken, expiresOn: expiresOn, refreshOn: refreshOn, cachedAt: .min, target: scopes.joined(separator: " "),
+            tokenType: tokenType,
             refreshRecommended: false, lookup: nil
         )
         self.source = source
@@ -82,7 +91,7 @@ public struct TokenResult: Sendable {
     init?(hit lookup: SilentLookupResult, source: Source) {
         guard let token = lookup.accessToken?.entity else { return nil }
         fields = Fields(
-            accessToken: token.secret, expiresOn: token.expiresOn, refreshOn: token.refreshOn, target: token.target,
+            accessToken: token.secret, expiresOn: token.expiresOn, refreshOn: token.refreshOn, cachedAt: token.cachedAt, target: token.target,
             tokenType: token.tokenType ?? "Bearer",
             refreshRecommended: lookup.refreshRecommended, lookup: lookup
         )

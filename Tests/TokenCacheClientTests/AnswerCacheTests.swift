@@ -65,6 +65,20 @@ import Glibc
         }
     }
 
+    @Test func aClockSetBackBeforeTheTokenWasCachedGetsNoAnswerFromTheL1() async throws {
+        let clock = TestClock()
+        let endpoint = FakeTokenEndpoint(clock: clock)
+        try await withClient(clock: clock) { client in
+            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+            _ = try await client.token(for: User.request(), refresh: endpoint.redeem)
+            clock.advance(by: -60)
+            // The lookup's rule: a token cached in the future is not usable; the L1 says the same.
+            let token = try await client.token(for: User.request(), refresh: endpoint.redeem)
+            #expect(client.statistics.answerCacheHits == 0)
+            #expect(token.source == .refresh)
+        }
+    }
+
     @Test func theL1KeepsAtMostItsCapacityOldestOutFirst() {
         let cache = AnswerCache(capacity: 2)
         let requests = ["A.Read", "B.Read", "C.Read"].map { User.request(scopes: [$0]) }

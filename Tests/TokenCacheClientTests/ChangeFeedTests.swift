@@ -123,11 +123,16 @@ import Glibc
             let (collected, task) = Self.listen(client)
             defer { task.cancel() }
             try await Task.sleep(for: .milliseconds(20))
-            client.feed.beginOwnWrite()
-            let before = client.store.lastCommitID
-            try client.store.put(AppMetadata(clientID: "own", environment: "login.microsoftonline.com"))
-            client.feed.poll(client.store)
-            client.feed.ownWrite([], before: before, after: client.store.lastCommitID) { _ in }
+            // Two writes of this client's, committed in order, reported in the other order.
+            for name in ["own-1", "own-2"] {
+                client.feed.beginOwnWrite()
+                let before = client.store.lastCommitID
+                try client.store.put(AppMetadata(clientID: name, environment: "login.microsoftonline.com"))
+                client.feed.accountOwnCommit(before: before, after: client.store.lastCommitID)
+                client.feed.poll(client.store)
+            }
+            client.feed.ownWrite([])
+            client.feed.ownWrite([])
             client.feed.poll(client.store)
             try await Task.sleep(for: .milliseconds(250))
             #expect(collected.snapshot().isEmpty)

@@ -107,18 +107,25 @@ import TokenCache
         }
     }
 
+    /// In a process of its own: how soon a cancelled caller returns is a matter of scheduling, and other tests can hold
+    /// this process's pool for seconds.
     @Test func aCancelledCallerDoesNotCancelTheRefreshOthersWaitFor() async throws {
-        let clock = TestClock()
-        let endpoint = FakeTokenEndpoint(clock: clock, latency: .milliseconds(200))
-        try await withClient(clock: clock) { client in
-            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
-            clock.advance(by: 7200)
-            let first = Task { try await client.token(for: User.request(), refresh: endpoint.redeem) }
-            try await Task.sleep(for: .milliseconds(50))
-            first.cancel()
-            let second = try await client.token(for: User.request(), refresh: endpoint.redeem)
-            #expect(second.value == "at-2")
-            #expect(endpoint.redeemed == ["rt-1"])
+        await #expect(processExitsWith: .success) {
+            let clock = TestClock()
+            let endpoint = FakeTokenEndpoint(clock: clock, latency: .seconds(2))
+            try await withClient(clock: clock) { client in
+                try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+                clock.advance(by: 7200)
+                let first = Task { try await client.token(for: User.request(), refresh: endpoint.redeem) }
+                try await Task.sleep(for: .milliseconds(50))
+                let second = Task { try await client.token(for: User.request(), refresh: endpoint.redeem) }
+                first.cancel()
+                // The cancelled caller stops waiting at once; the refresh goes on for the other.
+                let cancelledAt = ContinuousClock.now
+                guard case .failure(let error) = await first.result, error is CancellationError else { exit(2) }
+                guard ContinuousClock.now - cancelledAt < .seconds(1) else { exit(3) }
+                guard try await second.value.value == "at-2", endpoint.redeemed == ["rt-1"] else { exit(4) }
+            }
         }
     }
 
@@ -175,7 +182,9 @@ import TokenCache
             #expect(endpoint.redeemed.isEmpty)
             // No identifier in what an app would log.
             for error in [unknown, known].compactMap({ $0 }) {
-                for text in [error.description, error.localizedDescription, "\(error)"] {
+                var dumped = ""
+                dump(error, to: &dumped)
+                for text in [error.description, error.localizedDescription, "\(error)", dumped, String(describing: error.accountHint)] {
                     #expect(!text.contains(User.uid) && !text.contains(User.username))
                 }
             }
@@ -236,6 +245,42 @@ import TokenCache
             let error = await #expect(throws: TokenClientError.self) { try await plain.token(for: User.request()) }
             #expect(error?.code == .refreshNotConfigured)
             #expect(endpoint.redeemed == ["rt-1"])
+        }
+    }
+
+    @Test func aRefusedRefreshTokenNamesTheAccountToSignInAgain() async throws {
+        let clock = TestClock()
+        let endpoint = FakeTokenEndpoint(clock: clock)
+        try await withClient(clock: clock) { client in
+            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+            clock.advance(by: 7200)
+            let error = await #expect(throws: TokenClientError.self) {
+                try await client.token(for: User.request()) { _, _ in throw TokenClientError.interactionRequired() }
+            }
+            #expect(error?.code == .interactionRequired)
+            #expect(error?.accountHint == TokenClientError.AccountHint(homeAccountID: User.home, username: User.username))
+        }
+    }
+
+    /// A token endpoint slower than the lease: the holder renews it while it waits, so the other client (another
+    /// process, in life) waits for the result instead of redeeming the same token a second time. In a process of its
+    /// own: renewals must run on time, and other tests can hold this process's pool for seconds.
+    @Test func aRedemptionSlowerThanTheLeaseKeepsItsLease() async throws {
+        await #expect(processExitsWith: .success) {
+            let clock = TestClock()
+            let endpoint = FakeTokenEndpoint(clock: clock, latency: .milliseconds(1_200))
+            try await withClient(clock: clock) { first in
+                try await first.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+                clock.advance(by: 7200)
+                let holder = TokenCacheClient(store: first.store, clock: clock, refreshLeaseDuration: .milliseconds(300))
+                let waiter = TokenCacheClient(store: first.store, clock: clock, refreshLeaseDuration: .milliseconds(300))
+                let a = Task { try await holder.token(for: User.request(), refresh: endpoint.redeem) }
+                try await Task.sleep(for: .milliseconds(100))
+                let b = Task { try await waiter.token(for: User.request(), refresh: endpoint.redeem) }
+                guard try await a.value.value == "at-2", try await b.value.value == "at-2" else { exit(2) }
+                guard endpoint.redeemed == ["rt-1"] else { exit(3) }
+                guard waiter.statistics.leaseWaits == 1 else { exit(4) }
+            }
         }
     }
 }

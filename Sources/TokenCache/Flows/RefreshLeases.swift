@@ -52,7 +52,7 @@ extension CacheWriter {
             if let held = try store.refreshLease(at: leaseKey, in: writeTransaction), held.expiresAt > now {
                 return .held(until: held.expiresAt)
             }
-            let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+            let milliseconds = Self.milliseconds(duration)
             let lease = RecordStore.StoredRefreshLease(
                 holder: Random.bytes(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined(),
                 expiresAt: now.addingReportingOverflow(max(1, milliseconds)).partialValue, pid: Int64(getpid())
@@ -61,6 +61,25 @@ extension CacheWriter {
             try removeExpiredLeases(except: leaseKey, now: now, limit: 16)
             return .taken(RefreshLease(refreshToken: refreshToken.entity.key, holder: lease.holder, expiresAt: lease.expiresAt))
         }
+    }
+
+    /// Extends `lease` to `duration` from `now` if it is still the holder's, for a redemption that takes longer than a
+    /// lease lasts: the holder renews while it waits for the token endpoint, so that its lease lapses only when it
+    /// stops (crashes or hangs), not while it works. The renewed lease, or nil when it was lost (it lapsed and another
+    /// took it, or it is gone): the holder must then assume another process may redeem the same token.
+    public func renewRefreshLease(_ lease: RefreshLease, duration: Duration, now: Int64) throws -> RefreshLease? {
+        try mappingErrors {
+            let storageKey = RefreshToken.storageKey(for: lease.refreshToken, index: store.keyring.index)
+            let leaseKey = RecordStore.refreshLeaseKey(refreshTokenKey: storageKey)
+            guard var held = try store.refreshLease(at: leaseKey, in: writeTransaction), held.holder == lease.holder else { return nil }
+            held.expiresAt = now.addingReportingOverflow(max(1, Self.milliseconds(duration))).partialValue
+            try store.putRefreshLease(held, at: leaseKey, now: now / 1000, in: writeTransaction)
+            return RefreshLease(refreshToken: lease.refreshToken, holder: lease.holder, expiresAt: held.expiresAt)
+        }
+    }
+
+    static func milliseconds(_ duration: Duration) -> Int64 {
+        duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
     }
 
     /// Releases `lease` if it is still the holder's (a lease that expired and was taken by another is left alone).
@@ -102,6 +121,11 @@ extension TokenStore {
     /// ``CacheWriter/takeRefreshLease(on:duration:now:)``.
     public func takeRefreshLease(on refreshToken: StoredEntity<RefreshToken>, duration: Duration, now: Int64) throws -> RefreshLeaseAttempt {
         try write { try $0.takeRefreshLease(on: refreshToken, duration: duration, now: now) }
+    }
+
+    /// Extends `lease`, in a transaction of its own. See ``CacheWriter/renewRefreshLease(_:duration:now:)``.
+    public func renewRefreshLease(_ lease: RefreshLease, duration: Duration, now: Int64) throws -> RefreshLease? {
+        try write { try $0.renewRefreshLease(lease, duration: duration, now: now) }
     }
 
     /// Releases `lease` without storing anything (the redemption failed), in a transaction that only removes.
