@@ -12,8 +12,8 @@ public enum CacheChange: Sendable, Hashable {
     /// Another process wrote to the store, and what it wrote is not known here beyond the account changes reported
     /// beside this (a refresh in another process, say). Look up again what you keep.
     case changedElsewhere
-    /// The store was rekeyed (new passphrase or key file, a data-key rotation) by another handle: reads go on; this
-    /// client writes again once the store is opened anew.
+    /// The store was rekeyed (new passphrase or key file, a data-key rotation) by another handle: reads go on, writes
+    /// are refused (`.conflict`); make a new client (open the store again) to write.
     case storeRekeyed
 }
 

@@ -143,4 +143,14 @@ import Glibc
             #expect(collected.snapshot() == [.changedElsewhere])
         }
     }
+
+    @Test func streamsEndWhenTheirClientGoes() async throws {
+        try await withClient { owner in
+            var client: TokenCacheClient? = TokenCacheClient(store: owner.store)
+            let stream = client!.changes()
+            let ended = Task { for await _ in stream {}; return true }
+            client = nil
+            #expect(await ended.value)
+        }
+    }
 }
