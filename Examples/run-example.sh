@@ -2,7 +2,8 @@
 # Builds the example app, starts the fake identity provider on loopback, runs the walkthrough and checks its output.
 set -euo pipefail
 cd "$(dirname "$0")"
-swift build
+command -v python3 >/dev/null || { echo "run-example: python3 is needed for the fake identity provider" >&2; exit 1; }
+swift build -q
 work="$(mktemp -d)"
 # A redemption takes a second, so that the two processes of step 4 overlap even on a loaded machine.
 REDEEM_DELAY=1 python3 FakeIdentityProvider/fake_idp.py > "$work/port" &
@@ -10,6 +11,7 @@ provider=$!
 trap 'kill $provider 2>/dev/null; rm -rf "$work"' EXIT
 for _ in $(seq 50); do [ -s "$work/port" ] && break; sleep 0.1; done
 port="$(head -1 "$work/port")"
+[ -n "$port" ] || { echo "run-example: the fake identity provider did not start" >&2; exit 1; }
 "$(swift build --show-bin-path)/token-cache-demo" walkthrough "http://127.0.0.1:$port" "$work/demo" | tee "$work/out"
 expect() { grep -qF -- "$1" "$work/out" || { echo "run-example: expected \"$1\" in the walkthrough's output" >&2; exit 1; }; }
 expect "signed in as Ada Lovelace <ada@contoso.example>"

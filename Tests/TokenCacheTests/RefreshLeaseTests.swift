@@ -41,6 +41,25 @@ import Testing
         }
     }
 
+    @Test func onlyTheHolderRenewsItsLease() throws {
+        try Self.withRefreshToken { _, store, token in
+            guard case .taken(let lease) = try store.takeRefreshLease(on: token, duration: .seconds(1), now: Self.now) else {
+                Issue.record("not taken")
+                return
+            }
+            let renewed = try #require(try store.renewRefreshLease(lease, duration: .seconds(30), now: Self.now + 900))
+            #expect(renewed.expiresAt == Self.now + 900 + 30_000 && renewed.holder == lease.holder)
+            #expect(try store.takeRefreshLease(on: token, duration: .seconds(1), now: Self.now + 2_000) == .held(until: renewed.expiresAt))
+            // Lapsed and taken by another: the first holder's renewal finds it lost.
+            guard case .taken(let other) = try store.takeRefreshLease(on: token, duration: .seconds(1), now: renewed.expiresAt) else {
+                Issue.record("a lapsed lease was not taken over")
+                return
+            }
+            #expect(try store.renewRefreshLease(lease, duration: .seconds(30), now: renewed.expiresAt + 1) == nil)
+            #expect(try store.read { try $0.refreshLeaseExpiry(on: token.entity.key, now: renewed.expiresAt) } == other.expiresAt)
+        }
+    }
+
     @Test func aTokenRotatedOrRemovedSinceItWasReadIsSuperseded() throws {
         try Self.withRefreshToken { _, store, token in
             var rotated = token.entity

@@ -38,12 +38,16 @@ func accessToken(_ client: TokenCacheClient) async throws -> TokenResult {
     return try await client.token(for: request) { refreshToken, scopes in try await provider.redeem(refreshToken, scopes: scopes) }
 }
 
-func describe(_ token: TokenResult, _ client: TokenCacheClient) -> String {
-    let statistics = client.statistics
+/// A token and where this call got it from: the client's counters before and after the call tell.
+func describedToken(_ client: TokenCacheClient) async throws -> String {
+    let before = client.statistics
+    let token = try await accessToken(client)
+    let after = client.statistics
     switch token.source {
-    case .cache where statistics.answerCacheHits > 0: return "from the cache (the in-process L1)"
+    case .cache where after.answerCacheHits > before.answerCacheHits: return "from the cache (the in-process L1)"
     case .cache: return "from the cache"
-    case .refresh where statistics.leaseWaits > 0: return "refreshed by another process (this one waited for its refresh lease)"
+    case .refresh where after.refreshes == before.refreshes && after.leaseWaits > before.leaseWaits:
+        return "refreshed by another process (this one waited for its refresh lease)"
     case .refresh: return "refreshed (the refresh token was redeemed and rotated)"
     }
 }
@@ -71,74 +75,79 @@ func waitUntilStale() async throws {
     try await Task.sleep(for: .seconds(3))
 }
 
-switch arguments[1] {
-case "token":
-    let client = try openClient()
-    print(describe(try await accessToken(client), client))
-case "signout":
-    let client = try openClient()
-    guard let account = try await client.currentAccount(clientID: clientID) else { throw DemoError("nobody is signed in") }
-    try await client.signOut(homeAccountID: account.homeAccountID, clientID: nil)
-case "walkthrough":
-    let client = try openClient()
-    print("1. Sign in")
-    try await client.ingest(try await provider.signIn(scopes: scopes), clientID: clientID, authority: authority, scopes: scopes)
-    let account = try await client.currentAccount(clientID: clientID)
-    print("   signed in as \(account?.claims.name ?? "?") <\(account?.username ?? "?")>")
+do {
+    switch arguments[1] {
+    case "token":
+        let client = try openClient()
+        print(try await describedToken(client))
+    case "signout":
+        let client = try openClient()
+        guard let account = try await client.currentAccount(clientID: clientID) else { throw DemoError("nobody is signed in") }
+        try await client.signOut(homeAccountID: account.homeAccountID, clientID: nil)
+    case "walkthrough":
+        let client = try openClient()
+        print("1. Sign in")
+        try await client.ingest(try await provider.signIn(scopes: scopes), clientID: clientID, authority: authority, scopes: scopes)
+        let account = try await client.currentAccount(clientID: clientID)
+        print("   signed in as \(account?.claims.name ?? "?") <\(account?.username ?? "?")>")
 
-    print("2. Silent, twice")
-    print("   token " + describe(try await accessToken(client), client))
-    print("   token " + describe(try await accessToken(client), client))
+        print("2. Silent, twice")
+        print("   token " + (try await describedToken(client)))
+        print("   token " + (try await describedToken(client)))
 
-    print("3. Silent, once the token is about to expire")
-    try await waitUntilStale()
-    print("   token " + describe(try await accessToken(client), client))
+        print("3. Silent, once the token is about to expire")
+        try await waitUntilStale()
+        print("   token " + (try await describedToken(client)))
 
-    print("4. Two processes at once, both needing a refresh")
-    try await waitUntilStale()
-    let before = try await provider.stats()["redemptions"] ?? 0
-    let children = try [spawn("token"), spawn("token")]
-    for (index, child) in children.enumerated() { print("   process \(index + 1): token " + output(of: child)) }
-    let redemptions = (try await provider.stats()["redemptions"] ?? 0) - before
-    print("   the identity provider redeemed \(redemptions) refresh token\(redemptions == 1 ? "" : "s") for the two")
+        print("4. Two processes at once, both needing a refresh")
+        try await waitUntilStale()
+        let before = try await provider.stats()["redemptions"] ?? 0
+        let children = try [spawn("token"), spawn("token")]
+        for (index, child) in children.enumerated() { print("   process \(index + 1): token " + output(of: child)) }
+        let redemptions = (try await provider.stats()["redemptions"] ?? 0) - before
+        print("   the identity provider redeemed \(redemptions) refresh token\(redemptions == 1 ? "" : "s") for the two")
 
-    print("5. Change notifications")
-    let changes = client.changes()
-    let listener = Task { () -> [String] in
-        var seen: [String] = []
-        for await change in changes {
-            switch change {
-            case .accountRemoved(let account): seen.append("account removed: \(account.username ?? "?")")
-            case .accountAdded(let account): seen.append("account added: \(account.username ?? "?")")
-            default: continue
+        print("5. Change notifications")
+        let changes = client.changes()
+        let listener = Task { () -> [String] in
+            var seen: [String] = []
+            for await change in changes {
+                switch change {
+                case .accountRemoved(let account): seen.append("account removed: \(account.username ?? "?")")
+                case .accountAdded(let account): seen.append("account added: \(account.username ?? "?")")
+                default: continue
+                }
+                if seen.contains(where: { $0.hasPrefix("account removed") }) { break }
             }
-            if seen.contains(where: { $0.hasPrefix("account removed") }) { break }
+            return seen
         }
-        return seen
-    }
-    _ = output(of: try spawn("signout"))
-    let timeout = Task {
-        try await Task.sleep(for: .seconds(10))
-        listener.cancel()
-    }
-    for line in await listener.value { print("   another process signed out; this one heard: \(line)") }
-    timeout.cancel()
+        _ = output(of: try spawn("signout"))
+        let timeout = Task {
+            try await Task.sleep(for: .seconds(10))
+            listener.cancel()
+        }
+        for line in await listener.value { print("   another process signed out; this one heard: \(line)") }
+        timeout.cancel()
 
-    print("6. Interaction required")
-    try await client.ingest(try await provider.signIn(scopes: scopes), clientID: clientID, authority: authority, scopes: scopes)
-    try await provider.revokeEverything()
-    print("   signed in again; the provider then revoked every refresh token")
-    try await waitUntilStale()
-    do {
-        _ = try await accessToken(client)
-        print("   token: unexpected")
-    } catch let error as TokenClientError where error.code == .interactionRequired {
-        let hint = try await client.currentAccount(clientID: clientID)?.username ?? "?"
-        print("   interaction required: sign \(hint) in again")
+        print("6. Interaction required")
+        try await client.ingest(try await provider.signIn(scopes: scopes), clientID: clientID, authority: authority, scopes: scopes)
+        try await provider.revokeEverything()
+        print("   signed in again; the provider then revoked every refresh token")
+        try await waitUntilStale()
+        do {
+            _ = try await accessToken(client)
+            print("   token: unexpected")
+        } catch let error as TokenClientError where error.code == .interactionRequired {
+            print("   interaction required: sign \(error.accountHint?.username ?? "?") in again")
+        }
+        let stats = try await provider.stats()
+        print("identity provider: \(stats["sign_ins"] ?? 0) sign-ins, \(stats["redemptions"] ?? 0) redemptions, \(stats["refused"] ?? 0) refused")
+    default:
+        FileHandle.standardError.write("unknown command \(arguments[1])\n".data(using: .utf8)!)
+        exit(64)
     }
-    let stats = try await provider.stats()
-    print("identity provider: \(stats["sign_ins"] ?? 0) sign-ins, \(stats["redemptions"] ?? 0) redemptions, \(stats["refused"] ?? 0) refused")
-default:
-    FileHandle.standardError.write("unknown command \(arguments[1])\n".data(using: .utf8)!)
-    exit(64)
+} catch {
+    // One line, not a backtrace: what went wrong is the token endpoint or the store, not this program.
+    FileHandle.standardError.write("token-cache-demo: \(error)\n".data(using: .utf8)!)
+    exit(1)
 }
