@@ -11,10 +11,7 @@ import Glibc
 /// The in-process L1: repeat hits without a lookup, and never an answer the store no longer gives.
 @Suite struct AnswerCacheTests {
     @Test func aRepeatHitComesFromTheL1UntilTheStoreChanges() async throws {
-        let clock = TestClock()
-        let endpoint = FakeTokenEndpoint(clock: clock)
-        try await withClient(clock: clock) { client in
-            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+        try await withSignedInClient() { (client, endpoint, clock) async throws in
             #expect(try await client.token(for: User.request(), refresh: endpoint.redeem).value == "at-1")
             #expect(client.statistics.answerCacheHits == 0)
             for _ in 0..<3 { #expect(try await client.token(for: User.request(), refresh: endpoint.redeem).value == "at-1") }
@@ -34,10 +31,7 @@ import Glibc
     }
 
     @Test func aTokenWithinTheMarginOrPastRefreshOnIsNotServedFromTheL1() async throws {
-        let clock = TestClock()
-        let endpoint = FakeTokenEndpoint(clock: clock, refreshIn: 1800)
-        try await withClient(clock: clock) { client in
-            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+        try await withSignedInClient(refreshIn: 1800) { (client, endpoint, clock) async throws in
             _ = try await client.token(for: User.request(), refresh: endpoint.redeem)
             clock.advance(by: 1799)
             #expect(try await client.token(for: User.request(), refresh: endpoint.redeem).refreshRecommended == false)
@@ -66,10 +60,7 @@ import Glibc
     }
 
     @Test func aClockSetBackBeforeTheTokenWasCachedGetsNoAnswerFromTheL1() async throws {
-        let clock = TestClock()
-        let endpoint = FakeTokenEndpoint(clock: clock)
-        try await withClient(clock: clock) { client in
-            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+        try await withSignedInClient() { (client, endpoint, clock) async throws in
             _ = try await client.token(for: User.request(), refresh: endpoint.redeem)
             clock.advance(by: -60)
             // The lookup's rule: a token cached in the future is not usable; the L1 says the same.

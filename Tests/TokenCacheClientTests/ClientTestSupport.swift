@@ -141,3 +141,16 @@ extension Responses {
         return try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
     }
 }
+
+/// A new client of a new store with the user signed in at the clock's start, the endpoint that signed them in
+/// (answering after `latency`, recommending a refresh after `refreshIn`), and the clock.
+func withSignedInClient<R>(
+    latency: Duration = .zero, refreshIn: Int64? = nil, _ body: (TokenCacheClient, FakeTokenEndpoint, TestClock) async throws -> R
+) async throws -> R {
+    let clock = TestClock()
+    let endpoint = FakeTokenEndpoint(clock: clock, latency: latency, refreshIn: refreshIn)
+    return try await withClient(clock: clock) { client in
+        try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+        return try await body(client, endpoint, clock)
+    }
+}

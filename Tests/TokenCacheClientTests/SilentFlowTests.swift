@@ -9,10 +9,7 @@ import TokenCache
 /// interaction required, and the races a refresh can meet.
 @Suite struct SilentFlowTests {
     @Test func aStoredTokenIsReturnedWithoutCallingTheEndpoint() async throws {
-        let clock = TestClock()
-        let endpoint = FakeTokenEndpoint(clock: clock)
-        try await withClient(clock: clock) { client in
-            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+        try await withSignedInClient() { (client, endpoint, clock) async throws in
             let token = try await client.token(for: User.request(), refresh: endpoint.redeem)
             #expect(token.value == "at-1")
             #expect(token.source == .cache)
@@ -30,10 +27,7 @@ import TokenCache
     }
 
     @Test func anExpiredTokenIsRefreshedAndTheRefreshTokenRotated() async throws {
-        let clock = TestClock()
-        let endpoint = FakeTokenEndpoint(clock: clock)
-        try await withClient(clock: clock) { client in
-            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+        try await withSignedInClient() { (client, endpoint, clock) async throws in
             clock.advance(by: 3600 - 299)  // less than the 300 s margin left
             let token = try await client.token(for: User.request(), refresh: endpoint.redeem)
             #expect(token.value == "at-2")
@@ -50,10 +44,7 @@ import TokenCache
     }
 
     @Test func aHundredConcurrentCallersShareOneRefresh() async throws {
-        let clock = TestClock()
-        let endpoint = FakeTokenEndpoint(clock: clock, latency: .milliseconds(100))
-        try await withClient(clock: clock) { client in
-            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+        try await withSignedInClient(latency: .milliseconds(100)) { (client, endpoint, clock) async throws in
             clock.advance(by: 7200)
             let values = try await withThrowingTaskGroup(of: String.self) { group in
                 for index in 0..<100 {
@@ -73,10 +64,7 @@ import TokenCache
     }
 
     @Test func differentScopesAreDifferentFlights() async throws {
-        let clock = TestClock()
-        let endpoint = FakeTokenEndpoint(clock: clock)
-        try await withClient(clock: clock) { client in
-            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+        try await withSignedInClient() { (client, endpoint, clock) async throws in
             #expect(User.request(scopes: ["User.Read"]).flightKey == User.request(scopes: ["openid USER.READ", "user.read"]).flightKey)
             #expect(User.request(scopes: ["User.Read"]).flightKey != User.request(scopes: ["Mail.Read"]).flightKey)
             #expect(User.request(scopes: ["User.Read"]).flightKey != User.request(scopes: ["User.Read"], forceRefresh: true).flightKey)
@@ -84,10 +72,7 @@ import TokenCache
     }
 
     @Test func aRefreshErrorReachesEveryWaitingCallerUnchanged() async throws {
-        let clock = TestClock()
-        let endpoint = FakeTokenEndpoint(clock: clock, latency: .milliseconds(100))
-        try await withClient(clock: clock) { client in
-            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+        try await withSignedInClient(latency: .milliseconds(100)) { (client, endpoint, clock) async throws in
             clock.advance(by: 7200)
             endpoint.failNextRedemption()
             let outcomes = await withTaskGroup(of: (any Error)?.self) { group in
@@ -130,10 +115,7 @@ import TokenCache
     }
 
     @Test func aTokenPastRefreshOnIsReturnedAndRefreshedInTheBackground() async throws {
-        let clock = TestClock()
-        let endpoint = FakeTokenEndpoint(clock: clock, latency: .milliseconds(20), refreshIn: 1800)
-        try await withClient(clock: clock) { client in
-            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+        try await withSignedInClient(latency: .milliseconds(20), refreshIn: 1800) { (client, endpoint, clock) async throws in
             clock.advance(by: 1801)
             let tokens = try await withThrowingTaskGroup(of: TokenResult.self) { group in
                 for _ in 0..<20 { group.addTask { try await client.token(for: User.request(), refresh: endpoint.redeem) } }
@@ -151,10 +133,7 @@ import TokenCache
     }
 
     @Test func forceRefreshRedeemsDespiteAStoredToken() async throws {
-        let clock = TestClock()
-        let endpoint = FakeTokenEndpoint(clock: clock)
-        try await withClient(clock: clock) { client in
-            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+        try await withSignedInClient() { (client, endpoint, clock) async throws in
             let token = try await client.token(for: User.request(forceRefresh: true), refresh: endpoint.redeem)
             #expect(token.value == "at-2")
             #expect(token.source == .refresh)
@@ -192,10 +171,7 @@ import TokenCache
     }
 
     @Test func aRotationByAnotherWriterDuringTheRefreshIsKept() async throws {
-        let clock = TestClock()
-        let endpoint = FakeTokenEndpoint(clock: clock)
-        try await withClient(clock: clock) { client in
-            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+        try await withSignedInClient() { (client, endpoint, clock) async throws in
             clock.advance(by: 7200)
             let token = try await client.token(for: User.request()) { refreshToken, scopes in
                 // Another process redeems the same token first and stores its rotation.
@@ -212,10 +188,7 @@ import TokenCache
     }
 
     @Test func aSignOutDuringTheRefreshWinsAndNothingIsStored() async throws {
-        let clock = TestClock()
-        let endpoint = FakeTokenEndpoint(clock: clock)
-        try await withClient(clock: clock) { client in
-            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+        try await withSignedInClient() { (client, endpoint, clock) async throws in
             clock.advance(by: 7200)
             let error = await #expect(throws: TokenClientError.self) {
                 try await client.token(for: User.request()) { refreshToken, scopes in
@@ -249,10 +222,7 @@ import TokenCache
     }
 
     @Test func aRefusedRefreshTokenNamesTheAccountToSignInAgain() async throws {
-        let clock = TestClock()
-        let endpoint = FakeTokenEndpoint(clock: clock)
-        try await withClient(clock: clock) { client in
-            try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+        try await withSignedInClient() { (client, endpoint, clock) async throws in
             clock.advance(by: 7200)
             let error = await #expect(throws: TokenClientError.self) {
                 try await client.token(for: User.request()) { _, _ in throw TokenClientError.interactionRequired() }
