@@ -31,10 +31,12 @@ extension TokenCacheClient {
     ///    still returned, and one refresh starts in the background (as MSAL's proactive refresh does).
     /// 2. **Single flight.** Callers in this process asking for the same account, client, authority and scopes
     ///    while a refresh runs wait for that refresh instead of starting their own: one call of `refresh` however
-    ///    many callers. The refresh runs in a task of its own: a cancelled caller does not cancel it for the others.
+    ///    many callers. The refresh runs in a task of its own: a cancelled caller stops waiting at once
+    ///    (`CancellationError`) and does not cancel it for the others.
     /// 3. **Redeem.** `refresh` gets the refresh token the store says to redeem (the family's first when the client
     ///    may use it), read again as the refresh starts, so a token another process rotated meanwhile is the one
-    ///    redeemed.
+    ///    redeemed; and only under a refresh lease (FORMAT.md §5.7), renewed while `refresh` runs, so that processes
+    ///    sharing the store redeem it once: one that finds another's lease waits for its result instead.
     /// 4. **Store.** One durable transaction replaces the redeemed refresh token with the rotated one, only if it
     ///    is still the one stored (compare-and-swap), and stores the rest of the response. If another process
     ///    rotated it meanwhile, its token is kept and the rest is stored; if the account was signed out meanwhile,
@@ -89,8 +91,7 @@ extension TokenCacheClient {
             metrics.interactionRequired.increment()
             // A closure that found its refresh token refused names no account: name the one asked for.
             guard error.accountHint == nil, !request.homeAccountID.isEmpty else { throw error }
-            let username = try? store.list(Account.self, filter: RecordFilter(homeAccountID: request.homeAccountID)).records.lazy
-                .compactMap(\.entity.username).first
+            let username = try? self.username(of: request.homeAccountID)
             throw TokenClientError(
                 .interactionRequired, error.message, accountHint: TokenClientError.AccountHint(homeAccountID: request.homeAccountID, username: username)
             )
@@ -138,11 +139,10 @@ extension TokenCacheClient {
             var heldUntil = try store.read { try $0.refreshLeaseExpiry(on: redeemed.entity.key, now: Self.systemMilliseconds()) }
             if heldUntil == nil {
                 let leaseDuration = refreshLeaseDuration
-                let (attempt, _, _) = try await committing { store in
+                // Taking a lease is a commit of this client's own: nothing to report, but not another process's either.
+                let attempt = try await committingUnreported { store in
                     try store.takeRefreshLease(on: redeemed, duration: leaseDuration, now: Self.systemMilliseconds())
                 }
-                // Taking a lease is a commit of this client's own: nothing to report, but not another process's either.
-                feed.ownWrite([])
                 switch attempt {
                 case .taken(let lease):
                     if let result = try await redeem(request, redeemed.entity, lease: lease, refresh) { return result }
@@ -194,7 +194,7 @@ extension TokenCacheClient {
                 clientID: request.clientID, authority: request.authority, requestedScopes: request.scopes, grantType: "refresh_token",
                 now: clock.now()
             )
-            (stored, _, _) = try await committing { store in
+            stored = try await committing { store in
                 try store.write { writer in
                     // Not released if lost at the last moment (another process may then have redeemed the same
                     // token): the compare-and-swap below keeps whichever rotation is stored.
@@ -212,7 +212,7 @@ extension TokenCacheClient {
             metrics.refreshFailures.increment()
             // The type only: a closure's error may quote what the token endpoint said.
             log.log(.warning, "refresh failed: \(String(reflecting: type(of: error)))", log.metadata(request))
-            if (try? await committing({ store in try store.releaseRefreshLease(lease) })) != nil { feed.ownWrite([]) }
+            _ = try? await committingUnreported { store in try store.releaseRefreshLease(lease) }
             throw error
         }
         metrics.refreshSuccesses.increment()
@@ -246,10 +246,9 @@ extension TokenCacheClient {
                 while true {
                     try await Task.sleep(for: duration / 3)
                     let held = current
-                    let (renewed, _, _) = try await committing { store in
+                    let renewed = try await committingUnreported { store in
                         try store.renewRefreshLease(held, duration: duration, now: Self.systemMilliseconds())
                     }
-                    feed.ownWrite([])
                     guard let renewed else { throw LeaseLost() }
                     current = renewed
                 }

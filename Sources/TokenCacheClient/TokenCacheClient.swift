@@ -94,9 +94,15 @@ public final class TokenCacheClient: Sendable {
     ///   - environment: only accounts of this cloud (by alias group).
     ///   - username: only accounts with this username (case-insensitive).
     public func accounts(clientID: String? = nil, environment: String? = nil, username: String? = nil) async throws -> [AccountInfo] {
+        try accountInfos(listedFor: clientID, claimsOf: clientID, environment: environment, username: username)
+    }
+
+    /// The accounts `listedFor` can use silently (nil: every account), with the claims of their ID token for
+    /// `claimsOf` (nil: any client's), in one read.
+    private func accountInfos(listedFor: String?, claimsOf: String?, environment: String? = nil, username: String? = nil) throws -> [AccountInfo] {
         try store.read { reader in
-            try reader.accounts(clientID: clientID, environment: environment, username: username).accounts.compactMap { summary in
-                try Self.accountInfo(summary, clientID: clientID, reader: reader)
+            try reader.accounts(clientID: listedFor, environment: environment, username: username).accounts.compactMap { summary in
+                try Self.accountInfo(summary, clientID: claimsOf, reader: reader)
             }
         }
     }
@@ -115,11 +121,7 @@ public final class TokenCacheClient: Sendable {
     /// whose refresh token is gone is still current: ``token(for:refresh:)`` then throws
     /// ``TokenClientError/Code/interactionRequired`` naming it, so that the app can pre-fill the sign-in.
     public func currentAccount(clientID: String) async throws -> AccountInfo? {
-        let accounts = try store.read { reader in
-            try reader.accounts().accounts.compactMap { summary in
-                try Self.accountInfo(summary, clientID: clientID, reader: reader)
-            }
-        }.filter { !$0.claims.all.isEmpty }
+        let accounts = try accountInfos(listedFor: nil, claimsOf: clientID).filter { !$0.claims.all.isEmpty }
         return accounts.enumerated().max { lhs, rhs in
             let left = lhs.element.claims.issuedAt ?? .min, right = rhs.element.claims.issuedAt ?? .min
             // Among equals the first listed wins (the list is ordered by home account id, so the choice is stable).
@@ -149,28 +151,34 @@ public final class TokenCacheClient: Sendable {
     /// grant): access token, refresh token, ID token, account and app metadata, in one durable transaction.
     @discardableResult
     public func ingest(_ response: TokenResponse, context: TokenRequestContext) async throws -> IngestResult {
-        let (result, _, _) = try await committing { store in try store.ingest(response, context: context) }
+        let result = try await committing { store in try store.ingest(response, context: context) }
         reportWritten(homeAccountID: result.homeAccountID, clientID: context.clientID)
         return result
     }
 
-    /// Runs a write of this client's on the write thread, with the store's last commit id just before and just after
-    /// it. The change feed counts it as in flight (so that a poll does not take its commit for another process's)
-    /// until the caller reports it with `feed.ownWrite`; a write that throws is ended here.
-    func committing<R: Sendable>(_ body: @escaping @Sendable (TokenStore) throws -> R) async throws -> (result: R, before: Int, after: Int) {
+    /// Runs a write of this client's on the write thread. The change feed accounts for its commit there, in commit
+    /// order, and counts the write as in flight (so that a poll does not take its commit for another process's) until
+    /// the caller reports it with `feed.ownWrite`; a write that throws is ended here.
+    func committing<R: Sendable>(_ body: @escaping @Sendable (TokenStore) throws -> R) async throws -> R {
         feed.beginOwnWrite()
         do {
             return try await writer.run { [store, feed] in
                 let before = store.lastCommitID
                 let result = try body(store)
-                let after = store.lastCommitID
-                feed.accountOwnCommit(before: before, after: after)
-                return (result, before, after)
+                feed.accountOwnCommit(before: before, after: store.lastCommitID)
+                return result
             }
         } catch {
             feed.ownWriteFailed()
             throw error
         }
+    }
+
+    /// ``committing(_:)`` for a write listeners are not told about (a lease, a renewal): ended at once.
+    func committingUnreported<R: Sendable>(_ body: @escaping @Sendable (TokenStore) throws -> R) async throws -> R {
+        let result = try await committing(body)
+        feed.ownWrite([])
+        return result
     }
 
     /// Tells listeners that tokens of an account were written for a client (and that the account is new, if it is),
@@ -191,7 +199,7 @@ public final class TokenCacheClient: Sendable {
     }
 
     /// The username an Account record of the account names, if any.
-    private func username(of homeAccountID: String) throws -> String? {
+    func username(of homeAccountID: String) throws -> String? {
         try store.list(Account.self, filter: RecordFilter(homeAccountID: homeAccountID)).records.lazy.compactMap(\.entity.username).first
     }
 
@@ -216,7 +224,7 @@ public final class TokenCacheClient: Sendable {
     @discardableResult
     public func signOut(homeAccountID: String, clientID: String?) async throws -> RemovalSummary {
         let username = feed.knownAccount(homeAccountID).listening ? try? username(of: homeAccountID) : nil
-        let (summary, _, _) = try await committing { store in try store.removeAccount(homeAccountID: homeAccountID, clientID: clientID) }
+        let summary = try await committing { store in try store.removeAccount(homeAccountID: homeAccountID, clientID: clientID) }
         let reference = AccountReference(homeAccountID: homeAccountID, username: username)
         let gone = feed.knownAccount(homeAccountID).listening
             ? (try? store.list(Account.self, filter: RecordFilter(homeAccountID: homeAccountID)).records.isEmpty) ?? false : false
