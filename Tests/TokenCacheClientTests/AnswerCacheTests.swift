@@ -144,19 +144,23 @@ import Glibc
             let store = try TokenStore.open(configuration)
             let deadline = ContinuousClock.now + .seconds(3)
             var version = 1
+            var written: AccessToken.Key? = nil
+            // Each round ends with a token stored, so that the reader's quiet phase after the last one has a token
+            // for the L1 to answer with (ending on a removal left it none, and the reader looped to its deadline).
             while ContinuousClock.now < deadline {
                 version += 1
+                if version.isMultiple(of: 3), let previous = written {
+                    // Removed after version - 1: the version file still names it.
+                    try store.delete(previous)
+                    try await Task.sleep(for: .milliseconds(3))
+                }
                 let response = Responses.response(accessToken: "at-\(version)", refreshToken: "rt-1", issuedAt: 1_795_353_806)
                 let context = TokenRequestContext(
                     clientID: User.client, authority: User.authority, requestedScopes: ["User.Read"], now: 1_795_353_806
                 )
-                let written = try store.ingest(response, context: context)
+                written = try store.ingest(response, context: context).accessToken
                 try "\(version)".write(toFile: root + "/version", atomically: true, encoding: .utf8)
                 try await Task.sleep(for: .milliseconds(3))
-                if version.isMultiple(of: 3) {
-                    try store.delete(written.accessToken)
-                    try await Task.sleep(for: .milliseconds(3))
-                }
             }
         }
         let (checked, stale) = try await reader.value
