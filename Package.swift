@@ -62,17 +62,19 @@ let package = Package(
         ),
         // Helpers every test target's exit tests share.
         .target(name: "ExitTestSupport", path: "Tests/ExitTestSupport"),
+        // How the README snippet tests compare README.md's code with their compiled copies.
+        .target(name: "DocumentationTestSupport", path: "Tests/DocumentationTestSupport"),
         .testTarget(name: "TokenCacheLMDBTests", dependencies: ["TokenCacheLMDB", "ExitTestSupport"]),
         .testTarget(name: "TokenCacheSodiumTests", dependencies: ["TokenCacheSodium", "ExitTestSupport"]),
         .testTarget(
             name: "TokenCacheTests",
-            dependencies: ["TokenCache", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheLMDB", "TokenCacheSodium"],
+            dependencies: ["TokenCache", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheLMDB", "TokenCacheSodium", "DocumentationTestSupport"],
             resources: [.copy("FormatVectors"), .copy("MSALFixtures")]
         ),
         .testTarget(
             name: "TokenCacheClientTests",
             dependencies: [
-                "TokenCacheClient", "TokenCache", "ExitTestSupport", .product(name: "Logging", package: "swift-log"),
+                "TokenCacheClient", "TokenCache", "ExitTestSupport", "DocumentationTestSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"), .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),

@@ -49,9 +49,15 @@ public final class TokenStore: Sendable {
     }
 
     /// Creates a new store (directory 0700, files 0600) with a fresh random data key wrapped by the configured key.
+    ///
+    /// The root key is read (or the passphrase stretched) before anything is created: when it cannot be had — a key
+    /// file that does not exist yet, a malformed `TOKEN_CACHE_KEY` — nothing is left behind. The key file is not
+    /// created here: make it first with ``KeyFile/create(at:)`` (or `cachetool init`, which makes both). A data file
+    /// that an interrupted creation left empty and without a header is completed, not refused.
     /// - Returns: The new, open store.
     /// - Throws: ``TokenCacheError`` `.storeAlreadyExists` if there is one (also when another process created it
-    ///   first), `.readOnly` if the configuration is read-only, plus the errors of ``open(_:)``.
+    ///   first), `.readOnly` if the configuration is read-only, `.keyUnavailable` when the key cannot be had,
+    ///   plus the errors of ``open(_:)``.
     public static func create(_ configuration: Configuration) throws -> TokenStore {
         try initializeSodium()
         do {
@@ -62,7 +68,8 @@ public final class TokenStore: Sendable {
     /// Opens the store, creating it first if there is none.
     ///
     /// Safe against a race with another process doing the same: if that process creates the store first, this one
-    /// opens it.
+    /// opens it. As ``create(_:)``, it creates nothing before the key is in hand: on a first run whose key file does
+    /// not exist yet it throws `.keyUnavailable` and leaves no directory or file behind.
     /// - Returns: The open store.
     /// - Throws: ``TokenCacheError``: the errors of ``open(_:)`` and ``create(_:)`` other than `.storeNotFound` and
     ///   `.storeAlreadyExists`.
@@ -85,6 +92,10 @@ public final class TokenStore: Sendable {
     }
 
     static func currentTime() -> Int64 { Int64(Date().timeIntervalSince1970) }
+
+    /// Whether ``create(_:)`` completed a store whose creation an older build left unfinished (an empty data file
+    /// without a header), rather than creating one in an empty place: `cachetool init` says so.
+    package var completedInterruptedCreation: Bool { store.completedInterruptedCreation }
 
     /// Runs `body` on one consistent snapshot of the store.
     ///

@@ -1,4 +1,5 @@
 import Synchronization
+import TokenCache
 
 /// The client's in-process L1: recent answers of ``TokenCacheClient/token(for:refresh:)`` that the store gave,
 /// each stamped with the commit its lookup read (``SilentLookupResult/snapshotID``).
@@ -13,7 +14,8 @@ import Synchronization
 /// empties the L1 in effect), which is what makes it this simple to prove; a store whose writes are rare next to its
 /// reads, the usual token cache, keeps almost every entry.
 ///
-/// **Why it never serves an unusable token.** A hit also needs at least the usability margin (300 s) left before
+/// **Why it never serves an unusable token.** A hit also needs the store's expiry rule (``AccessTokenExpiry``) to
+/// find it usable with no refresh due: at least the usability margin (300 s) left before
 /// the token's expiry, its `cached_at` not after now (a clock set back) and its `refresh_on` not passed (then the
 /// slow path answers and starts the background refresh), all judged by the client's clock at the hit.
 ///
@@ -21,9 +23,6 @@ import Synchronization
 /// whose bytes live in zeroizing memory that is wiped when the last copy goes, which for an evicted entry is the
 /// eviction unless the app still holds the result.
 final class AnswerCache: Sendable {
-    /// The usability margin of a lookup: a token with less left is not an answer.
-    static let margin: Int64 = 300
-
     private struct Entry {
         let result: TokenResult
         let commitID: Int
@@ -89,9 +88,10 @@ final class AnswerCache: Sendable {
         return state.withLock { state in
             guard let entry = state.entries[Key(request: request)], entry.commitID == commitID else { return nil }
             let result = entry.result
-            // The lookup's rules (Docs/Semantics.md): enough time left, not cached in the future (a clock set back),
-            // and no refresh due (then the lookup answers, and starts it).
-            guard result.expiresOn - Self.margin >= now, result.cachedAt <= now, result.refreshOn.map({ now < $0 }) ?? true else { return nil }
+            // The lookup's own rule (Docs/Semantics.md), called rather than copied: enough time left, not cached in the
+            // future (a clock set back), and no refresh due (then the lookup answers, and starts it).
+            let usability = AccessTokenExpiry.usability(expiresOn: result.expiresOn, cachedAt: result.cachedAt, refreshOn: result.refreshOn, now: now)
+            guard usability == .usable(refreshRecommended: false) else { return nil }
             state.hits += 1
             return result
         }

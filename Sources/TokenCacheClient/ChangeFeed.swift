@@ -116,7 +116,7 @@ final class ChangeFeed: Sendable {
     /// The accounts as the feed last knew them, nil when nobody listens.
     func knownAccount(_ homeAccountID: String) -> (listening: Bool, known: Bool) {
         state.withLock { state in
-            (!state.listeners.isEmpty, state.accounts?[homeAccountID.lowercased()] != nil)
+            (!state.listeners.isEmpty, state.accounts?[IdentifierCase.folded(homeAccountID)] != nil)
         }
     }
 
@@ -152,7 +152,7 @@ final class ChangeFeed: Sendable {
     static func accountReferences(_ store: TokenStore) throws -> [String: AccountReference] {
         var references: [String: AccountReference] = [:]
         for summary in try store.accounts().accounts {
-            references[summary.homeAccountID.lowercased()] = AccountReference(homeAccountID: summary.homeAccountID, username: summary.username)
+            references[IdentifierCase.folded(summary.homeAccountID)] = AccountReference(homeAccountID: summary.homeAccountID, username: summary.username)
         }
         return references
     }

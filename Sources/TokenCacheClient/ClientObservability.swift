@@ -80,12 +80,12 @@ struct ClientLog: Sendable {
 
     /// An account id as logged: itself, or `acct-` and a pseudonym.
     func account(_ homeAccountID: String) -> Logger.MetadataValue {
-        .string(revealIdentifiers ? homeAccountID : "acct-" + Self.pseudonym(homeAccountID.lowercased()))
+        .string(revealIdentifiers ? homeAccountID : "acct-" + Self.pseudonym(IdentifierCase.folded(homeAccountID)))
     }
 
     /// A client id as logged: itself, or `client-` and a pseudonym.
     func client(_ clientID: String) -> Logger.MetadataValue {
-        .string(revealIdentifiers ? clientID : "client-" + Self.pseudonym(clientID.lowercased()))
+        .string(revealIdentifiers ? clientID : "client-" + Self.pseudonym(IdentifierCase.folded(clientID)))
     }
 
     /// Sixteen hex digits of a keyed hash under a key drawn at random for this process: stable within the run only,

@@ -109,7 +109,7 @@ public final class TokenCacheClient: Sendable {
 
     /// The account with this home account id (its home tenant's profile), or nil when none is signed in.
     public func account(homeAccountID: String, clientID: String? = nil) async throws -> AccountInfo? {
-        try await accounts(clientID: clientID).first { $0.homeAccountID.lowercased() == homeAccountID.lowercased() }
+        try await accounts(clientID: clientID).first { IdentifierCase.folded($0.homeAccountID) == IdentifierCase.folded(homeAccountID) }
     }
 
     /// The account a single-account app is signed in as: of the accounts with an ID token for `clientID` (signed in
@@ -140,7 +140,7 @@ public final class TokenCacheClient: Sendable {
         } else {
             // Any client's: the claims describe the user, whichever client redeemed them.
             idToken = try reader.list(IDToken.self, filter: RecordFilter(homeAccountID: profile.homeAccountID)).records
-                .first { $0.entity.realm.lowercased() == profile.realm.lowercased() }?.entity
+                .first { IdentifierCase.folded($0.entity.realm) == IdentifierCase.folded(profile.realm) }?.entity
         }
         return AccountInfo(account: profile, idToken: idToken)
     }
@@ -194,7 +194,7 @@ public final class TokenCacheClient: Sendable {
         if !known && !homeAccountID.isEmpty { changes.append(.accountAdded(reference)) }
         changes.append(.tokensWritten(reference, clientID: clientID))
         feed.ownWrite(changes) { accounts in
-            if !homeAccountID.isEmpty { accounts[homeAccountID.lowercased()] = reference }
+            if !homeAccountID.isEmpty { accounts[IdentifierCase.folded(homeAccountID)] = reference }
         }
     }
 
@@ -229,7 +229,7 @@ public final class TokenCacheClient: Sendable {
         let gone = feed.knownAccount(homeAccountID).listening
             ? (try? store.list(Account.self, filter: RecordFilter(homeAccountID: homeAccountID)).records.isEmpty) ?? false : false
         feed.ownWrite([gone ? .accountRemoved(reference) : .tokensRemoved(reference, clientID: clientID)]) { accounts in
-            if gone { accounts[homeAccountID.lowercased()] = nil }
+            if gone { accounts[IdentifierCase.folded(homeAccountID)] = nil }
         }
         return summary
     }

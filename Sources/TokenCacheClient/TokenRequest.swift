@@ -46,15 +46,17 @@ public struct TokenRequest: Sendable, Hashable {
     }
 
     /// What identifies the refresh this request may need: requests with equal keys share one refresh in a process.
-    /// Case and the order and repetition of scopes don't matter, nor do the scopes that don't count. Forced
-    /// refreshes share theirs only with each other: a caller that rejected the stored token must not be handed the
-    /// result of a refresh that may return that same token.
+    /// Two requests share a key exactly when the store would treat them as one: identifiers and scopes fold ASCII
+    /// case only (as the store's keys do), and the scopes are the store's own request set (``ScopeSet``: order,
+    /// repetition and the scopes that don't count don't matter). Scopes the store refuses are kept as given, so such
+    /// a request shares no refresh with a valid one and gets the store's error. Forced refreshes share theirs only
+    /// with each other: a caller that rejected the stored token must not be handed the result of a refresh that may
+    /// return that same token.
     var flightKey: FlightKey {
-        let scopeSet = Set(scopes.flatMap { $0.split(separator: " ") }.map { $0.lowercased() })
-            .subtracting(["openid", "profile", "offline_access"])
-        return FlightKey(
-            clientID: clientID.lowercased(), homeAccountID: homeAccountID.lowercased(), host: authority.host.lowercased(),
-            tenant: authority.tenant.lowercased(), scopes: scopeSet.sorted(), tokenType: tokenType?.lowercased(), keyID: keyID,
+        FlightKey(
+            clientID: IdentifierCase.folded(clientID), homeAccountID: IdentifierCase.folded(homeAccountID),
+            host: IdentifierCase.folded(authority.host), tenant: IdentifierCase.folded(authority.tenant),
+            scopes: (try? ScopeSet.request(scopes).normalized) ?? scopes, tokenType: tokenType.map(IdentifierCase.folded), keyID: keyID,
             forced: forceRefresh
         )
     }

@@ -78,9 +78,9 @@ public struct TokenResult: Sendable {
     }
 
     /// A result from its parts, with no account (tests).
-    init(accessToken: Secret, expiresOn: Int64, refreshOn: Int64?, scopes: [String], tokenType: String, source: Source) {
+    init(accessToken: Secret, expiresOn: Int64, refreshOn: Int64?, scopes: [String], tokenType: String, source: Source, cachedAt: Int64 = .min) {
         fields = Fields(
-            accessToken: accessToken, expiresOn: expiresOn, refreshOn: refreshOn, cachedAt: .min, target: scopes.joined(separator: " "),
+            accessToken: accessToken, expiresOn: expiresOn, refreshOn: refreshOn, cachedAt: cachedAt, target: scopes.joined(separator: " "),
             tokenType: tokenType,
             refreshRecommended: false, lookup: nil
         )

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 import TokenCache
+import TokenCacheRecords
+import TokenCacheStorage
 
 @Suite struct CacheToolTests {
     static let now: Int64 = 1_795_353_806
@@ -19,6 +21,39 @@ import TokenCache
             // Again: only checks.
             let again = try store.run(["init"])
             #expect(again.status == 0 && again.stdout.contains("already exists and opens"))
+        }
+    }
+
+    @Test func initNeverMakesAKeyForAStoreThatExists() throws {
+        try CLIStore.with { store in
+            #expect(try store.run(["init"]).status == 0)
+            try FileManager.default.removeItem(atPath: store.keyFile)
+            let run = try store.run(["init"])
+            #expect(run.status == 66, "\(run.output)")
+            #expect(run.stderr.contains("exists, but its key file") && run.stderr.contains("backup"), "\(run.stderr)")
+            #expect(!run.stdout.contains("Created key file"))
+            #expect(!FileManager.default.fileExists(atPath: store.keyFile), "init made a key that cannot open the store")
+            // Any other verb says the same, not "create one with init".
+            let inspect = try store.run(["inspect"])
+            #expect(inspect.status == 66 && inspect.stderr.contains("exists, but its key file") && !inspect.stderr.contains("cachetool init`)"))
+        }
+    }
+
+    /// An older build's first run without a key left the store directory and an empty data file with no header.
+    @Test func initCompletesAStoreWhoseCreationWasInterrupted() throws {
+        try CLIStore.with { store in
+            try FileManager.default.createDirectory(atPath: store.directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            let options = LMDBRecordBackend.Options(
+                directory: store.directory, initialMapSize: 1 << 20, maximumMapSize: 1 << 24, readOnly: false, allowNetworkFilesystem: false
+            )
+            _ = try LMDBRecordBackend.open(options, spaces: DatabaseName.all)
+            let before = try store.run(["inspect"])
+            #expect(before.status == 66 && before.stderr.contains("interrupted") && before.stderr.contains("cachetool init"), "\(before.output)")
+            let run = try store.run(["init"])
+            #expect(run.status == 0, "\(run.output)")
+            #expect(run.stdout.contains("Created key file") && run.stdout.contains("Completed the store"), "\(run.stdout)")
+            #expect(try store.run(["sample-data"]).status == 0)
+            #expect(try store.run(["inspect"]).status == 0)
         }
     }
 

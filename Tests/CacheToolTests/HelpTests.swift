@@ -141,7 +141,10 @@ enum HelpText {
 
         With a key file, a missing key file is created with 32 random bytes, mode 0600.
         With $TOKEN_CACHE_PASSPHRASE the store is protected by Argon2id instead.
-        Running init again on an existing store only checks that the key opens it.
+        Running init again on an existing store only checks that the key opens it: it
+        never makes a key for a store that exists (a new key cannot open it; restore
+        the key file from a backup). A store whose creation was interrupted before it
+        had a key (an empty data file without a header) is completed.
 
         USAGE: cachetool init [--store <dir>] [--key-file <path>] [--passphrase-cost <passphrase-cost>]
 

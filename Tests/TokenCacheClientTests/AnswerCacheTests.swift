@@ -30,6 +30,29 @@ import Glibc
         }
     }
 
+    /// The L1 judges a kept answer by the store's own expiry rule, at every boundary and for any value.
+    @Test func theL1UsesTheStoresExpiryRule() throws {
+        let cache = AnswerCache(capacity: 4)
+        let request = User.request()
+        func answered(expiresOn: Int64, cachedAt: Int64 = 0, refreshOn: Int64? = nil, now: Int64) -> Bool {
+            let result = TokenResult(
+                accessToken: Secret("at"), expiresOn: expiresOn, refreshOn: refreshOn, scopes: ["user.read"], tokenType: "Bearer", source: .cache,
+                cachedAt: cachedAt
+            )
+            cache.keep(result, for: request, commitID: 7)
+            return cache.answer(request, commitID: 7, now: now) != nil
+        }
+        #expect(answered(expiresOn: 1_300, now: 1_000))
+        #expect(!answered(expiresOn: 1_299, now: 1_000))
+        #expect(!answered(expiresOn: 5_000, cachedAt: 1_001, now: 1_000))
+        #expect(!answered(expiresOn: 5_000, refreshOn: 1_000, now: 1_000))
+        #expect(answered(expiresOn: 5_000, refreshOn: 1_001, now: 1_000))
+        // Values no lookup would keep still get an answer, not an overflow trap.
+        #expect(!answered(expiresOn: .min, now: 0))
+        #expect(!answered(expiresOn: .min + 1, now: .max))
+        #expect(answered(expiresOn: .max, cachedAt: .min, now: .min))
+    }
+
     @Test func aTokenWithinTheMarginOrPastRefreshOnIsNotServedFromTheL1() async throws {
         try await withSignedInClient(refreshIn: 1800) { (client, endpoint, clock) async throws in
             _ = try await client.token(for: User.request(), refresh: endpoint.redeem)

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TokenCacheClient
+import DocumentationTestSupport
 
 /// The client type, under a name the snippet's stand-in below does not shadow.
 private typealias RealClient = TokenCacheClient
@@ -27,28 +28,30 @@ private typealias RealClient = TokenCacheClient
         func TokenCacheClient(configuration ignored: Configuration) throws -> RealClient {
             try RealClient(configuration: Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key")), clock: clock)
         }
-        let clientID = User.client
-        func signIn(loginHint: String?) async throws -> Data {
+        // What the snippet leaves to the reader, declared as the README declares it.
+        let clientID: String = User.client
+        @Sendable func signIn(loginHint: String?) async throws -> String {
             let number = calls.state.withLock { state in
                 state.signIns.append(loginHint)
                 return state.signIns.count + state.redemptions.count
             }
-            return Responses.json(accessToken: "at-\(number)", refreshToken: "rt-\(number)", issuedAt: clock.now())
+            return String(decoding: Responses.json(accessToken: "at-\(number)", refreshToken: "rt-\(number)", issuedAt: clock.now()), as: UTF8.self)
         }
-        struct TokenEndpoint: Sendable {
-            let calls: Calls
-            let clock: TestClock
-            func redeem(_ refreshToken: Secret, scopes: [String]) async throws -> Data {
-                let number = calls.state.withLock { state in
-                    state.redemptions.append(refreshToken.reveal())
-                    return state.signIns.count + state.redemptions.count
-                }
-                return Responses.json(accessToken: "at-\(number)", refreshToken: "rt-\(number)", issuedAt: clock.now())
+        @Sendable func redeem(refreshToken: String, scopes: [String]) async throws -> String {
+            let number = calls.state.withLock { state in
+                state.redemptions.append(refreshToken)
+                return state.signIns.count + state.redemptions.count
             }
+            return String(decoding: Responses.json(accessToken: "at-\(number)", refreshToken: "rt-\(number)", issuedAt: clock.now()), as: UTF8.self)
         }
-        let tokenEndpoint = TokenEndpoint(calls: calls, clock: clock)
 
         // README snippet 1 begin
+        // Yours (the library does no HTTP): the app's client id, and two calls to your identity provider, each returning
+        // the token endpoint's response body as it came (a String here; Data and [UInt8] are accepted too).
+        //   let clientID: String
+        //   func signIn(loginHint: String?) async throws -> String                       // interactive sign-in
+        //   func redeem(refreshToken: String, scopes: [String]) async throws -> String   // grant_type=refresh_token
+
         let client = try TokenCacheClient(configuration: .fromEnvironment())   // one per process, shared by every task
         let authority = try Authority("https://login.microsoftonline.com/common")
 
@@ -63,7 +66,7 @@ private typealias RealClient = TokenCacheClient
             do {
                 // From the cache, or redeemed once however many tasks and processes ask at the same moment.
                 let token = try await client.token(for: request) { refreshToken, scopes in
-                    try TokenResponse(json: await tokenEndpoint.redeem(refreshToken, scopes: scopes))
+                    try TokenResponse(json: await redeem(refreshToken: refreshToken.reveal(), scopes: scopes))
                 }
                 print("hello,", try token.account?.claims.name ?? "you")
                 return token.value
@@ -95,21 +98,13 @@ private typealias RealClient = TokenCacheClient
 
     @Test func snippetMatchesTheReadme() throws {
         let here = URL(fileURLWithPath: #filePath)
-        let readme = try String(contentsOf: here.deletingLastPathComponent().appendingPathComponent("../../README.md").standardized, encoding: .utf8)
         let source = try String(contentsOf: here, encoding: .utf8)
-        func normalized(_ text: some StringProtocol) -> [String] {
-            text.split(separator: "\n", omittingEmptySubsequences: false)
-                .map { $0.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
-                .filter { !$0.isEmpty }
-        }
-        let sourceLines = normalized(source)
-        let block = try #require(readme.components(separatedBy: "```swift\n").dropFirst().first?.components(separatedBy: "```").first)
-        var lines = normalized(block)
-        #expect(lines.first == "import TokenCacheClient")
-        lines.removeFirst()
-        let begin = try #require(sourceLines.firstIndex(of: "// README snippet 1 begin"))
-        let end = try #require(sourceLines.firstIndex(of: "// README snippet 1 end"))
-        #expect(Array(sourceLines[(begin + 1)..<end]) == lines, "README snippet 1 differs from this file's copy")
+        let blocks = try ReadmeSnippets().blocks.filter { $0.first == "import TokenCacheClient" }
+        #expect(blocks.count == 1)
+        let block = try #require(blocks.first)
+        let problems = ReadmeSnippets.problems(block: block, number: 1, source: source, droppingImport: "import TokenCacheClient")
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(ReadmeSnippets.declarationsLeftToTheReader(block).count == 3)
         // The DocC article "Getting started" shows the same snippet.
         let article = try String(
             contentsOf: here.deletingLastPathComponent().appendingPathComponent("../../Sources/TokenCacheClient/TokenCacheClient.docc/GettingStarted.md")
@@ -117,6 +112,6 @@ private typealias RealClient = TokenCacheClient
         )
         let articleBlocks = article.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
         #expect(articleBlocks.count == 1)
-        #expect(articleBlocks.first.map(normalized) == normalized(block), "the Getting started article's snippet differs from the README's")
+        #expect(articleBlocks.first.map(ReadmeSnippets.normalized) == block, "the Getting started article's snippet differs from the README's")
     }
 }

@@ -71,6 +71,37 @@ import TokenCache
         }
     }
 
+    /// The flight key treats two requests as one exactly when the store does: ASCII case folds, Unicode case does
+    /// not. The Kelvin sign (U+212A) lower-cases to an ASCII `k` under Unicode rules, so a request the store refuses
+    /// would otherwise share a refresh (and get its token) with a valid one.
+    @Test func theFlightKeyFoldsCaseAsTheStoreDoes() throws {
+        let valid = User.request(scopes: ["Key.Read"], forceRefresh: true)
+        let kelvin = User.request(scopes: ["\u{212A}ey.Read"], forceRefresh: true)
+        #expect(valid.flightKey != kelvin.flightKey)
+        #expect(valid.flightKey == User.request(scopes: ["KEY.READ offline_access"], forceRefresh: true).flightKey)
+        #expect(User.request(scopes: ["\u{C4}pi.Read"]).flightKey != User.request(scopes: ["\u{E4}pi.read"]).flightKey)
+        var unicodeClient = valid
+        unicodeClient.clientID = User.client.uppercased() + "\u{212A}"
+        var asciiClient = valid
+        asciiClient.clientID = User.client.uppercased() + "K"
+        #expect(unicodeClient.flightKey != asciiClient.flightKey)
+        asciiClient.clientID = User.client + "k"
+        #expect(User.request(scopes: ["Key.Read"], forceRefresh: true).flightKey == valid.flightKey)
+    }
+
+    @Test func aRequestTheStoreRefusesSharesNoRefreshWithAValidOne() async throws {
+        try await withSignedInClient(latency: .milliseconds(300)) { (client, endpoint, clock) async throws in
+            // The Kelvin sign lower-cases to `k` under Unicode rules: a fold by those would make the two one refresh.
+            async let valid = client.token(for: User.request(scopes: ["Key.Read"], forceRefresh: true), refresh: endpoint.redeem)
+            try await Task.sleep(for: .milliseconds(50))
+            let refused = await #expect(throws: TokenCacheError.self) {
+                try await client.token(for: User.request(scopes: ["\u{212A}ey.Read"], forceRefresh: true), refresh: endpoint.redeem)
+            }
+            #expect(refused?.code == .invalidArgument)
+            #expect(try await valid.value == "at-2")
+        }
+    }
+
     @Test func aRefreshErrorReachesEveryWaitingCallerUnchanged() async throws {
         try await withSignedInClient(latency: .milliseconds(100)) { (client, endpoint, clock) async throws in
             clock.advance(by: 7200)

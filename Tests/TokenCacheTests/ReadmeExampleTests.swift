@@ -1,4 +1,5 @@
 import Foundation
+import DocumentationTestSupport
 import Testing
 import TokenCache
 
@@ -18,68 +19,80 @@ import TokenCache
             // names; here a temporary one is opened instead (setting the process environment would reach the other
             // tests and the processes they start).
             let TokenStore = TemporaryStoreOpener(configuration: Configuration(directory: root + "/store", keySource: .keyFile(path: keyFile)))
-            let clientID = Responses.client
-            let homeAccountID = Responses.home
-            let authorityURL = "https://login.microsoftonline.com/common"
             var used: [String] = []
             var redeemed: [String] = []
             var signIns = 0
-            func use(_ token: String, refreshSoon: Bool) { used.append(token) }
-            func redeem(_ refreshToken: Secret) -> Data {
-                redeemed.append(refreshToken.reveal())
-                return Responses.json(accessToken: "at-2", refreshToken: "rt-2", idToken: nil, foci: "1")
+            // What the snippet leaves to the reader, declared as the README declares it.
+            let clientID: String = Responses.client
+            let homeAccountID: String = Responses.home
+            let authorityURL: String = "https://login.microsoftonline.com/common"
+            func use(_ accessToken: String, refreshSoon: Bool) { used.append(accessToken) }
+            func redeem(_ refreshToken: String) throws -> String {
+                redeemed.append(refreshToken)
+                return String(decoding: Responses.json(accessToken: "at-2", refreshToken: "rt-2", idToken: nil, foci: "1"), as: UTF8.self)
             }
-            func signIn() -> Data {
+            func signIn() throws -> String {
                 signIns += 1
-                return Responses.json(accessToken: "at-1", refreshToken: "rt-1")
+                return String(decoding: Responses.json(accessToken: "at-1", refreshToken: "rt-1"), as: UTF8.self)
             }
 
-            func silentFlow(now: Int64) throws -> StoredEntity<Account>? {
+            func silentFlow(at time: Int64) throws -> StoredEntity<Account>? {
+                let now: Int64 = time
                 // README snippet 2 begin
-            let cache = try TokenStore.openOrCreate(.fromEnvironment())   // defaults below
-            let authority = try Authority(authorityURL)
+                // Yours: the ids of the app and of the signed-in account, the authority, the time, what uses the token, and two
+                // calls to your identity provider returning the token endpoint's response body.
+                //   let clientID: String
+                //   let homeAccountID: String
+                //   let authorityURL: String
+                //   let now: Int64                                          // Unix seconds
+                //   func use(_ accessToken: String, refreshSoon: Bool)
+                //   func redeem(_ refreshToken: String) throws -> String    // grant_type=refresh_token
+                //   func signIn() throws -> String                          // interactive sign-in
 
-            // Is there a usable access token, and if not, which refresh token to redeem?
-            let answer = try cache.silentLookup(SilentLookupQuery(clientID: clientID, homeAccountID: homeAccountID,
-                                                                  authority: authority, scopes: ["User.Read"], now: now))
-            switch answer.outcome {
-            case .hit:
-                use(answer.accessToken!.entity.secret.reveal(), refreshSoon: answer.refreshRecommended)
-            case .refresh:
-                // Redeem the refresh token (grant_type=refresh_token). The response carries the rotated refresh token, which
-                // replaces the redeemed one only if no other process rotated that meanwhile (else .conflict, and nothing of
-                // this response is written: look up again); the rest of the response is ingested in the same transaction.
-                let redeemed = try answer.refreshToken!
-                let response = try TokenResponse(json: redeem(redeemed.entity.secret))
-                try cache.write { writer in
-                    if let rotatedSecret = response.refreshToken {
-                        let rotated = RefreshToken(homeAccountID: redeemed.entity.homeAccountID,
-                                                   environment: redeemed.entity.environment, clientID: clientID,
-                                                   secret: rotatedSecret, familyID: response.foci)
-                        try writer.replaceRefreshToken(rotated, expectedSecret: redeemed.entity.secret)
+                let cache = try TokenStore.openOrCreate(.fromEnvironment())   // defaults below
+                let authority = try Authority(authorityURL)
+
+                // Is there a usable access token, and if not, which refresh token to redeem?
+                let answer = try cache.silentLookup(SilentLookupQuery(clientID: clientID, homeAccountID: homeAccountID,
+                                                                      authority: authority, scopes: ["User.Read"], now: now))
+                switch answer.outcome {
+                case .hit:
+                    use(answer.accessToken!.entity.secret.reveal(), refreshSoon: answer.refreshRecommended)
+                case .refresh:
+                    // Redeem the refresh token (grant_type=refresh_token). The response carries the rotated refresh token, which
+                    // replaces the redeemed one only if no other process rotated that meanwhile (else .conflict, and nothing of
+                    // this response is written: look up again); the rest of the response is ingested in the same transaction.
+                    let redeemed = try answer.refreshToken!
+                    let response = try TokenResponse(json: redeem(redeemed.entity.secret.reveal()))
+                    try cache.write { writer in
+                        if let rotatedSecret = response.refreshToken {
+                            let rotated = RefreshToken(homeAccountID: redeemed.entity.homeAccountID,
+                                                       environment: redeemed.entity.environment, clientID: clientID,
+                                                       secret: rotatedSecret, familyID: response.foci)
+                            try writer.replaceRefreshToken(rotated, expectedSecret: redeemed.entity.secret)
+                        }
+                        try writer.ingest(response, context: TokenRequestContext(clientID: clientID, authority: authority,
+                                                                                 requestedScopes: ["User.Read"],
+                                                                                 grantType: "refresh_token", now: now))
                     }
-                    try writer.ingest(response, context: TokenRequestContext(clientID: clientID, authority: authority,
-                                                                             requestedScopes: ["User.Read"],
-                                                                             grantType: "refresh_token", now: now))
+                case .interactionRequired:
+                    // After any other token-endpoint call: store what the response yields (AT, RT, ID token, account, app
+                    // metadata), derived as MSAL derives it, in one durable transaction. Malformed responses are rejected;
+                    // nothing is written.
+                    let responseBody = try signIn()
+                    try cache.ingest(try TokenResponse(json: responseBody),
+                                     context: TokenRequestContext(clientID: clientID, authority: authority, requestedScopes: ["User.Read"],
+                                                                  grantType: "authorization_code", now: now))
                 }
-            case .interactionRequired:
-                // After any other token-endpoint call: store what the response yields (AT, RT, ID token, account, app
-                // metadata), derived as MSAL derives it, in one durable transaction. Malformed responses are rejected;
-                // nothing is written.
-                let responseBody = signIn()
-                try cache.ingest(try TokenResponse(json: responseBody),
-                                 context: TokenRequestContext(clientID: clientID, authority: authority, requestedScopes: ["User.Read"],
-                                                              grantType: "authorization_code", now: now))
-            }
-            let user = try answer.account                    // the companions of a hit are read on first access (below)
+                let user = try answer.account                    // the companions of a hit are read on first access (below)
                 // README snippet 2 end
                 return user
             }
 
-            #expect(try silentFlow(now: Samples.now) == nil && signIns == 1)
-            #expect(try silentFlow(now: Samples.now + 60)?.entity.username == "user@contoso.example" && used == ["at-1"])
-            #expect(try silentFlow(now: Samples.now + 3600) != nil && redeemed == ["rt-1"])
-            #expect(try silentFlow(now: Samples.now + 3660) != nil && used == ["at-1", "at-2"] && signIns == 1)
+            #expect(try silentFlow(at: Samples.now) == nil && signIns == 1)
+            #expect(try silentFlow(at: Samples.now + 60)?.entity.username == "user@contoso.example" && used == ["at-1"])
+            #expect(try silentFlow(at: Samples.now + 3600) != nil && redeemed == ["rt-1"])
+            #expect(try silentFlow(at: Samples.now + 3660) != nil && used == ["at-1", "at-2"] && signIns == 1)
 
             let cache = try TokenStore.openOrCreate(.fromEnvironment())
             let tokens = try cache.list(RefreshToken.self).records.map(\.entity)
@@ -91,9 +104,13 @@ import TokenCache
 
     @Test func directAccess() throws {
         try TestStore.with { _, cache in
-            let account = Samples.account()
-            let accessToken = Samples.accessToken()
+            let account: Account = Samples.account()
+            let accessToken: AccessToken = Samples.accessToken()
             // README snippet 3 begin
+            // Yours: the records to write (built with the entities' initializers), and the store opened above.
+            //   let account: Account
+            //   let accessToken: AccessToken
+
             try cache.write { writer in                                    // one durable transaction: all or nothing
                 try writer.put(account)
                 try writer.put(accessToken)
@@ -111,30 +128,20 @@ import TokenCache
         }
     }
 
-    /// Each ```swift block of README.md appears in this file, line by line and in order (whitespace runs count
-    /// as one space, blank lines are ignored); its `import TokenCache` is at the top of this file.
+    /// Each ```swift block of README.md about the store appears in this file, line by line and in order (whitespace
+    /// runs count as one space, blank lines are ignored), with what it leaves to the reader declared as it declares
+    /// it; its `import TokenCache` is at the top of this file. The async client's block is ReadmeClientExampleTests',
+    /// and the Package.swift excerpt is not code of this package.
     @Test func snippetsMatchTheReadme() throws {
-        let here = URL(fileURLWithPath: #filePath)
-        let readme = try String(contentsOf: here.deletingLastPathComponent().appendingPathComponent("../../README.md").standardized, encoding: .utf8)
-        let source = try String(contentsOf: here, encoding: .utf8)
-        func normalized(_ text: some StringProtocol) -> [String] {
-            text.split(separator: "\n", omittingEmptySubsequences: false)
-                .map { $0.split(whereSeparator: \.isWhitespace).joined(separator: " ") }
-                .filter { !$0.isEmpty }
-        }
-        let sourceLines = normalized(source)
-        let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
-        // Snippet 1 (the async client) is compiled and run by TokenCacheClientTests' ReadmeClientExampleTests.
-        #expect(blocks.count == 3)
-        for (number, block) in blocks.enumerated() where number > 0 {
-            var lines = normalized(block)
-            if lines.first == "import TokenCache" {
-                lines.removeFirst()
-                #expect(sourceLines.contains("import TokenCache"))
-            }
-            let begin = try #require(sourceLines.firstIndex(of: "// README snippet \(number + 1) begin"))
-            let end = try #require(sourceLines.firstIndex(of: "// README snippet \(number + 1) end"))
-            #expect(Array(sourceLines[(begin + 1)..<end]) == lines, "README snippet \(number + 1) differs from this file's copy")
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        let blocks = try ReadmeSnippets().blocks
+        let storeBlocks = blocks.filter { $0.first != "import TokenCacheClient" && $0.first != "// Package.swift of your app" }
+        #expect(blocks.count == 4 && storeBlocks.count == 2)
+        #expect(storeBlocks.first?.first == "import TokenCache")
+        for (index, block) in storeBlocks.enumerated() {
+            let problems = ReadmeSnippets.problems(block: block, number: index + 2, source: source, droppingImport: "import TokenCache")
+            #expect(problems.isEmpty, "\(problems)")
+            #expect(!ReadmeSnippets.declarationsLeftToTheReader(block).isEmpty)
         }
     }
 }

@@ -43,12 +43,71 @@ import TokenCacheRecords
         }
     }
 
-    @Test func aStoreWithoutHeaderIsCorruptNotEmpty() throws {
+    @Test func aStoreWithRecordsButNoHeaderIsCorruptAndNeverCompleted() throws {
         try TestStore.with { store, cache in
+            try cache.put(Samples.account())
             try store.rawDelete(DatabaseName.meta, key: FormatConstants.headerKey)
             let error = try #require(throws: TokenCacheError.self) { try TokenStore.open(store.configuration) }
-            #expect(error.code == .corruptStore && error.message.contains("no header"))
+            #expect(error.code == .corruptStore && error.message.contains("no header") && error.message.contains("1 records"), "\(error)")
+            // Completing it would seal new records under a key beside ones no key opens.
+            #expect(errorCode { try TokenStore.create(store.configuration) } == .corruptStore)
+            #expect(errorCode { try TokenStore.openOrCreate(store.configuration) } == .corruptStore)
+            #expect(try store.rawEntries(DatabaseName.meta).isEmpty)
+        }
+    }
+
+    /// What an older build left on a first run without a key: the directory and an empty data file, no header.
+    @Test func anEmptyStoreWithoutHeaderIsNotFoundAndCreateCompletesIt() throws {
+        try TestStore.with { store, cache in
+            try store.rawDelete(DatabaseName.meta, key: FormatConstants.headerKey)
             _ = cache
+            let error = try #require(throws: TokenCacheError.self) { try TokenStore.open(store.configuration) }
+            #expect(error.code == .storeNotFound && error.message.contains("interrupted") && error.message.contains("cachetool init"), "\(error)")
+        }
+        try withTemporaryDirectory { root in
+            let store = TestStore(root: root)
+            try KeyFile.create(at: store.keyFile)
+            _ = try TokenStore.create(store.configuration)
+            try store.rawDelete(DatabaseName.meta, key: FormatConstants.headerKey)
+            let completed = try TokenStore.openOrCreate(store.configuration)
+            #expect(completed.completedInterruptedCreation)
+            try completed.put(Samples.account())
+            #expect(try TokenStore.open(store.configuration).list(Account.self).records.count == 1)
+        }
+    }
+
+    @Test func aFirstRunWithoutItsKeyFileCreatesNothing() throws {
+        try withTemporaryDirectory { root in
+            let store = TestStore(root: root)
+            for attempt in [{ _ = try TokenStore.openOrCreate(store.configuration) }, { _ = try TokenStore.create(store.configuration) }] {
+                let error = try #require(throws: TokenCacheError.self) { try attempt() }
+                #expect(error.code == .keyUnavailable, "\(error)")
+                #expect(error.message.contains(store.keyFile) && error.message.contains("cachetool init") && error.message.contains("nothing was created"))
+                #expect(!FileManager.default.fileExists(atPath: store.directory), "a failed first run left the store directory")
+                #expect(!FileManager.default.fileExists(atPath: store.keyFile))
+            }
+            // A key that cannot be had for another reason leaves nothing either.
+            var malformed = store.configuration
+            malformed.keySource = .base64Key(Secret("not base64"), origin: "TOKEN_CACHE_KEY")
+            #expect(errorCode { try TokenStore.openOrCreate(malformed) } == .keyUnavailable)
+            #expect(!FileManager.default.fileExists(atPath: store.directory))
+            // Once the key is in hand, the next run creates the store.
+            try KeyFile.create(at: store.keyFile)
+            try TokenStore.openOrCreate(store.configuration).put(Samples.account())
+            #expect(try TokenStore.open(store.configuration).list(Account.self).records.count == 1)
+        }
+    }
+
+    @Test func anExistingStoreWhoseKeyFileIsGoneSaysToRestoreIt() throws {
+        try TestStore.with { store, cache in
+            try cache.put(Samples.account())
+            try FileManager.default.removeItem(atPath: store.keyFile)
+            for attempt in [{ _ = try TokenStore.open(store.configuration) }, { _ = try TokenStore.openOrCreate(store.configuration) }] {
+                let error = try #require(throws: TokenCacheError.self) { try attempt() }
+                #expect(error.code == .keyUnavailable, "\(error)")
+                #expect(error.message.contains("exists, but its key file") && error.message.contains("backup") && !error.message.contains("create one"), "\(error)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: store.keyFile))
         }
     }
 

@@ -63,7 +63,13 @@ public struct TokenResponse: Sendable {
         self.foci = foci
     }
 
-    /// Parses the JSON body of a token-endpoint response.
+    /// Parses the JSON body of a token-endpoint response, as text (what an HTTP client's string body gives).
+    /// - Throws: ``TokenCacheError`` `.invalidArgument` naming the offending member (see the type's rules).
+    public init(json: String) throws {
+        try self.init(json: json.utf8)
+    }
+
+    /// Parses the JSON body of a token-endpoint response, as bytes (`Data`, `[UInt8]`, a `ByteBuffer`'s view).
     /// - Throws: ``TokenCacheError`` `.invalidArgument` naming the offending member (see the type's rules).
     public init(json: some Collection<UInt8>) throws {
         guard json.count <= Self.maximumSize else {

@@ -46,7 +46,7 @@ public enum KeyFile {
             let code = errno
             switch code {
             case ENOENT:
-                throw TokenCacheError(.keyUnavailable, "key file \(path) does not exist (create one with `cachetool init`)")
+                throw TokenCacheError(.keyUnavailable, "key file \(path) does not exist")
             case ELOOP:
                 throw TokenCacheError(.insecurePermissions, "key file \(path) is a symbolic link; refusing to follow it")
             default:

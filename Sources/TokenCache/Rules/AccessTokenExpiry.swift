@@ -1,5 +1,5 @@
 /// Whether a cached access token may be returned at a given moment.
-enum AccessTokenUsability: Sendable, Hashable {
+package enum AccessTokenUsability: Sendable, Hashable {
     /// The token may be returned. With `refreshRecommended`, its `refresh_on` has passed: return it, and let the
     /// caller refresh (and fall back to this token if the refresh fails).
     case usable(refreshRecommended: Bool)
@@ -9,21 +9,22 @@ enum AccessTokenUsability: Sendable, Hashable {
     case cachedInFuture
 
     /// Whether the token may be returned (``usable(refreshRecommended:)``).
-    var isUsable: Bool {
+    package var isUsable: Bool {
         if case .usable = self { return true }
         return false
     }
 }
 
-/// The expiry rule (Docs/Semantics.md, "Access-token expiry"), as a pure function of an injected `now`.
+/// The expiry rule (Docs/Semantics.md, "Access-token expiry"), as a pure function of an injected `now`: the one
+/// implementation, which the store's lookup and the client's in-process answers both call.
 ///
 /// All times are Unix seconds. The function is total: any `Int64` values, however absurd (a corrupt or hostile
 /// record), give an answer without trapping on overflow.
-enum AccessTokenExpiry {
+package enum AccessTokenExpiry {
     /// 300 s: expires_on − now ≥ 300 is usable (MSAL Python/JS/Go/ObjC boundary; .NET alone rejects exactly 300).
     ///
     /// The buffer keeps a token from expiring between the cache returning it and the resource server checking it.
-    static let minimumRemainingLifetime: Int64 = 300
+    package static let minimumRemainingLifetime: Int64 = 300
 
     /// Classifies a cached access token at `now`.
     ///
@@ -41,7 +42,7 @@ enum AccessTokenExpiry {
     /// AccessTokenExpiry.usability(expiresOn: 1_300, cachedAt: 0, refreshOn: 900, now: 1_000)
     /// // .usable(refreshRecommended: true)
     /// ```
-    static func usability(expiresOn: Int64, cachedAt: Int64, refreshOn: Int64?, now: Int64) -> AccessTokenUsability {
+    package static func usability(expiresOn: Int64, cachedAt: Int64, refreshOn: Int64?, now: Int64) -> AccessTokenUsability {
         if cachedAt > now { return .cachedInFuture }
         guard hasMinimumLifetime(expiresOn: expiresOn, now: now) else { return .expiringOrExpired }
         let refreshRecommended = refreshOn.map { $0 <= now } ?? false

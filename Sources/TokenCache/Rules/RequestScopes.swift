@@ -33,7 +33,7 @@ extension ScopeSet {
     /// - Parameter scopes: Scopes, each element possibly several separated by ASCII whitespace.
     /// - Throws: TokenCacheError .invalidArgument when nothing is left (an empty request would match every token),
     ///   or a scope is malformed.
-    static func request(_ scopes: [String]) throws -> ScopeSet {
+    package static func request(_ scopes: [String]) throws -> ScopeSet {
         let requested = try ScopeSet(scopes).withoutReservedScopes
         guard !requested.isEmpty else {
             throw TokenCacheError(

@@ -28,7 +28,14 @@ final class RecordStore: Sendable {
     /// Record keys of data keys added to the header since this store was opened, learned when first met.
     private let laterRecordKeys = Mutex<[UInt32: SecureKey]>([:])
 
-    private init(backend: any RecordBackend, keyring: Keyring, root: SecureKey, readOnly: Bool, aliases: EnvironmentAliases) {
+    /// Whether creating this store completed one whose creation an older build had left without a header.
+    let completedInterruptedCreation: Bool
+
+    private init(
+        backend: any RecordBackend, keyring: Keyring, root: SecureKey, readOnly: Bool, aliases: EnvironmentAliases,
+        completedInterruptedCreation: Bool = false
+    ) {
+        self.completedInterruptedCreation = completedInterruptedCreation
         self.backend = backend
         self.keyring = keyring
         self.root = root
@@ -41,6 +48,11 @@ final class RecordStore: Sendable {
     /// configuration names, or in memory (``Configuration/inMemoryDirectory``: only `create` finds one, new).
     static func open(_ configuration: Configuration, create: Bool, now: Int64) throws -> RecordStore {
         if create, configuration.readOnly { throw TokenCacheError(.readOnly, "cannot create a store read-only") }
+        // A new store's root key is in hand before anything is created: a missing key file, a malformed key or an
+        // empty passphrase leaves no directory and no file behind, so the next attempt starts from nothing.
+        let newRoot = create ? try newRootKey(configuration) : nil
+        // A data file already there, without a header, is a creation an older build left unfinished: this one completes it.
+        let dataFileExisted = create && !configuration.isInMemory && FileSystem.exists(LMDBRecordBackend.dataFilePath(configuration.directory))
         let backend: any RecordBackend
         if configuration.isInMemory {
             guard create else {
@@ -50,7 +62,24 @@ final class RecordStore: Sendable {
         } else {
             backend = try openDirectory(configuration, create: create)
         }
-        return try open(backend, configuration: configuration, create: create, now: now)
+        return try open(backend, configuration: configuration, newRoot: newRoot, completing: dataFileExisted, now: now)
+    }
+
+    /// The root key and header parameters of a store about to be created, with the errors a first run meets named
+    /// for what they are: a key file that is not there yet is the user's to create (with the store, by
+    /// `cachetool init`), never made silently here.
+    private static func newRootKey(_ configuration: Configuration) throws -> (root: SecureKey, salt: [UInt8], cost: PassphraseCost?) {
+        if case .keyFile(let path) = configuration.keySource, !FileSystem.exists(path) {
+            throw TokenCacheError(
+                .keyUnavailable,
+                "cannot create the store at \(configuration.directory): its key file \(path) does not exist, and nothing was "
+                    + "created. `cachetool init` creates the key file and the store together (a library creates the key with "
+                    + "KeyFile.create(at:)); or set \(Configuration.Variable.base64Key) or \(Configuration.Variable.passphrase)"
+            )
+        }
+        return try RootKey.generate(
+            from: configuration.keySource, cost: configuration.passphraseCost, maximumCost: configuration.maximumPassphraseCost
+        )
     }
 
     /// The LMDB backend of the store directory, after the checks that keep a store the user's alone: the directory
@@ -94,31 +123,44 @@ final class RecordStore: Sendable {
     }
 
     /// Reads (or, creating, writes) the header in `backend`, unlocks the keyring, and upgrades an older format.
-    private static func open(_ backend: any RecordBackend, configuration: Configuration, create: Bool, now: Int64) throws -> RecordStore {
+    /// `newRoot` is the root key of a store being created; nil opens an existing one. `completing` says that the data
+    /// file of a store being created was there before (reported back as ``completedInterruptedCreation``).
+    private static func open(
+        _ backend: any RecordBackend, configuration: Configuration, newRoot: (root: SecureKey, salt: [UInt8], cost: PassphraseCost?)?,
+        completing: Bool = false, now: Int64
+    ) throws -> RecordStore {
         let directory = backend.location
-        let (existing, placementPending) = try backend.read { txn in
-            (
-                try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey) { Array($0) },
-                try Self.loneTokenPlacement.isPending(in: txn)
-            )
+        let (existing, placementPending, recordCount) = try backend.read { txn in
+            let header = try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey) { Array($0) }
+            // Counted only where there is no header: what a headerless store holds decides whether it may be completed.
+            let records = header != nil ? 0 : try DatabaseName.all.reduce(0) { $0 + (try txn.count(in: $1)) }
+            return (header, try Self.loneTokenPlacement.isPending(in: txn), records)
         }
 
         let keyring: Keyring
         let root: SecureKey
         var readOnly = configuration.readOnly
-        switch (existing, create) {
-        case (nil, false):
+        if existing == nil, recordCount > 0 {
+            // Records without the header that holds their keys: completing it would seal new records under a new key
+            // beside ones no key opens. This is damage, for salvage or quarantine, not an interrupted creation.
             throw TokenCacheError(
                 .corruptStore,
-                "the store at \(directory) has no header: its creation was interrupted or it is not a token-cache store "
-                    + "(run `cachetool init` to complete it)"
+                "the store at \(directory) holds \(recordCount) records but no header (the data keys that open them): it is "
+                    + "damaged or not a token-cache store; `cachetool quarantine` moves it aside, `cachetool salvage` copies what reads"
             )
-        case (.some, true):
+        }
+        switch (existing, newRoot) {
+        case (nil, nil):
+            // Only an interrupted creation (by an older build, which made the directory before it had the key) leaves
+            // an empty store without a header. No store was ever there: `create` completes it.
+            throw TokenCacheError(
+                .storeNotFound,
+                "no token cache at \(directory): its creation was interrupted before it had a key (the directory holds an empty, "
+                    + "unkeyed data file); `cachetool init` completes it"
+            )
+        case (.some, .some):
             throw TokenCacheError(.storeAlreadyExists, "a token cache already exists at \(directory)")
-        case (nil, true):
-            let generated = try RootKey.generate(
-                from: configuration.keySource, cost: configuration.passphraseCost, maximumCost: configuration.maximumPassphraseCost
-            )
+        case (nil, .some(let generated)):
             root = generated.root
             keyring = try Keyring.create(
                 rootKind: RootKey.kind(of: configuration.keySource), root: generated.root, salt: generated.salt,
@@ -131,7 +173,17 @@ final class RecordStore: Sendable {
                 }
                 try bytes.withUnsafeBytes { try txn.put(in: DatabaseName.meta, key: FormatConstants.headerKey, value: $0) }
             }
-        case (.some(let bytes), false):
+        case (.some(let bytes), nil):
+            if case .keyFile(let path) = configuration.keySource, !FileSystem.exists(path) {
+                // A store's key cannot be made again: the one way on is the file it was created with.
+                throw TokenCacheError(
+                    .keyUnavailable,
+                    "the store at \(directory) exists, but its key file \(path) does not. Restore that file from your backup "
+                        + "(or point \(Configuration.Variable.keyFile) at it, or set \(Configuration.Variable.base64Key) to the key, "
+                        + "or \(Configuration.Variable.passphrase) if the store was created with one); a new key cannot open this "
+                        + "store, so `cachetool init` makes none"
+                )
+            }
             let header: StoreHeader
             do {
                 header = try StoreHeader.decode(bytes)
@@ -150,11 +202,14 @@ final class RecordStore: Sendable {
             let unlocked = try Keyring.unlock(header: header, root: derived)
             if header.readVersion < FormatConstants.readVersion, !readOnly {
                 try upgrade(bytes, backend: backend, keyring: unlocked, root: derived)
-                return try open(backend, configuration: configuration, create: false, now: now)
+                return try open(backend, configuration: configuration, newRoot: nil, now: now)
             }
             keyring = unlocked
         }
-        let store = RecordStore(backend: backend, keyring: keyring, root: root, readOnly: readOnly, aliases: configuration.environmentAliases)
+        let store = RecordStore(
+            backend: backend, keyring: keyring, root: root, readOnly: readOnly, aliases: configuration.environmentAliases,
+            completedInterruptedCreation: completing && existing == nil
+        )
         if placementPending, !readOnly { try store.finishLoneTokenPlacement() }
         return store
     }

@@ -10,7 +10,9 @@ struct Init: ParsableCommand {
         discussion: """
             With a key file, a missing key file is created with 32 random bytes, mode 0600. With \
             $TOKEN_CACHE_PASSPHRASE the store is protected by Argon2id instead. Running init again on an \
-            existing store only checks that the key opens it.
+            existing store only checks that the key opens it: it never makes a key for a store that exists (a new key \
+            cannot open it; restore the key file from a backup). A store whose creation was interrupted before it had \
+            a key (an empty data file without a header) is completed.
             """
     )
 
@@ -41,6 +43,14 @@ struct Init: ParsableCommand {
             if FileManager.default.fileExists(atPath: configuration.directory, isDirectory: &isDirectory), !isDirectory.boolValue {
                 throw ValidationError("--store: \(Terminal.sanitize(configuration.directory)) is a file, not a directory (a store is a directory); nothing was created")
             }
+            // An existing store opens with its own key or not at all: a new key file is made only where there is no
+            // store, so a missing key never turns into a second key that opens nothing.
+            if let existing = try Self.openExisting(configuration) {
+                let info = try existing.info()
+                print("Store \(configuration.directory) already exists and opens with \(configuration.keySource).")
+                print("Store id \(info.storeID), \(info.recordCounts.values.reduce(0, +)) records.")
+                return
+            }
             if case .keyFile(let path) = configuration.keySource, !FileManager.default.fileExists(atPath: path) {
                 try KeyFile.create(at: path)
                 print("Created key file \(path) (mode 0600). Keep a backup: without it the store cannot be read.")
@@ -48,7 +58,11 @@ struct Init: ParsableCommand {
             let cache: TokenStore
             do {
                 let created = try TokenStore.create(configuration)
-                print("Created store \(configuration.directory) (format v\(try created.info().readVersion)), protected by \(configuration.keySource).")
+                let verb = created.completedInterruptedCreation ? "Completed the store" : "Created store"
+                print("\(verb) \(configuration.directory) (format v\(try created.info().readVersion)), protected by \(configuration.keySource).")
+                if created.completedInterruptedCreation {
+                    print("Its creation had been interrupted before it had a key: it held no record, and now has its header.")
+                }
                 if raisesCeiling, case .passphrase = configuration.keySource {
                     print("Opening it needs \(Configuration.Variable.maximumPassphraseCost)=sensitive: by default an open spends at most the moderate cost.")
                 }
@@ -60,5 +74,11 @@ struct Init: ParsableCommand {
             let info = try cache.info()
             print("Store id \(info.storeID), \(info.recordCounts.values.reduce(0, +)) records.")
         }
+    }
+
+    /// The store the configuration names, opened, or nil where there is none (nothing there, or an empty one whose
+    /// creation was interrupted). Every other failure — a missing or wrong key for a store that exists — is thrown.
+    private static func openExisting(_ configuration: Configuration) throws -> TokenStore? {
+        do { return try TokenStore.open(configuration) } catch let error as TokenCacheError where error.code == .storeNotFound { return nil }
     }
 }
