@@ -26,6 +26,12 @@ public struct Configuration: Sendable {
     public var readOnly = false
     /// LMDB on NFS, SMB or FUSE can corrupt the store; refused unless this is set.
     public var allowNetworkFilesystem = false
+    /// How long an open waits for another process's open lock (held while it opens the store, and by a compaction
+    /// for its whole copy) and a write for another process's writer lock (held for its transaction), before it
+    /// throws `.lockTimeout` naming that process. Every wait on another process is bounded: a process stopped with
+    /// Ctrl-Z or `SIGSTOP` while it holds one of them would otherwise hang every other. 30 s by default; set it with
+    /// `TOKEN_CACHE_LOCK_TIMEOUT` (seconds).
+    public var lockTimeout: Duration = .seconds(30)
     /// Authority hosts that name the same cloud. Lookups, intersect-delete and sign-out match environments by
     /// these groups; the built-in table can be extended (``EnvironmentAliases/adding(_:)``).
     public var environmentAliases: EnvironmentAliases = .builtIn
@@ -67,6 +73,8 @@ public struct Configuration: Sendable {
         public static let base64Key = "TOKEN_CACHE_KEY"
         /// `interactive`, `moderate` or `sensitive`: sets ``Configuration/maximumPassphraseCost``.
         public static let maximumPassphraseCost = "TOKEN_CACHE_MAX_PASSPHRASE_COST"
+        /// Seconds (a decimal number, more than 0): sets ``Configuration/lockTimeout``.
+        public static let lockTimeout = "TOKEN_CACHE_LOCK_TIMEOUT"
     }
 
     /// `TOKEN_CACHE_DIR`, else `$XDG_DATA_HOME/token-cache`, else `~/.local/share/token-cache`.
@@ -93,13 +101,17 @@ public struct Configuration: Sendable {
     }
 
     /// The configuration the defaults above describe.
-    /// An unknown `TOKEN_CACHE_MAX_PASSPHRASE_COST` value leaves the default in place.
+    /// An unknown `TOKEN_CACHE_MAX_PASSPHRASE_COST` value, and a `TOKEN_CACHE_LOCK_TIMEOUT` that is not a number of
+    /// seconds between 0 and a day, leave the default in place.
     public static func fromEnvironment(_ environment: [String: String]) -> Configuration {
         var configuration = Configuration(
             directory: defaultDirectory(environment: environment), keySource: defaultKeySource(environment: environment)
         )
         if let level = environment[Variable.maximumPassphraseCost].flatMap(PassphraseCost.named) {
             configuration.maximumPassphraseCost = level
+        }
+        if let seconds = environment[Variable.lockTimeout].flatMap(Double.init), seconds > 0, seconds <= 86_400 {
+            configuration.lockTimeout = .milliseconds(Int64((seconds * 1000).rounded()))
         }
         return configuration
     }

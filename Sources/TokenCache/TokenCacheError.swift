@@ -49,6 +49,10 @@ public struct TokenCacheError: Error, Sendable, CustomStringConvertible, Localiz
         /// The operation needs the store to itself (compaction), and a process has it open: another process, named in the
         /// message, or this one. Nothing was changed; retry once that process has closed the store.
         public static let storeInUse = Code("storeInUse")
+        /// Another process kept a lock of the store past the bound of the wait (``Configuration/lockTimeout``): its
+        /// writer lock (a writer stopped inside its transaction), or its open lock (a compaction, or an opener stopped
+        /// inside the open). The message names that process and its command line. Nothing was changed; retry.
+        public static let lockTimeout = Code("lockTimeout")
         /// Too many concurrent readers.
         public static let readersExhausted = Code("readersExhausted")
         /// An I/O error from the operating system. The transaction was not committed.

@@ -142,7 +142,7 @@ extension Environment {
             if options.readOnly { flags |= UInt32(MDB_RDONLY) }
             // Serialised with every other opener of this library (see `OpenLock`): an opener killed inside
             // mdb_env_open must never leave LMDB's lock table half-initialised to processes waiting behind it.
-            let openLock = try OpenLock.acquire(directory: directory, readOnly: options.readOnly)
+            let openLock = try OpenLock.acquire(directory: directory, readOnly: options.readOnly, timeout: options.lockTimeout)
             // LMDB takes an empty data file for a new environment and writes its meta pages, which a read-only
             // open cannot do (it fails with EBADF). A store's data file is never empty once its creator's open
             // returned, and creators finish under the open lock, so this one is truncated.

@@ -45,15 +45,17 @@ extension Environment {
     /// Runs `body` in a write transaction and commits it if `body` returns normally; aborts it if `body`
     /// throws, and rethrows that error unchanged. All or nothing.
     ///
-    /// Synchronous, on the calling thread. Writes are serialised by LMDB's writer mutex across threads and
-    /// processes; keep bodies short and never do network I/O inside ("one slow writer stalls every process").
+    /// Synchronous, on the calling thread. Writes are serialised across threads and processes by the writer lock
+    /// (`WriterLock`, waited for at most `EnvironmentOptions.lockTimeout`) and LMDB's writer mutex behind it; keep
+    /// bodies short and never do network I/O inside ("one slow writer stalls every process").
     ///
     /// **The body must be re-runnable.** When the map is full (`MDB_MAP_FULL` from a put or from the
     /// commit), the transaction is aborted, the map doubled (up to `EnvironmentOptions.maximumMapSize`), and
     /// the *whole* body runs again from the start in a new transaction. Side effects outside the transaction
     /// may therefore happen more than once; compute inputs before calling `write`.
     ///
-    /// - Throws: whatever `body` throws, unchanged; `LMDBError.nestedWrite` if this thread is already inside
+    /// - Throws: whatever `body` throws, unchanged; `LMDBError.lockTimeout` when another process kept the writer lock
+    ///   past the bound (nothing was written); `LMDBError.nestedWrite` if this thread is already inside
     ///   a write on this environment (LMDB would deadlock); `LMDBError.mapFull` at the cap, or when growth is
     ///   needed while this thread is inside another transaction of this environment (growing then would
     ///   deadlock); `LMDBError.usedAfterFork`; any commit failure (`EIO`, `ENOSPC`, ...), never reported
@@ -65,6 +67,9 @@ extension Environment {
         try checkUsable()
         let state = ThreadState.current
         guard !state[environment: serial].inWrite else { throw LMDBError.nestedWrite }
+        // Before LMDB's writer mutex, which cannot be waited on for a bounded time (see `WriterLock`).
+        let writerLock = try WriterLock.acquire(directory: directory, timeout: options.lockTimeout)
+        defer { writerLock.release() }
         var adoptions = 0
         var growthAttempts = 0
         while true {

@@ -19,6 +19,9 @@ package struct EnvironmentOptions: Sendable {
     package var reservedDiskSpace: Int = 256 << 10
     /// `MDB_RDONLY`. LMDB still needs write access to `lock.mdb`.
     package var readOnly: Bool = false
+    /// How long an open waits for another process's open lock, and a write for another process's writer lock, before
+    /// it gives up with `LMDBError.lockTimeout` naming that process (`BoundedFlock`).
+    package var lockTimeout: Duration = .seconds(30)
 
     package init() {}
 }

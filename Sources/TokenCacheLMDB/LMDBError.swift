@@ -18,10 +18,22 @@ import Darwin
 /// so an error can be logged without leaking token material.
 package struct LMDBError: Error, Hashable, Sendable, CustomStringConvertible {
     package let code: Int32
+    /// What only the wrapper knows about this failure (who holds a lock), for the message; not part of its identity:
+    /// two errors of one code are equal whatever their details.
+    package let detail: String?
 
     package init(code: Int32) {
         self.code = code
+        detail = nil
     }
+
+    private init(code: Int32, detail: String) {
+        self.code = code
+        self.detail = detail
+    }
+
+    package static func == (lhs: LMDBError, rhs: LMDBError) -> Bool { lhs.code == rhs.code }
+    package func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     // MARK: LMDB return codes (lmdb.h, "Return Codes")
 
@@ -72,6 +84,13 @@ package struct LMDBError: Error, Hashable, Sendable, CustomStringConvertible {
     /// opened the store without this library's open lock). Committing would overwrite the newest meta page, so
     /// the transaction was aborted. It clears when every process has closed the store.
     package static let staleLockTable = LMDBError(code: 1_000_005)
+    /// A lock of the store directory that this library takes before LMDB's own (the open lock around
+    /// `mdb_env_open`, the writer lock around a write transaction) stayed held by another process past the bound
+    /// of the wait; ``detail`` names that process. Nothing was done.
+    package static let lockTimeout = LMDBError(code: 1_000_006)
+
+    /// ``lockTimeout``, saying who holds the lock.
+    static func lockTimeout(detail: String) -> LMDBError { LMDBError(code: lockTimeout.code, detail: detail) }
 
     package var description: String {
         switch self {
@@ -83,6 +102,8 @@ package struct LMDBError: Error, Hashable, Sendable, CustomStringConvertible {
             return "LMDB data file is shorter than its last page; the store is truncated"
         case .staleLockTable:
             return "LMDB's lock table lags the newest commit; the write was refused so as not to overwrite it"
+        case .lockTimeout:
+            return detail ?? "a lock of the store stayed held by another process past the bound of the wait"
         case .unsupportedLibraryVersion:
             return "liblmdb \(Environment.libraryVersion) is unsupported (0.9.26 through 0.9.31 destroy shared mutexes on close)"
         default:

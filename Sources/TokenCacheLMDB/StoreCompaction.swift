@@ -59,7 +59,7 @@ package enum StoreCompaction {
         guard FileSystem.isDirectory(resolved) else { throw LMDBError.invalidArgument }
         guard FileSystem.identity(at: dataPath) != nil else { throw LMDBError.noSuchFile }
         try checkNotOpenHere(resolved)
-        let openLock = try OpenLock.acquire(directory: resolved, readOnly: false)
+        let openLock = try OpenLock.acquire(directory: resolved, readOnly: false, timeout: EnvironmentOptions().lockTimeout)
         // Again under the open lock: an environment opened by another thread meanwhile has finished opening now.
         try checkNotOpenHere(resolved)
         let exclusion = try LockTableExclusion.acquire(path: resolved + "/lock.mdb")

@@ -23,7 +23,7 @@ package enum StoreQuarantine {
         guard FileSystem.isDirectory(resolved) else { throw LMDBError.invalidArgument }
         guard FileSystem.identity(at: resolved + "/data.mdb") != nil else { throw LMDBError.noSuchFile }
         if Environment.isInUseInThisProcess(directory: resolved) { throw StoreInUse(pid: Int(getpid()), command: nil, isThisProcess: true) }
-        let openLock = try OpenLock.acquire(directory: resolved, readOnly: false)
+        let openLock = try OpenLock.acquire(directory: resolved, readOnly: false, timeout: EnvironmentOptions().lockTimeout)
         let exclusion = try LockTableExclusion.acquire(path: resolved + "/lock.mdb")
         // rename(2) replaces an empty directory at the target: refuse any existing target first.
         var status = stat()

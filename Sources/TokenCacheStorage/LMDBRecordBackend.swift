@@ -23,6 +23,8 @@ package final class LMDBRecordBackend: RecordBackend {
         package var allowNetworkFilesystem: Bool
         /// Room beyond `maximumMapSize` that only writes freeing space may use (`EnvironmentOptions.reservedMapSize`).
         package var reservedMapSize: Int = EnvironmentOptions().reservedMapSize
+        /// How long an open or a write waits for another process's lock (`EnvironmentOptions.lockTimeout`).
+        package var lockTimeout: Duration = EnvironmentOptions().lockTimeout
 
         package init(directory: String, initialMapSize: Int, maximumMapSize: Int, readOnly: Bool, allowNetworkFilesystem: Bool) {
             self.directory = directory
@@ -66,7 +68,7 @@ package final class LMDBRecordBackend: RecordBackend {
 
     /// The files LMDB and the open lock keep in a store directory (those that exist are the user's alone).
     package static func storeFiles(_ directory: String) -> [String] {
-        [dataFilePath(directory), directory + "/lock.mdb", directory + "/open.lock"]
+        [dataFilePath(directory), directory + "/lock.mdb", directory + "/open.lock", directory + "/writer.lock"]
     }
 
     /// Opens (creating it when missing and not read-only) the environment in `options.directory`, with the key spaces
@@ -85,6 +87,7 @@ package final class LMDBRecordBackend: RecordBackend {
         environmentOptions.maximumMapSize = max(options.maximumMapSize, options.initialMapSize)
         environmentOptions.reservedMapSize = max(options.reservedMapSize, 0)
         environmentOptions.readOnly = options.readOnly
+        environmentOptions.lockTimeout = options.lockTimeout
         let environment: Environment
         do {
             environment = try Environment.open(directory: directory, databases: spaces, options: environmentOptions)
@@ -317,6 +320,8 @@ extension StorageError {
             )
         case .readersFull:
             return StorageError(.readersExhausted, "too many concurrent readers of \(directory) (\(lmdb))")
+        case .lockTimeout:
+            return StorageError(.lockTimeout, "the store at \(directory) is busy: \(lmdb). Nothing was changed; retry once it is done")
         // MDB_BAD_TXN: the wrapper never reuses a failed transaction, so it means LMDB failed an internal read
         // earlier in this one without reporting it (refreshing a database's record whose root page number is
         // damaged does that) and refuses to go on: damage, not an I/O error.

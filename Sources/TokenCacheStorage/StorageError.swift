@@ -6,7 +6,7 @@
 package struct StorageError: Error, Sendable, CustomStringConvertible {
     package enum Code: String, Sendable {
         case storeNotFound, readOnly, insecurePermissions, unsupportedEnvironment, unsupportedFormatVersion
-        case corruptStore, storageFull, staleLockTable, readersExhausted, ioFailure, invalidArgument, storeInUse
+        case corruptStore, storageFull, staleLockTable, readersExhausted, ioFailure, invalidArgument, storeInUse, lockTimeout
     }
 
     package let code: Code

@@ -37,7 +37,7 @@ enum Failure {
         switch error.code {
         case .corruptRecord, .corruptStore, .invalidArgument, .recordTooLarge: 65
         case .storeNotFound, .keyUnavailable: 66
-        case .conflict, .readersExhausted, .staleLockTable, .storeInUse: 75
+        case .conflict, .readersExhausted, .staleLockTable, .storeInUse, .lockTimeout: 75
         case .wrongKey, .insecurePermissions, .readOnly: 77
         case .unsupportedEnvironment, .unsupportedFormatVersion: 78
         case .storageFull, .ioFailure: 74

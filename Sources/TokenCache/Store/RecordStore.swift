@@ -97,6 +97,7 @@ final class RecordStore: Sendable {
             readOnly: configuration.readOnly, allowNetworkFilesystem: configuration.allowNetworkFilesystem
         )
         options.reservedMapSize = configuration.reservedMapSize
+        options.lockTimeout = configuration.lockTimeout
         do { return try LMDBRecordBackend.open(options, spaces: DatabaseName.all) } catch {
             throw TokenCacheError.wrap(error, directory: directory)
         }

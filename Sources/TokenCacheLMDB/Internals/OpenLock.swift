@@ -37,11 +37,13 @@ struct OpenLock: ~Copyable {
         self.descriptor = descriptor
     }
 
-    /// Creates `open.lock` (mode 0600) if it is missing and waits for the exclusive lock on it.
+    /// Creates `open.lock` (mode 0600) if it is missing and waits for the exclusive lock on it, at most `timeout`
+    /// (``BoundedFlock``: then ``LMDBError/lockTimeout`` names the holder, an opener stopped inside `mdb_env_open` or
+    /// a compaction).
     ///
     /// Returns nil, without locking, only for a read-only open on a read-only filesystem, where no process can
     /// write and LMDB itself runs without a lock table.
-    static func acquire(directory: String, readOnly: Bool) throws(LMDBError) -> OpenLock? {
+    static func acquire(directory: String, readOnly: Bool, timeout: Duration) throws(LMDBError) -> OpenLock? {
         let fd: Int32
         do {
             fd = try FileSystem.openCreatingOwnerOnly(directory + "/" + fileName)
@@ -51,11 +53,7 @@ struct OpenLock: ~Copyable {
         let lock = OpenLock(descriptor: fd)
         // The directory is private; the lock file gets the same exact mode as LMDB's files, whatever the umask.
         if !readOnly { try FileSystem.setOwnerOnlyMode(fd: fd) }
-        var rc: Int32
-        repeat {
-            rc = flock(fd, LOCK_EX)
-        } while rc != 0 && errno == EINTR
-        guard rc == 0 else { throw LMDBError(code: errno) }
+        try BoundedFlock.lock(fd, what: "the store's open lock", timeout: timeout)
         return lock
     }
 

@@ -1,0 +1,98 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Waiting for an exclusive `flock` on a lock file of the store directory, for a bounded time.
+///
+/// A blocking `flock` waits for as long as the holder keeps the lock, and a holder stopped with Ctrl-Z or `SIGSTOP`
+/// keeps it until it is resumed: every other process would hang with no word of why. So the lock is tried without
+/// blocking, and tried again after pauses that grow from a millisecond to 20 ms (a holder's usual turn is a
+/// transaction's fsync, milliseconds), until `timeout` has passed; then the wait ends with
+/// ``LMDBError/lockTimeout`` naming the process that holds the lock and its command line, as the kernel's
+/// `/proc/locks` tells them. The holder's identity is looked up only then, so an uncontended lock costs one call.
+enum BoundedFlock {
+    /// Takes the exclusive lock on the open file `descriptor` (the file at `path`), waiting at most `timeout`.
+    /// - Parameter what: What the lock guards, for the message (`"the writer lock"`).
+    /// - Throws: ``LMDBError/lockTimeout`` with the holder in its detail; other `LMDBError`s from `flock`.
+    static func lock(_ descriptor: Int32, what: String, timeout: Duration) throws(LMDBError) {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        var pause: Duration = .milliseconds(1)
+        while true {
+            if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return }
+            let code = errno
+            guard code == EWOULDBLOCK || code == EINTR else { throw LMDBError(code: code) }
+            let now = clock.now
+            if now >= deadline { throw timedOut(descriptor, what: what, timeout: timeout) }
+            let nap = min(pause, deadline - now)
+            let (seconds, attoseconds) = nap.components
+            var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
+            var remaining = timespec()
+            while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+            pause = min(pause * 2, .milliseconds(20))
+        }
+    }
+
+    private static func timedOut(_ descriptor: Int32, what: String, timeout: Duration) -> LMDBError {
+        let holder = holderOfFlock(on: descriptor)
+        let who = switch (holder, holder.flatMap(LockTableExclusion.commandLine(of:))) {
+        case let (pid?, command?): "process \(pid) (\(command))"
+        case let (pid?, nil): "process \(pid)"
+        default: "another process"
+        }
+        let tenths = timeout.components.seconds * 10 + timeout.components.attoseconds / 100_000_000_000_000_000
+        let seconds = tenths % 10 == 0 ? "\(tenths / 10)" : "\(tenths / 10).\(tenths % 10)"
+        return LMDBError.lockTimeout(
+            detail: "\(what) is held by \(who), which kept it longer than the \(seconds) s this process waits "
+                + "(a process stopped with Ctrl-Z or SIGSTOP keeps it until it is resumed)"
+        )
+    }
+
+    /// The process holding a `flock` on the file open as `descriptor`, from `/proc/locks`: the line of a `FLOCK` lock
+    /// on the same device and inode (`FLOCK  ADVISORY  WRITE <pid> <major>:<minor>:<inode> 0 EOF`). Nil where `/proc`
+    /// does not say.
+    static func holderOfFlock(on descriptor: Int32) -> pid_t? {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        let device = UInt64(info.st_dev)
+        // glibc's gnu_dev_major/minor, as the kernel prints them in hex.
+        let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~0xfff)
+        let minor = (device & 0xff) | ((device >> 12) & ~0xff)
+        let wanted = String(major, radix: 16, uppercase: false).leftPadded(to: 2) + ":"
+            + String(minor, radix: 16, uppercase: false).leftPadded(to: 2) + ":" + String(UInt64(info.st_ino))
+        guard let text = readWholeFile("/proc/locks") else { return nil }
+        for line in text.split(separator: "\n") {
+            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+            // "1:" "FLOCK" "ADVISORY" "WRITE" pid dev:inode start end; a waiter's line has "->" after the number.
+            guard fields.count >= 6, fields[1] == "FLOCK", fields[5] == wanted, let pid = pid_t(fields[4]) else { continue }
+            return pid
+        }
+        return nil
+    }
+
+    private static func readWholeFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        while true {
+            let count = read(fd, &chunk, chunk.count)
+            if count < 0 && errno == EINTR { continue }
+            guard count > 0 else { break }
+            bytes += chunk[..<count]
+            if bytes.count > 16 << 20 { break }
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Every wait on another process is bounded: a process stopped (Ctrl-Z, `SIGSTOP`) while it holds the store's open
+/// lock (an opener inside `mdb_env_open`, a compaction) or its writer lock (a writer inside its transaction) makes
+/// the others fail with exit 75 within `TOKEN_CACHE_LOCK_TIMEOUT`, naming it, instead of hanging.
+@Suite struct LockWaitTests {
+    /// A process that takes the exclusive `flock` on `path` and then stops itself with SIGSTOP, as a holder stopped
+    /// by Ctrl-Z does. Returns once it holds the lock and is stopped; `body` runs while it is; it is killed after.
+    private func withStoppedHolder(of path: String, _ body: (Int32) throws -> Void) throws {
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = [
+            "python3", "-c",
+            "import fcntl, os, signal, sys; f = open(sys.argv[1], 'a'); fcntl.flock(f, fcntl.LOCK_EX); os.kill(os.getpid(), signal.SIGSTOP)",
+            path,
+        ]
+        try holder.run()
+        defer {
+            kill(holder.processIdentifier, SIGKILL)
+            holder.waitUntilExit()
+        }
+        // Stopped: /proc/<pid>/stat's state is T.
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            let stat = (try? String(contentsOfFile: "/proc/\(holder.processIdentifier)/stat", encoding: .utf8)) ?? ""
+            if stat.split(separator: ")").last?.split(separator: " ").first == "T" { break }
+            usleep(10_000)
+        }
+        try body(holder.processIdentifier)
+    }
+
+    private func timed(_ body: () throws -> CacheToolRun) rethrows -> (CacheToolRun, TimeInterval) {
+        let start = Date()
+        let run = try body()
+        return (run, Date().timeIntervalSince(start))
+    }
+
+    @Test func aStoppedWriterMakesOtherWritersFailWith75NamingItNotHang() throws {
+        try CLIStore.with { store in
+            #expect(try store.run(["init"]).status == 0)
+            #expect(try store.run(["sample-data"]).status == 0)  // the first write creates writer.lock, mode 0600
+            try withStoppedHolder(of: store.directory + "/writer.lock") { pid in
+                let (run, seconds) = timed {
+                    (try? store.run(["purge-expired"], extra: ["TOKEN_CACHE_LOCK_TIMEOUT": "1"])) ?? CacheToolRun(stdout: "", stderr: "", status: -1, exitedNormally: false)
+                }
+                #expect(run.status == 75, "\(run.output)")
+                #expect(run.stderr.contains("writer lock") && run.stderr.contains("process \(pid) (") && run.stderr.contains("python3"), "\(run.stderr)")
+                #expect(run.stderr.contains("SIGSTOP"))
+                #expect(seconds < 15, "waited \(seconds) s for a bound of 1 s")
+                // Reads do not wait for writers.
+                let inspect = try store.run(["inspect"], extra: ["TOKEN_CACHE_LOCK_TIMEOUT": "1"])
+                #expect(inspect.status == 0, "\(inspect.output)")
+            }
+            // Once the holder is gone, writes go through.
+            #expect(try store.run(["purge-expired"]).status == 0)
+        }
+    }
+
+    @Test func aStoppedOpenerOrCompactionMakesOthersFailWith75NamingItNotHang() throws {
+        try CLIStore.with { store in
+            #expect(try store.run(["init"]).status == 0)
+            try withStoppedHolder(of: store.directory + "/open.lock") { pid in
+                for verb in [["inspect"], ["info"], ["sample-data"]] {
+                    let (run, seconds) = timed {
+                        (try? store.run(verb, extra: ["TOKEN_CACHE_LOCK_TIMEOUT": "0.5"])) ?? CacheToolRun(stdout: "", stderr: "", status: -1, exitedNormally: false)
+                    }
+                    #expect(run.status == 75, "\(verb): \(run.output)")
+                    #expect(run.stderr.contains("open lock") && run.stderr.contains("process \(pid)"), "\(verb): \(run.stderr)")
+                    #expect(seconds < 15, "\(verb) waited \(seconds) s for a bound of 0.5 s")
+                }
+            }
+            #expect(try store.run(["inspect"]).status == 0)
+        }
+    }
+}
