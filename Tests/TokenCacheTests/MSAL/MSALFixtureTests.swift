@@ -222,7 +222,7 @@ import Testing
         #expect(text.contains("\"key_id\": \"dotnet-pop-key-thumbprint\""))
         #expect(!text.contains("\"kid\""))
         #expect(text.contains("\"cached_at\": \"1700000020\""))
-        #expect(text.contains("\"\(Self.hidA)-login.windows.net-refreshtoken-1--\": {"))
+        #expect(text.contains("\"\(Self.hidA)-login.windows.net-refreshtoken-\(Self.fociApp)--\": {"))
         #expect(text.contains("\"\(Self.hidA)-login.windows.net-idtoken-\(Self.fociApp)-\(Self.guest)-\": {"))
         #expect(text.contains("\"adfs-sub-hash=-fs.contoso.example-\": {"))
         #expect(text.contains("\"appmetadata-login.windows.net-\(Self.fociApp)\": {"))

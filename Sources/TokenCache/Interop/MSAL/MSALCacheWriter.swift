@@ -5,7 +5,8 @@
 ///   `{}`, as MSAL's own templates have them), plus the unknown sections an import kept, restored as read;
 /// - sections sorted bytewise by name, entries sorted bytewise by key, fields sorted bytewise by name: exporting
 ///   the same content twice gives the same bytes, whatever order the entities came in;
-/// - keys from ``MSALCacheKey`` (lower-cased, every component, Python/.NET shape);
+/// - keys from ``MSALCacheKey``: the ones MSAL Python derives from each entry's fields, so that it can modify and
+///   remove what it loads;
 /// - timestamps as strings of integer Unix seconds (`"1700000000"`), which every SDK writes and reads;
 /// - `credential_type` on every credential (``MSALCacheKey/credentialType(of:)`` for access tokens), `key_id` for
 ///   bound tokens (the name Python and JS write; .NET and Go also read it through their own aliases poorly, but
@@ -60,7 +61,7 @@ struct MSALCacheWriter {
         }
         for kind in EntityKind.allCases {
             var keyed = try source.keys(of: kind)
-            // Bound tokens whose plain key another token has take their distinguished key (token type, key id).
+            // Records whose key another record derives too take their distinguished key (``MSALCacheKey``).
             var seen: [String: Int] = [:]
             for entry in keyed { seen[entry.key, default: 0] += 1 }
             for index in keyed.indices where seen[keyed[index].key, default: 0] > 1 {
