@@ -23,13 +23,6 @@ internal import TokenCacheRecords
 /// first): a bound access token beside a token of the same scopes, or a family refresh token beside the same
 /// client's own token of the same target. The second then takes ``distinguishedKey(of:)-(MSALEntity)``.
 enum MSALCacheKey {
-    /// The credential type the writer records for an access token: `AccessToken` for Bearer, the JS/ObjC
-    /// `AccessToken_With_AuthScheme` for bound (PoP, SSH-cert) tokens. JS looks bound tokens up by this type and
-    /// would otherwise hand a PoP token to a Bearer request; .NET, Python and Go do not filter on it.
-    static func credentialType(of token: AccessToken) -> String {
-        isBearer(token.tokenType) ? "AccessToken" : "AccessToken_With_AuthScheme"
-    }
-
     /// Absent, empty or `bearer` in any case.
     static func isBearer(_ tokenType: String?) -> Bool {
         guard let tokenType, !tokenType.isEmpty else { return true }
