@@ -502,6 +502,89 @@ def prove_msal_changes_export(results: Results, cachetool: str, work: str, name:
                       f"cachetool: {got.describe(changed_names) if got else error}")
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Adopting Azure CLI's and Azure Identity's plaintext caches: import --from TOOL --shred-source
+# ---------------------------------------------------------------------------------------------------------------
+
+#: Where each tool keeps its plaintext cache under a home directory (what ``import --from`` looks for).
+AZURE_TOOL_FILES = {"azure-cli": ".azure/msal_token_cache.json", "azure-identity": ".IdentityService/msal.cache.nocae"}
+#: What Azure CLI asks for on sign-in: Azure Resource Manager, Microsoft Graph, Key Vault and Storage.
+AZURE_CLI_SCOPES = (("https://management.core.windows.net//.default",), ("https://graph.microsoft.com/.default",),
+                    ("https://vault.azure.net/.default",), ("https://storage.azure.com/.default",))
+
+
+def azure_tool_cache(name: str) -> tuple[str, str]:
+    """What MSAL Python writes for Azure CLI (a family app): a sign-in for several scope sets in one second (a
+    refresh token per scope set, all tied, each with its ID token), and, serialized after a later refresh that
+    re-issued the ID token, rotated one refresh token and added a scope set, the same cache again."""
+    builder = msal_caches.CacheBuilder(name, seed=4242 + len(name))
+    user = builder.user(builder.tenant("contoso.onmicrosoft.com"), msal_caches.PUBLIC)
+    signed_in = NOW - 7200
+    for scopes in AZURE_CLI_SCOPES[:3]:
+        builder.user_response(msal_caches.PUBLIC, user, msal_caches.AZURE_CLI, scopes, foci=True, after=signed_in)
+    cache = msal_caches.msal.SerializableTokenCache()
+    for planned in builder.events:
+        cache.add(planned.event, now=planned.time)
+    first = cache.serialize()
+    builder.events.clear()
+    for scopes in (AZURE_CLI_SCOPES[0], AZURE_CLI_SCOPES[3]):
+        builder.user_response(msal_caches.PUBLIC, user, msal_caches.AZURE_CLI, scopes, foci=True, after=signed_in + 3600)
+    for planned in builder.events:
+        cache.add(planned.event, now=planned.time)
+    return first, cache.serialize()
+
+
+def prove_azure_tool_adoption(results: Results, cachetool: str, work: str) -> None:
+    """``cachetool import --from TOOL --shred-source`` takes each tool's file as MSAL Python wrote it, on an empty
+    store and again after the tool wrote more, and shreds it each time; the counts say what happened."""
+    for tool_name, relative in AZURE_TOOL_FILES.items():
+        label = f"{tool_name} adoption"
+        tool = CacheTool(cachetool, os.path.join(work, "stores", tool_name))
+        home = os.path.join(work, "homes", tool_name)
+        shutil.rmtree(home, ignore_errors=True)
+        tool.env = {k: v for k, v in tool.env.items() if k != "AZURE_CONFIG_DIR"}
+        tool.env["HOME"] = home
+        path = os.path.join(home, relative)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tool.fresh()
+        first, second = azure_tool_cache(tool_name)
+        for step, text in (("sign-in, three scope sets in one second", first), ("after a refresh re-issued the ID token", second)):
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.chmod(path, 0o600)
+            run = tool.run("import", "--from", tool_name, "--shred-source", "--json")
+            try:
+                report = json.loads(run.stdout)
+            except ValueError:
+                report = {}
+            results.check(run.returncode == 0 and report.get("shredded") is True and not os.path.exists(path),
+                          f"{label}, {step}: imported and shredded in one command",
+                          f"exit {run.returncode}, kept because: {report.get('kept_because')}; "
+                          f"unverified: {[u.get('reason') for u in (report.get('verified') or {}).get('unverified', [])]}")
+            results.check("CANARY" not in run.stdout + run.stderr and not any(secret and secret in run.stdout + run.stderr
+                          for secret in msal_caches.secret_names(json.loads(text))),
+                          f"{label}, {step}: no secret in the output")
+            cache = json.loads(text)
+            tied = len(cache["RefreshToken"]) - 1
+            if step.startswith("sign-in"):
+                kept = sum((report.get("kept_existing") or {}).values())
+                merged = (report.get("merged_in_file") or {}).get("RefreshToken")
+                results.check(kept == 0 and merged == tied and (report.get("verified") or {}).get("merged") == tied,
+                              f"{label}, {step}: on an empty store no stored record is kept, {tied} same-second refresh tokens are merged",
+                              f"kept_existing {report.get('kept_existing')}, merged_in_file {report.get('merged_in_file')}, "
+                              f"verified {report.get('verified')}")
+            exported_path = os.path.join(work, "roundtrip", f"{tool_name}.adopted.json")
+            tool.run("export", "--include-secrets", "-o", exported_path)
+            try:
+                with open(exported_path, encoding="utf-8") as f:
+                    stored = json.load(f)
+            except (OSError, ValueError):
+                stored = {}
+            diff = identity_diff(identities(cache), identities(stored))
+            results.check(not diff, f"{label}, {step}: the store holds the file's identities and newest secrets "
+                                    f"(of same-second refresh tokens the file's first, the one MSAL Python redeems first)", diff)
+
+
 def main() -> int:
     msal_caches.ensure_fixed_hash_seed()
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -536,6 +619,8 @@ def main() -> int:
     for name in manifest["caches"]:
         print(f"---- {name}")
         prove_cache(results, binary, os.path.abspath(args.work), generated, name, [q for q in queries if q["cache"] == name])
+    print("---- Azure CLI and Azure Identity caches adopted with --shred-source")
+    prove_azure_tool_adoption(results, binary, os.path.abspath(args.work))
     return results.close()
 
 
