@@ -99,6 +99,16 @@ class CacheTool:
         return Answer(out.get("outcome"), at.get("secret"), rt.get("secret"), bool(out.get("refresh_recommended"))), ""
 
 
+def store_export(tool: CacheTool, path: str) -> dict[str, Any]:
+    """The store's export with secrets, written to ``path`` and parsed; empty when it could not be written or read."""
+    tool.run("export", "--include-secrets", "-o", path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
 def has_subcommand(binary: str, name: str) -> bool:
     """Whether cachetool documents a subcommand. An unknown one prints the top-level help with exit 0, so the
     exit code alone proves nothing: the subcommand's own usage line must be there."""
@@ -218,6 +228,16 @@ def extra_events(cache: dict[str, Any], name: str) -> tuple[list[tuple[dict[str,
     return events, queries
 
 
+def check_added_tokens_found(results: Results, tool: CacheTool, serialized: str, queries: list[Query], text: str) -> None:
+    """Each query, which must hit a token MSAL Python added to ``serialized``, gets that answer from the store too."""
+    names = msal_caches.secret_names(json.loads(serialized))
+    for query in queries:
+        msal_says = msal_caches.msal_answer(serialized, query)
+        got, error = tool.lookup(query)
+        results.check(msal_says.outcome == "hit" and got is not None and compare(msal_says, got),
+                      f"{text} ({msal_says.describe(names)})", f"cachetool: {got.describe(names) if got else error}")
+
+
 def prove_cache(results: Results, cachetool: str, work: str, generated: str, name: str, records: list[dict[str, Any]]) -> None:
     source = os.path.join(generated, f"{name}.msal.json")
     with open(source, encoding="utf-8") as f:
@@ -316,33 +336,17 @@ def prove_cache(results: Results, cachetool: str, work: str, generated: str, nam
     if results.check(reimported.returncode == 0, f"{name}: cachetool import of the cache MSAL Python rewrote",
                      f"exit {reimported.returncode}: {reimported.stderr.strip()[:500]}"):
         again_path = os.path.join(work, "roundtrip", f"{name}.export-2.json")
-        second.run("export", "--include-secrets", "-o", again_path)
-        try:
-            with open(again_path, encoding="utf-8") as f:
-                again_cache = json.load(f)
-        except (OSError, ValueError):
-            again_cache = {}
+        again_cache = store_export(second, again_path)
         diff = identity_diff(identities(rewritten), identities(again_cache))
         results.check(not diff, f"{name}: identities and secrets survive MSAL's rewrite and a second import", diff)
     replaced = tool.run("import", rewritten_path, "--replace", "--json")
     if results.check(replaced.returncode == 0, f"{name}: cachetool import --replace of the rewritten cache into the first store",
                      f"exit {replaced.returncode}: {replaced.stderr.strip()[:500]}"):
         replaced_path = os.path.join(work, "roundtrip", f"{name}.export-replace.json")
-        tool.run("export", "--include-secrets", "-o", replaced_path)
-        try:
-            with open(replaced_path, encoding="utf-8") as f:
-                replaced_cache = json.load(f)
-        except (OSError, ValueError):
-            replaced_cache = {}
+        replaced_cache = store_export(tool, replaced_path)
         diff = identity_diff(identities(rewritten), identities(replaced_cache), superset=True)
         results.check(not diff, f"{name}: after --replace the store holds every identity and secret of the rewritten cache", diff)
-    rewritten_names = msal_caches.secret_names(rewritten)
-    for query in new_queries:
-        msal_says = msal_caches.msal_answer(rewritten_text, query)
-        got, error = second.lookup(query)
-        results.check(msal_says.outcome == "hit" and got is not None and compare(msal_says, got),
-                      f"{name}: the token MSAL added after the round trip is found ({msal_says.describe(rewritten_names)})",
-                      f"cachetool: {got.describe(rewritten_names) if got else error}")
+    check_added_tokens_found(results, second, rewritten_text, new_queries, f"{name}: the token MSAL added after the round trip is found")
     print(f"---- {name}: {agreed} queries agree with MSAL Python, {marked} follow token-cache's documented rule instead")
 
 
@@ -414,12 +418,7 @@ def reimport_matches(results: Results, tool: CacheTool, work: str, label: str, t
                          f"exit {imported.returncode}: {imported.stderr.strip()[:500]}"):
         return
     exported_path = os.path.join(work, "roundtrip", f"{label}.export.json")
-    tool.run("export", "--include-secrets", "-o", exported_path)
-    try:
-        with open(exported_path, encoding="utf-8") as f:
-            again = json.load(f)
-    except (OSError, ValueError):
-        again = {}
+    again = store_export(tool, exported_path)
     diff = identity_diff(identities(json.loads(text)), identities(again))
     results.check(not diff, f"{label}: the store holds exactly its identities and secrets", diff)
 
@@ -493,13 +492,7 @@ def prove_msal_changes_export(results: Results, cachetool: str, work: str, name:
     changed_text = cache.serialize()
     store = CacheTool(cachetool, os.path.join(work, "stores", name + "-msal-changed"))
     reimport_matches(results, store, work, f"{name}.msal-changed", changed_text)
-    changed_names = msal_caches.secret_names(json.loads(changed_text))
-    for query in new_queries:
-        msal_says = msal_caches.msal_answer(changed_text, query)
-        got, error = store.lookup(query)
-        results.check(msal_says.outcome == "hit" and got is not None and compare(msal_says, got),
-                      f"{label}: the token MSAL added is found after the re-import ({msal_says.describe(changed_names)})",
-                      f"cachetool: {got.describe(changed_names) if got else error}")
+    check_added_tokens_found(results, store, changed_text, new_queries, f"{label}: the token MSAL added is found after the re-import")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -574,12 +567,7 @@ def prove_azure_tool_adoption(results: Results, cachetool: str, work: str) -> No
                               f"kept_existing {report.get('kept_existing')}, merged_in_file {report.get('merged_in_file')}, "
                               f"verified {report.get('verified')}")
             exported_path = os.path.join(work, "roundtrip", f"{tool_name}.adopted.json")
-            tool.run("export", "--include-secrets", "-o", exported_path)
-            try:
-                with open(exported_path, encoding="utf-8") as f:
-                    stored = json.load(f)
-            except (OSError, ValueError):
-                stored = {}
+            stored = store_export(tool, exported_path)
             diff = identity_diff(identities(cache), identities(stored))
             results.check(not diff, f"{label}, {step}: the store holds the file's identities and newest secrets "
                                     f"(of same-second refresh tokens the file's first, the one MSAL Python redeems first)", diff)
