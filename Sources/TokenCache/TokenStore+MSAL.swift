@@ -15,9 +15,11 @@ extension TokenStore {
     /// ``MSALImportOptions/skipInvalid`` the valid entries are imported and the others reported.
     ///
     /// **Merging** (``MSALImportOptions/Mode/merge``): for each identity the record written later wins (`cached_at`,
-    /// for refresh tokens `last_modification_time`; then `expires_on`; else the stored one stays, so importing a
-    /// file twice changes nothing; a refresh token with neither time replaces a stored one without times when its
-    /// secret differs, so that a rotated token from an SDK that writes no times can be imported). An imported access token also replaces the stored tokens of its bucket whose
+    /// for refresh tokens `last_modification_time`, for ID tokens the JWT's `iat`; then `expires_on`; else the one
+    /// met first stays: the stored one, so importing a file twice changes nothing, and of one file's entries the
+    /// earlier, counted in ``MSALImportReport/mergedInFile``; a refresh or ID token with neither time replaces a
+    /// stored one without times when its secret differs, so that a rotated token from an SDK that writes no times
+    /// can be imported). An imported access token also replaces the stored tokens of its bucket whose
     /// scopes intersect its own, as an ingest does, unless one of them is newer, in which case it is not imported.
     /// Expired tokens are imported as they are (an import is no place to drop data by the clock). Entries are
     /// written in durable transactions of ``MSALImportOptions/batchSize``; an import interrupted after the check

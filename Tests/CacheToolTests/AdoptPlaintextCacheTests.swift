@@ -249,6 +249,80 @@ import TokenCache
         }
     }
 
+    /// An unsigned JWT whose payload carries `iat` (and a marker making each one distinct), as an ID token.
+    static func idToken(issuedAt: Int, marker: String) -> String {
+        func encoded(_ text: String) -> String {
+            Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+        }
+        return encoded("{\"alg\":\"none\"}") + "." + encoded("{\"iat\":\(issuedAt),\"exp\":\(issuedAt + 3600),\"uti\":\"\(marker)\"}") + "."
+    }
+
+    /// Azure CLI's cache as MSAL Python writes it: one refresh token per scope set (`refreshTokens`: secret, target,
+    /// last_modification_time, in the file's order), an access token per scope set, an account and an ID token.
+    static func azureCLICache(refreshTokens: [(secret: String, target: String, written: String)], idToken: String) -> String {
+        let common = "\"home_account_id\": \"uid.utid\", \"environment\": \"login.microsoftonline.com\""
+        let client = "\"client_id\": \"04b07795-8ddb-461a-bbee-02f9e1bf7b46\""
+        let rts = refreshTokens.map { token in
+            "\"rt-\(token.target)\": {\(common), \(client), \"secret\": \"\(token.secret)\", \"credential_type\": \"RefreshToken\", "
+                + "\"target\": \"\(token.target)\", \"last_modification_time\": \"\(token.written)\"}"
+        }
+        let ats = refreshTokens.map { token in
+            "\"at-\(token.target)\": {\(common), \(client), \"realm\": \"tenant-1\", \"target\": \"\(token.target)\", "
+                + "\"secret\": \"CANARY-AT-\(token.target)\", \"cached_at\": \"\(token.written)\", \"expires_on\": \"1900000000\", "
+                + "\"credential_type\": \"AccessToken\"}"
+        }
+        return "{" + [
+            "\"AccessToken\": {\(ats.joined(separator: ", "))}",
+            "\"RefreshToken\": {\(rts.joined(separator: ", "))}",
+            "\"IdToken\": {\"idt\": {\(common), \(client), \"realm\": \"tenant-1\", \"secret\": \"\(idToken)\", \"credential_type\": \"IdToken\"}}",
+            "\"Account\": {\"acc\": {\(common), \"realm\": \"tenant-1\", \"local_account_id\": \"uid\", \"username\": \"user@example.com\", "
+                + "\"authority_type\": \"MSSTS\"}}",
+        ].joined(separator: ",\n") + "}"
+    }
+
+    /// Azure CLI signs in for several scope sets in one second (one refresh token each, tied), then re-issues its
+    /// ID token on a later refresh: both files import and are shredded in one command each; on the empty store the
+    /// same-second tokens count as merged (never as stored records kept) and the file's first of them is the one
+    /// stored; the re-issued ID token replaces the stored one.
+    @Test func shredSourceAdoptsSameSecondRefreshTokensAndAReissuedIDToken() throws {
+        try Home.with { home in
+            #expect(try home.store.run(["init"]).status == 0)
+            let firstID = Self.idToken(issuedAt: 100, marker: "first")
+            let signIn = Self.azureCLICache(
+                refreshTokens: [("CANARY-RT-A", "a", "100"), ("CANARY-RT-B", "b", "100"), ("CANARY-RT-C", "c", "100")], idToken: firstID)
+            try home.write(signIn, to: home.azureCLI)
+            let first = try home.run(["import", "--from", "azure-cli", "--shred-source", "--json"])
+            #expect(first.status == 0, "\(first.output)")
+            Self.expectNoCanary(first)
+            let report = Self.json(first)
+            #expect(report["shredded"] as? Bool == true && report["kept_because"] is NSNull, "\(first.output)")
+            #expect((report["kept_existing"] as? [String: Int])?.values.reduce(0, +) == 0)
+            #expect((report["merged_in_file"] as? [String: Int])?["RefreshToken"] == 2)
+            #expect((report["written"] as? [String: Int])?["RefreshToken"] == 1)
+            let verified = try #require(report["verified"] as? [String: Any])
+            #expect(verified["merged"] as? Int == 2 && (verified["unverified"] as? [Any])?.isEmpty == true)
+            #expect(!FileManager.default.fileExists(atPath: home.azureCLI))
+            var stored = try Self.exported(home)
+            #expect(stored.contains("CANARY-RT-A") && !stored.contains("CANARY-RT-B") && !stored.contains("CANARY-RT-C"))
+
+            // Later Azure CLI refreshed: a new refresh token for a new scope set, its ID token re-issued.
+            let secondID = Self.idToken(issuedAt: 200, marker: "second")
+            let refreshed = Self.azureCLICache(
+                refreshTokens: [("CANARY-RT-A", "a", "100"), ("CANARY-RT-B", "b", "100"), ("CANARY-RT-C", "c", "100"), ("CANARY-RT-D", "d", "200")],
+                idToken: secondID)
+            try home.write(refreshed, to: home.azureCLI)
+            let again = try home.run(["import", "--from", "azure-cli", "--shred-source"])
+            #expect(again.status == 0, "\(again.output)")
+            Self.expectNoCanary(again)
+            #expect(again.stdout.contains("3 superseded by records written later"), "\(again.output)")
+            #expect(!FileManager.default.fileExists(atPath: home.azureCLI))
+            stored = try Self.exported(home)
+            #expect(stored.contains("CANARY-RT-D") && !stored.contains("CANARY-RT-A"))
+            #expect(stored.contains(secondID) && !stored.contains(firstID))
+        }
+    }
+
     @Test func shredSourceRefusesLinksBeforeImporting() throws {
         try Home.with { home in
             #expect(try home.store.run(["init"]).status == 0)

@@ -478,21 +478,22 @@ enum HelpText {
         their counts; --from imports the one found.
 
         --shred-source: once the import has committed and a read-back found every entry
-        of the file in the store (with the same secret, or a record of the same
-        identity written later), the file is overwritten with zeros and removed. Never
-        after rejected entries, never for standard input; if the file is kept, the
-        command says why and exits 1. Overwriting cannot be guaranteed on copy-on-write
-        or journaling file systems and SSDs, and copies may exist: if the file may have
-        been copied, revoke its tokens.
+        of the file in the store (with the same secret, a record of the same identity
+        written later, or another entry of the file that the store holds for the
+        identity), the file is overwritten with zeros and removed. Never after rejected
+        entries, never for standard input; if the file is kept, the command says why
+        and exits 1. Overwriting cannot be guaranteed on copy-on-write or journaling
+        file systems and SSDs, and copies may exist: if the file may have been copied,
+        revoke its tokens.
 
         JSON keys (stable): entries, written {AccessToken, RefreshToken, IdToken,
-        Account, AppMetadata}, kept_existing {…}, access_tokens_superseded,
-        removed_by_replace, kept_sections [names], rejected [{section, fingerprint,
-        offset, field, reason}], source (path or null), verified (null or {identical,
-        superseded, unverified [{section, fingerprint, offset, reason}]}), shredded,
-        kept_because (null or why). With --discover: caches [{tool, path, size, mode,
-        modified, entries {…}, accounts, tokens, invalid_entries, problem}], searched
-        [paths].
+        Account, AppMetadata}, kept_existing {…}, merged_in_file {…},
+        access_tokens_superseded, removed_by_replace, kept_sections [names], rejected
+        [{section, fingerprint, offset, field, reason}], source (path or null),
+        verified (null or {identical, superseded, merged, unverified [{section,
+        fingerprint, offset, reason}]}), shredded, kept_because (null or why). With
+        --discover: caches [{tool, path, size, mode, modified, entries {…}, accounts,
+        tokens, invalid_entries, problem}], searched [paths].
 
         USAGE: cachetool import [--store <dir>] [--key-file <path>] [--replace] [--skip-invalid] [--batch-size <n>] [--discover] [--from <tool>] [--shred-source] [--json] [<file>]
 

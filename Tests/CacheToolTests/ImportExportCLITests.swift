@@ -26,7 +26,7 @@ import TokenCache
             #expect(imported.status == 0, "\(imported.output)")
             let report = Self.json(imported)
             #expect(Set(report.keys) == [
-                "entries", "written", "kept_existing", "access_tokens_superseded", "removed_by_replace", "kept_sections", "rejected",
+                "entries", "written", "kept_existing", "merged_in_file", "access_tokens_superseded", "removed_by_replace", "kept_sections", "rejected",
                 "source", "verified", "shredded", "kept_because",
             ])
             #expect(report["entries"] as? Int == 14 && (report["written"] as? [String: Int])?["AccessToken"] == 5)

@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import sys
 from typing import Any
+from unittest import mock
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import msal_caches  # noqa: E402
@@ -96,6 +97,16 @@ class CacheTool:
             return None, "stdout is not JSON"
         at, rt = out.get("access_token") or {}, out.get("refresh_token") or {}
         return Answer(out.get("outcome"), at.get("secret"), rt.get("secret"), bool(out.get("refresh_recommended"))), ""
+
+
+def store_export(tool: CacheTool, path: str) -> dict[str, Any]:
+    """The store's export with secrets, written to ``path`` and parsed; empty when it could not be written or read."""
+    tool.run("export", "--include-secrets", "-o", path)
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
 
 
 def has_subcommand(binary: str, name: str) -> bool:
@@ -217,6 +228,16 @@ def extra_events(cache: dict[str, Any], name: str) -> tuple[list[tuple[dict[str,
     return events, queries
 
 
+def check_added_tokens_found(results: Results, tool: CacheTool, serialized: str, queries: list[Query], text: str) -> None:
+    """Each query, which must hit a token MSAL Python added to ``serialized``, gets that answer from the store too."""
+    names = msal_caches.secret_names(json.loads(serialized))
+    for query in queries:
+        msal_says = msal_caches.msal_answer(serialized, query)
+        got, error = tool.lookup(query)
+        results.check(msal_says.outcome == "hit" and got is not None and compare(msal_says, got),
+                      f"{text} ({msal_says.describe(names)})", f"cachetool: {got.describe(names) if got else error}")
+
+
 def prove_cache(results: Results, cachetool: str, work: str, generated: str, name: str, records: list[dict[str, Any]]) -> None:
     source = os.path.join(generated, f"{name}.msal.json")
     with open(source, encoding="utf-8") as f:
@@ -295,7 +316,10 @@ def prove_cache(results: Results, cachetool: str, work: str, generated: str, nam
     results.check(not mismatches, f"{name}: MSAL Python answers {sum(1 for r in records if not r['differences'])} queries "
                                   f"from the export as from its own cache", "\n".join(mismatches[:20]))
 
-    # 4. MSAL Python writes to the exported cache; cachetool imports the result again.
+    # 4. MSAL Python signs out of, rotates in and adds to the export; cachetool imports the result.
+    prove_msal_changes_export(results, cachetool, work, name, exported_text, original)
+
+    # 5. MSAL Python writes to the exported cache; cachetool imports the result again.
     events, new_queries = extra_events(original, name)
     cache = msal_caches.msal.SerializableTokenCache()
     cache.deserialize(exported_text)
@@ -312,34 +336,241 @@ def prove_cache(results: Results, cachetool: str, work: str, generated: str, nam
     if results.check(reimported.returncode == 0, f"{name}: cachetool import of the cache MSAL Python rewrote",
                      f"exit {reimported.returncode}: {reimported.stderr.strip()[:500]}"):
         again_path = os.path.join(work, "roundtrip", f"{name}.export-2.json")
-        second.run("export", "--include-secrets", "-o", again_path)
-        try:
-            with open(again_path, encoding="utf-8") as f:
-                again_cache = json.load(f)
-        except (OSError, ValueError):
-            again_cache = {}
+        again_cache = store_export(second, again_path)
         diff = identity_diff(identities(rewritten), identities(again_cache))
         results.check(not diff, f"{name}: identities and secrets survive MSAL's rewrite and a second import", diff)
     replaced = tool.run("import", rewritten_path, "--replace", "--json")
     if results.check(replaced.returncode == 0, f"{name}: cachetool import --replace of the rewritten cache into the first store",
                      f"exit {replaced.returncode}: {replaced.stderr.strip()[:500]}"):
         replaced_path = os.path.join(work, "roundtrip", f"{name}.export-replace.json")
-        tool.run("export", "--include-secrets", "-o", replaced_path)
-        try:
-            with open(replaced_path, encoding="utf-8") as f:
-                replaced_cache = json.load(f)
-        except (OSError, ValueError):
-            replaced_cache = {}
+        replaced_cache = store_export(tool, replaced_path)
         diff = identity_diff(identities(rewritten), identities(replaced_cache), superset=True)
         results.check(not diff, f"{name}: after --replace the store holds every identity and secret of the rewritten cache", diff)
-    rewritten_names = msal_caches.secret_names(rewritten)
-    for query in new_queries:
-        msal_says = msal_caches.msal_answer(rewritten_text, query)
-        got, error = second.lookup(query)
-        results.check(msal_says.outcome == "hit" and got is not None and compare(msal_says, got),
-                      f"{name}: the token MSAL added after the round trip is found ({msal_says.describe(rewritten_names)})",
-                      f"cachetool: {got.describe(rewritten_names) if got else error}")
+    check_added_tokens_found(results, second, rewritten_text, new_queries, f"{name}: the token MSAL added after the round trip is found")
     print(f"---- {name}: {agreed} queries agree with MSAL Python, {marked} follow token-cache's documented rule instead")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# MSAL Python changes an export: sign-out, rotation, removal, a new sign-in (its own key maker finds every entry)
+# ---------------------------------------------------------------------------------------------------------------
+
+def foreign_keys(serialized: str) -> dict[str, int]:
+    """Entries whose key is not the one MSAL Python's key maker derives from the entry's own fields, by section.
+
+    ``key_makers`` is indexed by credential type, whose values are the section names.
+    """
+    cache = msal_caches.msal.SerializableTokenCache()
+    cache.deserialize(serialized)
+    found: dict[str, int] = {}
+    for section, entries in json.loads(serialized).items():
+        make = cache.key_makers.get(section)
+        if make is None or not isinstance(entries, dict):
+            continue
+        for key, entry in entries.items():
+            if make(**entry) != key:
+                found[section] = found.get(section, 0) + 1
+    return found
+
+
+def owned_by(serialized: str, hid: str, environment: str) -> dict[str, int]:
+    """Credentials and accounts of one account in one environment, by section (app metadata is nobody's)."""
+    counts: dict[str, int] = {}
+    for section, entries in json.loads(serialized).items():
+        if section == "AppMetadata" or not isinstance(entries, dict):
+            continue
+        for entry in entries.values():
+            if entry.get("home_account_id") == hid and entry.get("environment") == environment:
+                counts[section] = counts.get(section, 0) + 1
+    return counts
+
+
+def secrets_of(serialized: str, section: str) -> list[str]:
+    return [entry.get("secret") for entry in json.loads(serialized).get(section, {}).values()]
+
+
+def sign_out(cache: Any, hid: str, environment: str) -> None:
+    """``remove_account`` of this account, by every client that holds a refresh token or ID token of it.
+
+    MSAL Python's sign-out removes the calling app's own and family refresh tokens and every access token, ID
+    token and account of the (home account, environment); another app's refresh token needs that app's sign-out.
+    """
+    data = json.loads(cache.serialize())
+    mine = [e for section in ("RefreshToken", "IdToken", "AccessToken") for e in data.get(section, {}).values()
+            if e.get("home_account_id") == hid and e.get("environment") == environment]
+    realms = sorted({e.get("realm") for e in data.get("Account", {}).values()
+                     if e.get("home_account_id") == hid and e.get("environment") == environment and e.get("realm")})
+    authority = f"https://{environment}/{realms[0] if realms else 'organizations'}"
+    for client_id in sorted({e["client_id"] for e in mine}):
+        app = msal_caches.msal.PublicClientApplication(
+            client_id, authority=authority, http_client=msal_caches.StubHttpClient(), token_cache=cache)
+        app.remove_account({"home_account_id": hid, "environment": environment})
+
+
+def reimport_matches(results: Results, tool: CacheTool, work: str, label: str, text: str) -> None:
+    """``cachetool import`` of what MSAL Python serialized, into a fresh store: the store's export holds the same
+    identities and secrets (token-cache's one refresh token per owner, the newest)."""
+    path = os.path.join(work, "roundtrip", f"{label}.json")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    tool.fresh()
+    imported = tool.run("import", path, "--json")
+    if not results.check(imported.returncode == 0, f"{label}: cachetool import of what MSAL Python wrote",
+                         f"exit {imported.returncode}: {imported.stderr.strip()[:500]}"):
+        return
+    exported_path = os.path.join(work, "roundtrip", f"{label}.export.json")
+    again = store_export(tool, exported_path)
+    diff = identity_diff(identities(json.loads(text)), identities(again))
+    results.check(not diff, f"{label}: the store holds exactly its identities and secrets", diff)
+
+
+def prove_msal_changes_export(results: Results, cachetool: str, work: str, name: str, exported_text: str,
+                              original: dict[str, Any]) -> None:
+    """MSAL Python, through its public API, signs out of, rotates in and adds to a cachetool export."""
+    label = f"{name}: MSAL Python changes the export"
+    foreign = foreign_keys(exported_text)
+    results.check(not foreign, f"{label}: every key is the one MSAL Python's key maker derives from the entry",
+                  f"keys MSAL Python would not derive, by section: {foreign}")
+    exported = json.loads(exported_text)
+    accounts = sorted({(e["home_account_id"], e["environment"]) for section in ("AccessToken", "RefreshToken", "IdToken", "Account")
+                       for e in exported.get(section, {}).values() if e.get("home_account_id")})
+
+    # Every account signed out, one after the other: none of its credentials stays, nobody else's goes.
+    cache = msal_caches.msal.SerializableTokenCache()
+    cache.deserialize(exported_text)
+    leftovers, collateral = [], []
+    for hid, environment in accounts:
+        before = cache.serialize()
+        # Every access-token search of MSAL Python also drops the expired access tokens of everyone: not collateral.
+        others = {k: v for k, v in identities(json.loads(before)).items() if not (k[1] == hid.lower() and k[2] == environment.lower())
+                  and not (k[0] == "AccessToken" and v[2] is not None and v[2] < NOW)}
+        try:
+            with mock.patch("time.time", return_value=float(NOW)):
+                sign_out(cache, hid, environment)
+        except Exception as error:  # noqa: BLE001 — MSAL Python failing on our file is the finding
+            leftovers.append(f"{environment}: MSAL Python failed: {type(error).__name__} {str(error)[:200]}")
+            continue
+        after = cache.serialize()
+        left = owned_by(after, hid, environment)
+        if left:
+            leftovers.append(f"{environment}: {left}")
+        kept = identities(json.loads(after))
+        if any(k[0] != "AppMetadata" and k not in kept for k in others):
+            collateral.append(environment)
+    results.check(not leftovers, f"{label}: remove_account of each of {len(accounts)} accounts leaves none of its credentials",
+                  f"{len(leftovers)} accounts keep entries (by section): " + "; ".join(leftovers[:8]))
+    results.check(not collateral, f"{label}: signing one account out leaves the other accounts' records",
+                  f"{len(collateral)} sign-outs removed another account's records")
+    signed_out = cache.serialize()
+    left = {section: len(entries) for section, entries in json.loads(signed_out).items()
+            if section in ("RefreshToken", "IdToken", "Account") and entries}
+    results.check(not left, f"{label}: after every sign-out no refresh token, ID token or account is left", f"left: {left}")
+    reimport_matches(results, CacheTool(cachetool, os.path.join(work, "stores", name + "-signed-out")), work, f"{name}.msal-signed-out", signed_out)
+
+    # A refresh token rotated (update_rt), another removed (remove_rt), a new sign-in added.
+    cache = msal_caches.msal.SerializableTokenCache()
+    cache.deserialize(exported_text)
+    refresh_tokens = sorted(cache.search(cache.CredentialType.REFRESH_TOKEN), key=lambda rt: (rt["home_account_id"], rt["environment"], rt["client_id"]))
+    family = next((rt for rt in refresh_tokens if rt.get("family_id")), None)
+    removed = next((rt for rt in refresh_tokens if not rt.get("family_id") and rt["home_account_id"] != (family or {}).get("home_account_id")), None)
+    if not results.check(family is not None and removed is not None, f"{label}: the export has a family refresh token and another account's own one"):
+        return
+    count = len(secrets_of(exported_text, "RefreshToken"))
+    old_secret, new_secret = family["secret"], f"{name}-rotated-family-refresh-token"
+    cache.update_rt(dict(family), new_secret)
+    rotated = secrets_of(cache.serialize(), "RefreshToken")
+    results.check(old_secret not in rotated and rotated.count(new_secret) == 1 and len(rotated) == count,
+                  f"{label}: update_rt replaces the redeemed family refresh token (old secret gone, the new one once)",
+                  f"old present: {old_secret in rotated}, new present {rotated.count(new_secret)} times, {len(rotated)} refresh tokens (was {count})")
+    cache.remove_rt(dict(removed))
+    after_removal = secrets_of(cache.serialize(), "RefreshToken")
+    results.check(removed["secret"] not in after_removal and len(after_removal) == count - 1,
+                  f"{label}: remove_rt removes a client's own refresh token",
+                  f"still present: {removed['secret'] in after_removal}, {len(after_removal)} refresh tokens (was {count})")
+    events, new_queries = extra_events(original, name)
+    for event, time in events:
+        cache.add(event, now=time)
+    changed_text = cache.serialize()
+    store = CacheTool(cachetool, os.path.join(work, "stores", name + "-msal-changed"))
+    reimport_matches(results, store, work, f"{name}.msal-changed", changed_text)
+    check_added_tokens_found(results, store, changed_text, new_queries, f"{label}: the token MSAL added is found after the re-import")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Adopting Azure CLI's and Azure Identity's plaintext caches: import --from TOOL --shred-source
+# ---------------------------------------------------------------------------------------------------------------
+
+#: Where each tool keeps its plaintext cache under a home directory (what ``import --from`` looks for).
+AZURE_TOOL_FILES = {"azure-cli": ".azure/msal_token_cache.json", "azure-identity": ".IdentityService/msal.cache.nocae"}
+#: What Azure CLI asks for on sign-in: Azure Resource Manager, Microsoft Graph, Key Vault and Storage.
+AZURE_CLI_SCOPES = (("https://management.core.windows.net//.default",), ("https://graph.microsoft.com/.default",),
+                    ("https://vault.azure.net/.default",), ("https://storage.azure.com/.default",))
+
+
+def azure_tool_cache(name: str) -> tuple[str, str]:
+    """What MSAL Python writes for Azure CLI (a family app): a sign-in for several scope sets in one second (a
+    refresh token per scope set, all tied, each with its ID token), and, serialized after a later refresh that
+    re-issued the ID token, rotated one refresh token and added a scope set, the same cache again."""
+    builder = msal_caches.CacheBuilder(name, seed=4242 + len(name))
+    user = builder.user(builder.tenant("contoso.onmicrosoft.com"), msal_caches.PUBLIC)
+    signed_in = NOW - 7200
+    for scopes in AZURE_CLI_SCOPES[:3]:
+        builder.user_response(msal_caches.PUBLIC, user, msal_caches.AZURE_CLI, scopes, foci=True, after=signed_in)
+    cache = msal_caches.msal.SerializableTokenCache()
+    for planned in builder.events:
+        cache.add(planned.event, now=planned.time)
+    first = cache.serialize()
+    builder.events.clear()
+    for scopes in (AZURE_CLI_SCOPES[0], AZURE_CLI_SCOPES[3]):
+        builder.user_response(msal_caches.PUBLIC, user, msal_caches.AZURE_CLI, scopes, foci=True, after=signed_in + 3600)
+    for planned in builder.events:
+        cache.add(planned.event, now=planned.time)
+    return first, cache.serialize()
+
+
+def prove_azure_tool_adoption(results: Results, cachetool: str, work: str) -> None:
+    """``cachetool import --from TOOL --shred-source`` takes each tool's file as MSAL Python wrote it, on an empty
+    store and again after the tool wrote more, and shreds it each time; the counts say what happened."""
+    for tool_name, relative in AZURE_TOOL_FILES.items():
+        label = f"{tool_name} adoption"
+        tool = CacheTool(cachetool, os.path.join(work, "stores", tool_name))
+        home = os.path.join(work, "homes", tool_name)
+        shutil.rmtree(home, ignore_errors=True)
+        tool.env = {k: v for k, v in tool.env.items() if k != "AZURE_CONFIG_DIR"}
+        tool.env["HOME"] = home
+        path = os.path.join(home, relative)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tool.fresh()
+        first, second = azure_tool_cache(tool_name)
+        for step, text in (("sign-in, three scope sets in one second", first), ("after a refresh re-issued the ID token", second)):
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.chmod(path, 0o600)
+            run = tool.run("import", "--from", tool_name, "--shred-source", "--json")
+            try:
+                report = json.loads(run.stdout)
+            except ValueError:
+                report = {}
+            results.check(run.returncode == 0 and report.get("shredded") is True and not os.path.exists(path),
+                          f"{label}, {step}: imported and shredded in one command",
+                          f"exit {run.returncode}, kept because: {report.get('kept_because')}; "
+                          f"unverified: {[u.get('reason') for u in (report.get('verified') or {}).get('unverified', [])]}")
+            results.check("CANARY" not in run.stdout + run.stderr and not any(secret and secret in run.stdout + run.stderr
+                          for secret in msal_caches.secret_names(json.loads(text))),
+                          f"{label}, {step}: no secret in the output")
+            cache = json.loads(text)
+            tied = len(cache["RefreshToken"]) - 1
+            if step.startswith("sign-in"):
+                kept = sum((report.get("kept_existing") or {}).values())
+                merged = (report.get("merged_in_file") or {}).get("RefreshToken")
+                results.check(kept == 0 and merged == tied and (report.get("verified") or {}).get("merged") == tied,
+                              f"{label}, {step}: on an empty store no stored record is kept, {tied} same-second refresh tokens are merged",
+                              f"kept_existing {report.get('kept_existing')}, merged_in_file {report.get('merged_in_file')}, "
+                              f"verified {report.get('verified')}")
+            exported_path = os.path.join(work, "roundtrip", f"{tool_name}.adopted.json")
+            stored = store_export(tool, exported_path)
+            diff = identity_diff(identities(cache), identities(stored))
+            results.check(not diff, f"{label}, {step}: the store holds the file's identities and newest secrets "
+                                    f"(of same-second refresh tokens the file's first, the one MSAL Python redeems first)", diff)
 
 
 def main() -> int:
@@ -376,6 +607,8 @@ def main() -> int:
     for name in manifest["caches"]:
         print(f"---- {name}")
         prove_cache(results, binary, os.path.abspath(args.work), generated, name, [q for q in queries if q["cache"] == name])
+    print("---- Azure CLI and Azure Identity caches adopted with --shred-source")
+    prove_azure_tool_adoption(results, binary, os.path.abspath(args.work))
     return results.close()
 
 

@@ -116,9 +116,10 @@ struct MSALImport {
     ) throws {
         var reader = try source.makeReader()
         let sections = check.sections
-        /// Entry keys of the access tokens this import wrote: tokens of one file may overlap (the lookup's "most
-        /// recently cached" then decides), only tokens already stored are superseded.
-        var imported: Set<[UInt8]> = []
+        /// The records this import wrote: tokens of one file may overlap (the lookup's "most recently cached" then
+        /// decides), only tokens already stored are superseded; and an entry meeting one of them is merged within
+        /// the file, not a stored record kept.
+        var imported: Set<RecordAddress> = []
         var done = 0
         var finished = false
         while !finished {
@@ -137,7 +138,7 @@ struct MSALImport {
             // when it has committed.
             let (outcome, written) = try store.write { writer in
                 var outcome = MSALImportReport()
-                var written: Set<[UInt8]> = []
+                var written: Set<RecordAddress> = []
                 for entity in batch {
                     try writer.importEntity(entity, alreadyImported: imported, written: &written, report: &outcome)
                 }
@@ -165,7 +166,7 @@ struct MSALImport {
             let (removed, revisions) = try writer.removeEverything()
             outcome.removedByReplace = removed
             var reader = try source.makeReader()
-            var written: Set<[UInt8]> = []
+            var written: Set<RecordAddress> = []
             while let entry = try source.next(&reader) {
                 guard case .entity = entry.section, !check.rejectedOffsets.contains(entry.offset) else { continue }
                 try writer.importEntity(
@@ -246,10 +247,17 @@ extension MSALCacheSource {
 }
 
 extension MSALImportReport {
+    /// Counts one entry of `kind` in `counts`, or in ``mergedInFile`` when an earlier entry of the file holds its
+    /// identity.
+    mutating func count(_ kind: EntityKind, in counts: WritableKeyPath<MSALImportReport, [EntityKind: Int]>, mergedInFile merged: Bool) {
+        self[keyPath: merged ? \.mergedInFile : counts][kind, default: 0] += 1
+    }
+
     /// Adds the counts of `other` (one batch's).
     mutating func add(_ other: MSALImportReport) {
         written.merge(other.written, uniquingKeysWith: +)
         keptExisting.merge(other.keptExisting, uniquingKeysWith: +)
+        mergedInFile.merge(other.mergedInFile, uniquingKeysWith: +)
         accessTokensSuperseded += other.accessTokensSuperseded
         removedByReplace += other.removedByReplace
     }
@@ -261,33 +269,35 @@ extension CacheWriter {
     /// group whose scopes intersect its own (the ingest rule), if it was written later than each of them; if one
     /// of them is newer, the imported token is dropped instead, so that no ambiguous pair comes out of a merge.
     /// Tokens written by this same import (`alreadyImported`, `written`) are not compared with each other: a file
-    /// may hold overlapping tokens, which the lookup's candidate order resolves.
+    /// may hold overlapping tokens, which the lookup's candidate order resolves. An entry whose identity an earlier
+    /// entry of the file already wrote is judged by the same rule but counted in
+    /// ``MSALImportReport/mergedInFile``: the store held no record of it before.
     func importEntity(
-        _ entity: MSALEntity, alreadyImported: Set<[UInt8]>, written: inout Set<[UInt8]>, report: inout MSALImportReport,
+        _ entity: MSALEntity, alreadyImported: Set<RecordAddress>, written: inout Set<RecordAddress>, report: inout MSALImportReport,
         priorRevisions: [RecordAddress: UInt64] = [:]
     ) throws {
         let index = store.keyring.index
         func judge<S: StorableEntity>(_ incoming: S, wins: (S, S) -> Bool) throws {
             let entryKey = S.storageKey(for: incoming.key, index: index)
+            let address = RecordAddress(kind: S.kind, key: entryKey)
+            let fromThisFile = alreadyImported.contains(address) || written.contains(address)
             let existing = try storedOrDamaged(S.self, entryKey: entryKey)
             if let existing, !wins(existing.entity, incoming) {
-                report.keptExisting[S.kind, default: 0] += 1
+                report.count(S.kind, in: \.keptExisting, mergedInFile: fromThisFile)
                 return
             }
-            let prior = max(existing?.revision ?? 0, priorRevisions[RecordAddress(kind: S.kind, key: entryKey)] ?? 0)
+            let prior = max(existing?.revision ?? 0, priorRevisions[address] ?? 0)
             _ = try putStorable(incoming, expectedRevision: nil, continuing: prior, entryKey: entryKey)
-            report.written[S.kind, default: 0] += 1
-        }
-        func later<S: StorableEntity>(_ stamp: @escaping (S) -> ImportMerge.Stamp) -> (S, S) -> Bool {
-            { ImportMerge.incomingWins(existing: stamp($0), incoming: stamp($1)) }
+            written.insert(address)
+            report.count(S.kind, in: \.written, mergedInFile: fromThisFile)
         }
         switch entity {
         case .accessToken(let token):
             try importAccessToken(token, alreadyImported: alreadyImported, written: &written, report: &report, priorRevisions: priorRevisions)
         case .refreshToken(let token): try judge(token, wins: ImportMerge.refreshTokenWins)
-        case .idToken(let token): try judge(token, wins: later(ImportMerge.stamp(of:)))
-        case .account(let account): try judge(account, wins: later(ImportMerge.stamp(of:)))
-        case .appMetadata(let metadata): try judge(metadata, wins: later(ImportMerge.stamp(of:)))
+        case .idToken(let token): try judge(token, wins: ImportMerge.idTokenWins)
+        case .account(let account): try judge(account, wins: ImportMerge.laterWins(ImportMerge.stamp(of:)))
+        case .appMetadata(let metadata): try judge(metadata, wins: ImportMerge.laterWins(ImportMerge.stamp(of:)))
         }
     }
 
@@ -298,7 +308,7 @@ extension CacheWriter {
     }
 
     private func importAccessToken(
-        _ token: AccessToken, alreadyImported: Set<[UInt8]>, written: inout Set<[UInt8]>, report: inout MSALImportReport,
+        _ token: AccessToken, alreadyImported: Set<RecordAddress>, written: inout Set<RecordAddress>, report: inout MSALImportReport,
         priorRevisions: [RecordAddress: UInt64]
     ) throws {
         let index = store.keyring.index
@@ -306,6 +316,11 @@ extension CacheWriter {
             homeAccountID: token.homeAccountID, clientID: token.clientID, realm: token.realm, tokenType: token.tokenType,
             keyID: token.keyID, index: index)
         let entryKey = AccessToken.entryKey(for: token.key, bucket: bucket, index: index)
+        func ofThisFile(_ key: [UInt8]) -> Bool {
+            let address = RecordAddress(kind: .accessToken, key: key)
+            return alreadyImported.contains(address) || written.contains(address)
+        }
+        let fromThisFile = ofThisFile(entryKey)
         let scopes = try ScopeSet(parsing: token.target)
         let incoming = ImportMerge.stamp(of: token)
         var doomed: [[UInt8]] = []
@@ -320,7 +335,7 @@ extension CacheWriter {
             guard sameIdentity || (store.aliases.areAliases(summary.environment, token.environment)
                 && IntersectDelete.evicts(newTarget: scopes, storedTarget: storedScopes))
             else { return true }
-            if !sameIdentity && (alreadyImported.contains(storedEntryKey) || written.contains(storedEntryKey)) { return true }
+            if !sameIdentity && ofThisFile(storedEntryKey) { return true }
             let stamp = ImportMerge.Stamp(writtenAt: summary.cachedAt, expiresOn: summary.expiresOn)
             if ImportMerge.incomingWins(existing: stamp, incoming: incoming) {
                 doomed.append(Array(key))
@@ -336,7 +351,7 @@ extension CacheWriter {
         }
         guard !newerStored else {
             // Something newer already answers for (part of) these scopes; nothing of the bucket changes.
-            report.keptExisting[.accessToken, default: 0] += 1
+            report.count(.accessToken, in: \.keptExisting, mergedInFile: fromThisFile)
             return
         }
         _ = try deleteRecords(AccessToken.self, keys: doomed)
@@ -345,8 +360,8 @@ extension CacheWriter {
         // bucket's lone token under the bucket prefix) are continued.
         for key in [entryKey, bucket] { previousRevision = max(previousRevision, priorRevisions[RecordAddress(kind: .accessToken, key: key)] ?? 0) }
         _ = try putStorable(token, expectedRevision: nil, continuing: previousRevision, entryKey: entryKey)
-        written.insert(entryKey)
-        report.written[.accessToken, default: 0] += 1
+        written.insert(RecordAddress(kind: .accessToken, key: entryKey))
+        report.count(.accessToken, in: \.written, mergedInFile: fromThisFile)
     }
 
     /// Deletes every record of the five kinds and the kept MSAL sections; returns how many records, and the revision

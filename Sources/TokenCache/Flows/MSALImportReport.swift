@@ -66,6 +66,11 @@ public struct MSALImportReport: Sendable, Hashable {
     public var written: [EntityKind: Int] = [:]
     /// Entries not written because the store held the same identity written as late or later, by kind.
     public var keptExisting: [EntityKind: Int] = [:]
+    /// Entries whose identity an earlier entry of the same file holds, by kind: they were merged into that one
+    /// record by the import rule (the later written, or on a tie the earlier entry), whichever one it kept. MSAL
+    /// Python keeps a refresh token per scope set, the store one per account and client or family, so a file of
+    /// MSAL Python has such entries; the store held none of their records before.
+    public var mergedInFile: [EntityKind: Int] = [:]
     /// Stored access tokens removed because an imported one of the same bucket, written later, covers
     /// intersecting scopes (the rule an ingest applies).
     public var accessTokensSuperseded = 0

@@ -21,14 +21,18 @@ public struct MSALUnverifiedEntry: Sendable, Hashable {
 /// An entity entry is **verified** when the store holds its identity and
 /// - the same secret (``identical``; accounts and app metadata, which carry none, need only their identity), or
 /// - a record the import rule (``TokenStore/importMSAL(from:options:progress:)``) prefers to the entry, having been
-///   written *strictly* later (``superseded``): a later `cached_at` (refresh tokens: `last_modification_time`),
-///   then a later `expires_on`. For an access token this may also be a stored token of its bucket and cloud whose
-///   scopes intersect its own (the token that made the import drop it). ID tokens carry no write time, so the
-///   rule always keeps the stored one; a stored ID token of the same identity verifies the entry.
+///   written *strictly* later (``superseded``): a later `cached_at` (refresh tokens: `last_modification_time`; ID
+///   tokens: the JWT's `iat`), then a later `expires_on` (ID tokens: `exp`). For an access token this may also be
+///   a stored token of its bucket and cloud whose scopes intersect its own (the token that made the import drop
+///   it), or
+/// - for a refresh or ID token, a record written at the same time with another secret that another entry of the
+///   same file holds (``merged``): the file named the identity twice (MSAL Python keeps a refresh token per scope
+///   set, several written in one second), and the store keeps one of them by the import rule's tie-break.
 ///
 /// Not verified, on purpose: a stored access or refresh token of the same identity written at the same time
-/// with another secret. The import rule keeps the stored one on a tie (so re-importing changes nothing), but
-/// nothing says the file's token is worth less; with the file kept, it is not lost.
+/// with another secret that the file does not hold. The import rule keeps the stored one on a tie (so
+/// re-importing changes nothing), but nothing says the file's token is worth less; with the file kept, it is
+/// not lost.
 ///
 /// Every unknown top-level section must be stored (for export) with the same value. An entry that does not map
 /// (an import with ``MSALImportOptions/skipInvalid`` skipped it) is never verified.
@@ -39,6 +43,8 @@ public struct MSALImportVerification: Sendable, Hashable {
     public var identical = 0
     /// Entries whose identity the store holds with a record written strictly later.
     public var superseded = 0
+    /// Entries whose identity the store holds with another entry of the same file, written at the same time.
+    public var merged = 0
     /// Entries and sections not found in the store as they are or newer.
     public var unverified: [MSALUnverifiedEntry] = []
 
@@ -55,6 +61,9 @@ struct MSALImportReadBack {
     enum Verdict: Equatable {
         case identical
         case superseded
+        /// Another secret written at the same time: verified only if the file holds the stored one too (then the
+        /// entry is merged), which the end of the pass decides.
+        case tied(RecordAddress, String)
         case missing(String)
     }
 
@@ -71,6 +80,9 @@ struct MSALImportReadBack {
                         fingerprint: keyring.fingerprint(database: "msal-import/" + entry.sectionName, key: Array((entry.key ?? "").utf8)),
                         offset: entry.offset, reason: reason))
             }
+            /// Identities of which the file holds the stored record, and entries tied with a stored record.
+            var heldByFile: Set<RecordAddress> = []
+            var ties: [(entry: MSALCacheEntry, address: RecordAddress, reason: String)] = []
             while let entry = try source.next(&file) {
                 guard case .entity = entry.section else {
                     sections.append((entry.sectionName, try? MSALFieldValues.jsonValue(entry.value), entry.offset))
@@ -82,10 +94,16 @@ struct MSALImportReadBack {
                     continue
                 }
                 switch try reader.verdict(on: entity) {
-                case .identical: result.identical += 1
+                case .identical:
+                    result.identical += 1
+                    heldByFile.insert(reader.address(of: entity))
                 case .superseded: result.superseded += 1
+                case .tied(let address, let reason): ties.append((entry, address, reason))
                 case .missing(let reason): unverified(entry, reason)
                 }
+            }
+            for tie in ties {
+                if heldByFile.contains(tie.address) { result.merged += 1 } else { unverified(tie.entry, tie.reason) }
             }
             if !sections.isEmpty {
                 let stored = try reader.store.foreignSections(in: reader.transaction)
@@ -121,9 +139,9 @@ extension CacheReader {
             }
         }
         switch entity {
-        // Accounts, app metadata and ID tokens carry no write time, so the import rule keeps a stored record of the
-        // identity whatever it holds: the file's record is in the store only if the stored one is equal to it (an
-        // app metadata record without the file's `family_id` would lose the family, and with it family refresh).
+        // Accounts and app metadata carry no write time, so the import rule keeps a stored record of the identity
+        // whatever it holds: the file's record is in the store only if the stored one is equal to it (an app
+        // metadata record without the file's `family_id` would lose the family, and with it family refresh).
         case .account(let account):
             return try judge(Account.self, Account.storageKey(for: account.key, index: index)) {
                 $0 == account ? .identical : .missing("the store holds this account with other fields")
@@ -133,21 +151,50 @@ extension CacheReader {
                 $0 == metadata ? .identical : .missing("the store holds this app metadata with other fields")
             }
         case .idToken(let token):
-            return try judge(IDToken.self, IDToken.storageKey(for: token.key, index: index)) {
-                $0 == token ? .identical : .missing("the store holds another ID token of this identity")
+            let entryKey = IDToken.storageKey(for: token.key, index: index)
+            return try judge(IDToken.self, entryKey) { stored in
+                if stored == token { return .identical }
+                return Self.timedVerdict(
+                    stored: ImportMerge.stamp(of: stored), entry: ImportMerge.stamp(of: token), sameSecret: stored.secret == token.secret,
+                    address: RecordAddress(kind: .idToken, key: entryKey), kind: "ID token")
             }
         case .refreshToken(let token):
-            return try judge(RefreshToken.self, RefreshToken.storageKey(for: token.key, index: index)) { stored in
+            let entryKey = RefreshToken.storageKey(for: token.key, index: index)
+            return try judge(RefreshToken.self, entryKey) { stored in
                 if stored.secret == token.secret { return .identical }
-                if !ImportMerge.refreshTokenWins(existing: stored, incoming: token),
-                    Self.later(ImportMerge.stamp(of: stored), than: ImportMerge.stamp(of: token))
-                {
-                    return .superseded
-                }
-                return .missing("the store holds another refresh token of this identity, not written later")
+                return Self.timedVerdict(
+                    stored: ImportMerge.stamp(of: stored), entry: ImportMerge.stamp(of: token), sameSecret: false,
+                    address: RecordAddress(kind: .refreshToken, key: entryKey), kind: "refresh token")
             }
         case .accessToken(let token):
             return try accessTokenVerdict(token, absent: absent, damaged: damaged)
+        }
+    }
+
+    /// The verdict on a stored refresh or ID token of the entry's identity that is not the entry itself: superseded
+    /// when written strictly later, tied when written at the same time with another secret, else missing.
+    private static func timedVerdict(
+        stored: ImportMerge.Stamp, entry: ImportMerge.Stamp, sameSecret: Bool, address: RecordAddress, kind: String
+    ) -> MSALImportReadBack.Verdict {
+        if later(stored, than: entry) { return .superseded }
+        let reason = "the store holds another \(kind) of this identity, not written later"
+        if !sameSecret && !later(entry, than: stored) { return .tied(address, reason) }
+        return .missing(reason)
+    }
+
+    /// Where the record of `entity`'s identity is stored (access tokens: under their entry key).
+    func address(of entity: MSALEntity) -> RecordAddress {
+        let index = store.keyring.index
+        switch entity {
+        case .accessToken(let token):
+            let bucket = AccessToken.bucketPrefix(
+                homeAccountID: token.homeAccountID, clientID: token.clientID, realm: token.realm, tokenType: token.tokenType,
+                keyID: token.keyID, index: index)
+            return RecordAddress(kind: .accessToken, key: AccessToken.entryKey(for: token.key, bucket: bucket, index: index))
+        case .refreshToken(let token): return RecordAddress(kind: .refreshToken, key: RefreshToken.storageKey(for: token.key, index: index))
+        case .idToken(let token): return RecordAddress(kind: .idToken, key: IDToken.storageKey(for: token.key, index: index))
+        case .account(let account): return RecordAddress(kind: .account, key: Account.storageKey(for: account.key, index: index))
+        case .appMetadata(let metadata): return RecordAddress(kind: .appMetadata, key: AppMetadata.storageKey(for: metadata.key, index: index))
         }
     }
 

@@ -65,6 +65,18 @@ struct IDTokenClaims: Sendable, Hashable {
         return claims
     }
 
+    /// The `iat` (issued at) and `exp` claims of a JWT, in Unix seconds, each nil when absent, not an integral
+    /// number, or when `jwt` is not a JWT with a JSON object payload. The MSAL cache records no write time for an
+    /// ID token; its issue time is the one there is (``ImportMerge`` orders ID tokens by it).
+    static func issueTimes(of jwt: Secret) -> (issuedAt: Int64?, expiresAt: Int64?) {
+        guard let claims = try? payload(of: jwt) else { return (nil, nil) }
+        func time(_ name: String) -> Int64? {
+            guard case .number(let lexeme)? = claims[name] else { return nil }
+            return ResponseJSON.integer(fromLexeme: lexeme)
+        }
+        return (time("iat"), time("exp"))
+    }
+
     /// `preferred_username`, else `upn`, else `email` (MSAL's account username).
     var username: String? { preferredUsername ?? upn ?? email }
 

@@ -2,11 +2,13 @@
 ///
 /// An import meets an identity twice when the store already holds it, or when the file itself holds it twice
 /// (MSAL Python keeps one refresh token per scope set, which are one token here). The rule: the later write wins,
-/// judged by `cached_at` (for refresh tokens, `last_modification_time`, their write time); on a tie, the later
-/// `expires_on`; on a tie again, the existing entity stays, so re-importing the same file changes nothing. An
-/// absent time counts as earlier than any present one: an entity that says when it was written beats one that
-/// does not. Entities that carry neither time (accounts, ID tokens, app metadata) therefore always keep the
-/// existing one.
+/// judged by `cached_at` (for refresh tokens, `last_modification_time`, their write time; for ID tokens, which
+/// record none, the JWT's `iat`, its issue time); on a tie, the later `expires_on` (ID tokens: `exp`); on a tie
+/// again, the one met first stays: the stored one, so re-importing the same file changes nothing, and within one
+/// file the earlier entry. For refresh tokens that is the one MSAL Python redeems first: it tries them newest
+/// first with a stable sort, so same-second tokens in the order its cache (and so its file) lists them. An absent
+/// time counts as earlier than any present one: an entity that says when it was written beats one that does not.
+/// Accounts and app metadata carry no time and therefore always keep the existing one.
 enum ImportMerge {
     /// The two times the rule compares; nil when the entity has none.
     struct Stamp: Sendable, Hashable {
@@ -38,7 +40,10 @@ enum ImportMerge {
 
     static func stamp(of token: AccessToken) -> Stamp { Stamp(writtenAt: token.cachedAt, expiresOn: token.expiresOn) }
     static func stamp(of token: RefreshToken) -> Stamp { Stamp(writtenAt: token.lastModificationTime, expiresOn: token.expiresOn) }
-    static func stamp(of token: IDToken) -> Stamp { Stamp(writtenAt: nil, expiresOn: nil) }
+    static func stamp(of token: IDToken) -> Stamp {
+        let (issuedAt, expiresAt) = IDTokenClaims.issueTimes(of: token.secret)
+        return Stamp(writtenAt: issuedAt, expiresOn: expiresAt)
+    }
     static func stamp(of account: Account) -> Stamp { Stamp(writtenAt: nil, expiresOn: nil) }
     static func stamp(of metadata: AppMetadata) -> Stamp { Stamp(writtenAt: nil, expiresOn: nil) }
 
@@ -47,9 +52,24 @@ enum ImportMerge {
     /// with another secret wins: it is the one the file being imported holds now, and keeping the stored one would
     /// make a rotated token unimportable. The same token again still changes nothing.
     static func refreshTokenWins(existing: RefreshToken, incoming: RefreshToken) -> Bool {
-        let (old, new) = (stamp(of: existing), stamp(of: incoming))
-        if old == Stamp(writtenAt: nil, expiresOn: nil) && new == old { return existing.secret != incoming.secret }
-        return incomingWins(existing: old, incoming: new)
+        credentialWins(existing: stamp(of: existing), incoming: stamp(of: incoming), sameSecret: existing.secret == incoming.secret)
+    }
+
+    /// Whether an incoming ID token replaces a stored one of its identity: the later issued (`iat`, then `exp`), as
+    /// for refresh tokens; one that is not a JWT with those claims replaces a timeless stored one when it differs.
+    /// A sign-in or refresh re-issues the ID token, so the newer one must win a re-import, not the first one stored.
+    static func idTokenWins(existing: IDToken, incoming: IDToken) -> Bool {
+        credentialWins(existing: stamp(of: existing), incoming: stamp(of: incoming), sameSecret: existing.secret == incoming.secret)
+    }
+
+    private static func credentialWins(existing: Stamp, incoming: Stamp, sameSecret: Bool) -> Bool {
+        if existing == Stamp(writtenAt: nil, expiresOn: nil) && incoming == existing { return !sameSecret }
+        return incomingWins(existing: existing, incoming: incoming)
+    }
+
+    /// ``incomingWins(existing:incoming:)`` on the stamps `stamp` gives, as a judge of (existing, incoming).
+    static func laterWins<Entity>(_ stamp: @escaping (Entity) -> Stamp) -> (Entity, Entity) -> Bool {
+        { incomingWins(existing: stamp($0), incoming: stamp($1)) }
     }
 
     /// The entity an import keeps of `existing` and `incoming` (same identity).

@@ -24,15 +24,17 @@ struct Import: ParsableCommand {
             (~/.IdentityService/msal.cache*, *.cae, *.nocae), with their counts; --from imports the one found.
 
             --shred-source: once the import has committed and a read-back found every entry of the file in the \
-            store (with the same secret, or a record of the same identity written later), the file is overwritten \
+            store (with the same secret, a record of the same identity written later, or another entry of the file \
+            that the store holds for the identity), the file is overwritten \
             with zeros and removed. Never after rejected entries, never for standard input; if the file is kept, \
             the command says why and exits 1. Overwriting cannot be guaranteed on copy-on-write or journaling file \
             systems and SSDs, and copies may exist: if the file may have been copied, revoke its tokens.
 
             JSON keys (stable): entries, written {AccessToken, RefreshToken, IdToken, Account, AppMetadata}, \
-            kept_existing {…}, access_tokens_superseded, removed_by_replace, kept_sections [names], rejected \
-            [{section, fingerprint, offset, field, reason}], source (path or null), verified (null or {identical, \
-            superseded, unverified [{section, fingerprint, offset, reason}]}), shredded, kept_because (null or why). \
+            kept_existing {…}, merged_in_file {…}, access_tokens_superseded, removed_by_replace, kept_sections \
+            [names], rejected [{section, fingerprint, offset, field, reason}], source (path or null), verified (null \
+            or {identical, superseded, merged, unverified [{section, fingerprint, offset, reason}]}), shredded, \
+            kept_because (null or why). \
             With --discover: caches [{tool, path, size, mode, modified, entries {…}, accounts, tokens, \
             invalid_entries, problem}], searched [paths].
             """
@@ -187,6 +189,7 @@ struct Import: ParsableCommand {
         .object([
             "identical": .integer(Int64(verification.identical)),
             "superseded": .integer(Int64(verification.superseded)),
+            "merged": .integer(Int64(verification.merged)),
             "unverified": .array(verification.unverified.map { entry in
                 .object([
                     "section": .string(entry.section), "fingerprint": .string(entry.fingerprint),
@@ -199,7 +202,8 @@ struct Import: ParsableCommand {
     static func describe(_ verification: MSALImportVerification) -> String {
         var lines = [
             "Read back \(verification.entries) entries: \(verification.identical) stored as in the file, "
-                + "\(verification.superseded) superseded by records written later."
+                + "\(verification.superseded) superseded by records written later"
+                + (verification.merged > 0 ? ", \(verification.merged) merged into another entry of the file with the same identity." : ".")
         ]
         if !verification.unverified.isEmpty {
             lines.append("Not found in the store as they are or newer:")
@@ -219,6 +223,7 @@ struct Import: ParsableCommand {
             "entries": .integer(Int64(report.entries)),
             "written": counts(report.written),
             "kept_existing": counts(report.keptExisting),
+            "merged_in_file": counts(report.mergedInFile),
             "access_tokens_superseded": .integer(Int64(report.accessTokensSuperseded)),
             "removed_by_replace": .integer(Int64(report.removedByReplace)),
             "kept_sections": .array(report.keptSections.map { .string($0) }),
@@ -240,6 +245,13 @@ struct Import: ParsableCommand {
         if replaced { lines.append("Replaced the store's previous \(report.removedByReplace) records.") }
         let kept = report.keptExisting.values.reduce(0, +)
         if kept > 0 { lines.append("Kept \(kept) stored records the file's were not shown to be newer than\(list(report.keptExisting)).") }
+        let merged = report.mergedInFile.values.reduce(0, +)
+        if merged > 0 {
+            lines.append(
+                "Merged \(merged) entries into the records of earlier entries of the file with the same identity\(list(report.mergedInFile)): "
+                    + "the store keeps one record per identity (one refresh token per account and client or family), the later "
+                    + "written, on a tie the file's first.")
+        }
         if report.accessTokensSuperseded > 0 {
             lines.append("Removed \(report.accessTokensSuperseded) stored access tokens superseded by newer imported ones.")
         }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import TokenCache
@@ -55,6 +56,32 @@ import Testing
         #expect(ImportMerge.winner(existing: old, incoming: new, stamp: ImportMerge.stamp(of:)).secret.reveal() == "new")
         #expect(ImportMerge.winner(existing: timeless, incoming: old, stamp: ImportMerge.stamp(of:)).secret.reveal() == "old")
         #expect(ImportMerge.winner(existing: old, incoming: timeless, stamp: ImportMerge.stamp(of:)).secret.reveal() == "old")
+    }
+
+    /// ID tokens record no write time: the JWT's `iat`, then `exp`, orders them, so a re-issued one replaces the
+    /// stored one; two that are not JWTs and differ: the incoming one (it is what the file holds now).
+    @Test func idTokensAreOrderedByTheirIssueTime() {
+        func jwt(_ payload: String) -> String {
+            func encoded(_ text: String) -> String {
+                Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                    .replacingOccurrences(of: "=", with: "")
+            }
+            return encoded("{\"alg\":\"none\"}") + "." + encoded(payload) + "."
+        }
+        func idToken(_ secret: String) -> IDToken {
+            IDToken(homeAccountID: "h", environment: "e", clientID: "c", realm: "r", secret: Secret(secret))
+        }
+        let first = idToken(jwt("{\"iat\":100,\"exp\":3700}"))
+        let reissued = idToken(jwt("{\"iat\":200,\"exp\":3800}"))
+        let longer = idToken(jwt("{\"iat\":100,\"exp\":9999}"))
+        #expect(ImportMerge.stamp(of: reissued) == ImportMerge.Stamp(writtenAt: 200, expiresOn: 3800))
+        #expect(ImportMerge.idTokenWins(existing: first, incoming: reissued))
+        #expect(!ImportMerge.idTokenWins(existing: reissued, incoming: first))
+        #expect(ImportMerge.idTokenWins(existing: first, incoming: longer))
+        #expect(!ImportMerge.idTokenWins(existing: first, incoming: first))
+        #expect(!ImportMerge.idTokenWins(existing: first, incoming: idToken("opaque")))
+        #expect(ImportMerge.idTokenWins(existing: idToken("opaque-1"), incoming: idToken("opaque-2")))
+        #expect(!ImportMerge.idTokenWins(existing: idToken("opaque-1"), incoming: idToken("opaque-1")))
     }
 
     /// The fold applies the rule per identity, which compares case-insensitively and scopes as sets.

@@ -22,10 +22,10 @@ enum MSALTestSupport {
     /// `content` with every list in key order, so that two contents compare regardless of fold order.
     static func sorted(_ content: MSALCacheContent) -> MSALCacheContent {
         var copy = content
-        // Bound tokens may share the plain key: their distinguished key orders them.
-        func order(_ token: AccessToken) -> String { MSALCacheKey.key(of: token) + "|" + (MSALCacheKey.distinguishedKey(of: token) ?? "") }
-        copy.accessTokens.sort { order($0) < order($1) }
-        copy.refreshTokens.sort { MSALCacheKey.key(of: $0) < MSALCacheKey.key(of: $1) }
+        // Bound access tokens and family refresh tokens may share the plain key: their distinguished key orders them.
+        func order(_ entity: MSALEntity) -> String { MSALCacheKey.key(of: entity) + "|" + (MSALCacheKey.distinguishedKey(of: entity) ?? "") }
+        copy.accessTokens.sort { order(.accessToken($0)) < order(.accessToken($1)) }
+        copy.refreshTokens.sort { order(.refreshToken($0)) < order(.refreshToken($1)) }
         copy.idTokens.sort { MSALCacheKey.key(of: $0) < MSALCacheKey.key(of: $1) }
         copy.accounts.sort { MSALCacheKey.key(of: $0) < MSALCacheKey.key(of: $1) }
         copy.appMetadata.sort { MSALCacheKey.key(of: $0) < MSALCacheKey.key(of: $1) }

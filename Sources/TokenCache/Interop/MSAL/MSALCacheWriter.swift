@@ -5,9 +5,12 @@
 ///   `{}`, as MSAL's own templates have them), plus the unknown sections an import kept, restored as read;
 /// - sections sorted bytewise by name, entries sorted bytewise by key, fields sorted bytewise by name: exporting
 ///   the same content twice gives the same bytes, whatever order the entities came in;
-/// - keys from ``MSALCacheKey`` (lower-cased, every component, Python/.NET shape);
+/// - keys from ``MSALCacheKey``: the ones MSAL Python derives from each entry's fields, so that it can modify and
+///   remove what it loads;
 /// - timestamps as strings of integer Unix seconds (`"1700000000"`), which every SDK writes and reads;
-/// - `credential_type` on every credential (``MSALCacheKey/credentialType(of:)`` for access tokens), `key_id` for
+/// - `credential_type` on every credential, `AccessToken` for bound (PoP, SSH-cert) access tokens too, as MSAL
+///   Python, .NET and Go write it: MSAL Python asserts that type when it removes an access token (on sign-out, and
+///   when its search drops an expired one), so JS's `AccessToken_With_AuthScheme` would make it fail; `key_id` for
 ///   bound tokens (the name Python and JS write; .NET and Go also read it through their own aliases poorly, but
 ///   it is the majority spelling), and every unknown field restored under its own name (a modelled field of the
 ///   same name wins);
@@ -60,7 +63,7 @@ struct MSALCacheWriter {
         }
         for kind in EntityKind.allCases {
             var keyed = try source.keys(of: kind)
-            // Bound tokens whose plain key another token has take their distinguished key (token type, key id).
+            // Records whose key another record derives too take their distinguished key (``MSALCacheKey``).
             var seen: [String: Int] = [:]
             for entry in keyed { seen[entry.key, default: 0] += 1 }
             for index in keyed.indices where seen[keyed[index].key, default: 0] > 1 {
@@ -170,7 +173,7 @@ struct MSALCacheWriter {
         let additional: [String: JSONValue]
         switch entity {
         case .accessToken(let token):
-            credential(MSALCacheKey.credentialType(of: token), token.homeAccountID, token.environment, token.clientID, token.secret)
+            credential("AccessToken", token.homeAccountID, token.environment, token.clientID, token.secret)
             set("realm", token.realm)
             set("target", token.target)
             set("cached_at", token.cachedAt)

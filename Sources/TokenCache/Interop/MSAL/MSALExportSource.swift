@@ -1,5 +1,5 @@
 /// Where ``MSALCacheWriter`` takes what it writes from: per kind, every entity's key first (to sort the section and
-/// to tell apart bound tokens that share a key), then each entity once, in key order. A store is written that way
+/// to tell apart records that derive one key), then each entity once, in key order. A store is written that way
 /// with only its keys in memory; ``MSALCacheContent`` (everything in memory) is a source too.
 protocol MSALExportSource {
     /// How the source finds an entity again.
@@ -17,13 +17,13 @@ protocol MSALExportSource {
 struct MSALExportKey<Handle> {
     /// ``MSALCacheKey/key(of:)-(MSALEntity)``.
     var key: String
-    /// ``MSALCacheKey/distinguishedKey(of:)`` for a bound access token: the key it takes when another entity has `key`.
+    /// ``MSALCacheKey/distinguishedKey(of:)-(MSALEntity)``: the key it takes when another entity has `key`.
     var distinguished: String?
     var handle: Handle
 
     init(_ entity: MSALEntity, handle: Handle) {
         key = MSALCacheKey.key(of: entity)
-        if case .accessToken(let token) = entity { distinguished = MSALCacheKey.distinguishedKey(of: token) }
+        distinguished = MSALCacheKey.distinguishedKey(of: entity)
         self.handle = handle
     }
 }

@@ -24,18 +24,11 @@ struct MSALImportFold {
 
     mutating func add(_ entity: MSALEntity) {
         switch entity {
-        case .accessToken(let token): Self.insert(token, Self.identity(of: token), into: &accessTokens, merged: &mergedCount, stamp: ImportMerge.stamp(of:))
-        case .refreshToken(let token):
-            let identity = Self.identity(of: token)
-            if let existing = refreshTokens[identity] {
-                mergedCount += 1
-                if ImportMerge.refreshTokenWins(existing: existing, incoming: token) { refreshTokens[identity] = token }
-            } else {
-                refreshTokens[identity] = token
-            }
-        case .idToken(let token): Self.insert(token, Self.identity(of: token), into: &idTokens, merged: &mergedCount, stamp: ImportMerge.stamp(of:))
-        case .account(let account): Self.insert(account, Self.identity(of: account), into: &accounts, merged: &mergedCount, stamp: ImportMerge.stamp(of:))
-        case .appMetadata(let metadata): Self.insert(metadata, Self.identity(of: metadata), into: &appMetadata, merged: &mergedCount, stamp: ImportMerge.stamp(of:))
+        case .accessToken(let token): Self.insert(token, Self.identity(of: token), into: &accessTokens, merged: &mergedCount, wins: ImportMerge.laterWins(ImportMerge.stamp(of:)))
+        case .refreshToken(let token): Self.insert(token, Self.identity(of: token), into: &refreshTokens, merged: &mergedCount, wins: ImportMerge.refreshTokenWins)
+        case .idToken(let token): Self.insert(token, Self.identity(of: token), into: &idTokens, merged: &mergedCount, wins: ImportMerge.idTokenWins)
+        case .account(let account): Self.insert(account, Self.identity(of: account), into: &accounts, merged: &mergedCount, wins: ImportMerge.laterWins(ImportMerge.stamp(of:)))
+        case .appMetadata(let metadata): Self.insert(metadata, Self.identity(of: metadata), into: &appMetadata, merged: &mergedCount, wins: ImportMerge.laterWins(ImportMerge.stamp(of:)))
         }
     }
 
@@ -63,11 +56,11 @@ struct MSALImportFold {
     }
 
     private static func insert<Entity>(
-        _ entity: Entity, _ identity: String, into table: inout [String: Entity], merged: inout Int, stamp: (Entity) -> ImportMerge.Stamp
+        _ entity: Entity, _ identity: String, into table: inout [String: Entity], merged: inout Int, wins: (Entity, Entity) -> Bool
     ) {
         if let existing = table[identity] {
             merged += 1
-            table[identity] = ImportMerge.winner(existing: existing, incoming: entity, stamp: stamp)
+            if wins(existing, entity) { table[identity] = entity }
         } else {
             table[identity] = entity
         }
