@@ -135,8 +135,14 @@ extension TokenCacheClient {
             }
             guard let redeemed = try answer.refreshToken else { throw try interactionRequired(request, answer) }
             // While another process holds the lease, wait with reads only (a lookup and the lease record: microseconds,
-            // no writer lock); try to take it once it is gone or has lapsed.
-            var heldUntil = try store.read { try $0.refreshLeaseExpiry(on: redeemed.entity.key, now: Self.systemMilliseconds()) }
+            // no writer lock); try to take it once it is gone or has lapsed. A token the token endpoint refused is
+            // never offered to it again (reuse detection would revoke the whole grant): the user signs in.
+            var heldUntil: Int64?
+            switch try store.read({ try $0.refreshLeaseState(on: redeemed, now: Self.systemMilliseconds()) }) {
+            case .refused: throw refusedElsewhere(request, answer)
+            case .held(let until): heldUntil = until
+            case .free: heldUntil = nil
+            }
             if heldUntil == nil {
                 let leaseDuration = refreshLeaseDuration
                 // Taking a lease is a commit of this client's own: nothing to report, but not another process's either.
@@ -145,10 +151,12 @@ extension TokenCacheClient {
                 }
                 switch attempt {
                 case .taken(let lease):
-                    if let result = try await redeem(request, redeemed.entity, lease: lease, refresh) { return result }
-                    continue  // the lease was lost during the redemption: see what the new holder stores
+                    if let result = try await redeem(request, redeemed, lease: lease, refresh) { return result }
+                    continue  // the lease was lost, or the token replaced, during the redemption: see what is stored now
                 case .superseded:
                     continue
+                case .refused:
+                    throw refusedElsewhere(request, answer)
                 case .held(let until):
                     heldUntil = until
                 }
@@ -175,9 +183,13 @@ extension TokenCacheClient {
     /// Redeems `redeemed` under `lease` and stores the response, releasing the lease in the same transaction (or on
     /// its own if redeeming or storing fails). The lease is renewed every third of its duration while the closure
     /// runs, so that a slow token endpoint does not let another process redeem the same token meanwhile; nil when the
-    /// lease was lost all the same (this process stalled past it), after cancelling the closure.
-    private func redeem(_ request: TokenRequest, _ redeemed: RefreshToken, lease: RefreshLease, _ refresh: @escaping Refresh) async throws -> TokenResult? {
+    /// lease was lost all the same (this process stalled past it), after cancelling the closure, or when the token
+    /// endpoint refused the token but a newer one is stored now (``awaitReplacement(of:followsLapsedLease:)``).
+    private func redeem(
+        _ request: TokenRequest, _ redeemedRecord: StoredEntity<RefreshToken>, lease: RefreshLease, _ refresh: @escaping Refresh
+    ) async throws -> TokenResult? {
         counters.refreshes.increment()
+        let redeemed = redeemedRecord.entity
         let response: TokenResponse
         let stored: Bool
         let context: TokenRequestContext
@@ -189,6 +201,19 @@ extension TokenCacheClient {
                 metrics.refreshFailures.increment()
                 log.log(.warning, "refresh lease lost while redeeming: the redemption was cancelled", log.metadata(request))
                 return nil
+            } catch let refusal as TokenClientError where refusal.code == .interactionRequired {
+                // The token endpoint refused the token. Recorded, so that no process offers it again; then, if a newer
+                // one is stored (a holder that redeemed it first and lost its lease stores its rotation), use that.
+                _ = try? await committingUnreported { store in
+                    try store.recordRefusedRedemption(lease, of: redeemedRecord, now: Self.systemMilliseconds())
+                }
+                if try await awaitReplacement(of: redeemedRecord, followsLapsedLease: lease.followsLapsedLease) {
+                    counters.failedRefreshes.increment()
+                    metrics.refreshFailures.increment()
+                    log.log(.info, "refresh token refused, but a newer one was stored meanwhile: using it", log.metadata(request))
+                    return nil
+                }
+                throw refusal  // counted and the lease left as recorded below
             }
             context = TokenRequestContext(
                 clientID: request.clientID, authority: request.authority, requestedScopes: request.scopes, grantType: "refresh_token",
@@ -257,6 +282,36 @@ extension TokenCacheClient {
             guard let first = try await group.next(), let response = first else { throw LeaseLost() }
             return response
         }
+    }
+
+    /// Whether the refresh token `refused` (whose redemption the token endpoint just refused) has been replaced in the
+    /// store by another: at once, or — when this process took the lease over from a holder that stopped before it
+    /// released it, and so may have redeemed the token first and may yet store its rotation — within a lease's
+    /// duration, polled with reads only.
+    private func awaitReplacement(
+        of refused: StoredEntity<RefreshToken>, followsLapsedLease: Bool
+    ) async throws -> Bool {
+        let deadline = ContinuousClock.now + (followsLapsedLease ? refreshLeaseDuration : .zero)
+        var pause = Duration.milliseconds(5)
+        while true {
+            // Removed (a sign-out) is no replacement; a new revision under the key is.
+            guard let current = try store.get(refused.entity.key) else { return false }
+            if current.revision != refused.revision { return true }
+            guard ContinuousClock.now < deadline else { return false }
+            try await Task.sleep(for: pause)
+            pause = min(pause * 2, .milliseconds(100))
+        }
+    }
+
+    /// The error for a refresh token that the token endpoint refused when another process redeemed it: it is not
+    /// offered again, so the user signs in.
+    private func refusedElsewhere(_ request: TokenRequest, _ answer: SilentLookupResult) -> TokenClientError {
+        let username = try? answer.account?.entity.username
+        let hint = request.homeAccountID.isEmpty ? nil : TokenClientError.AccountHint(homeAccountID: request.homeAccountID, username: username)
+        return TokenClientError(
+            .interactionRequired, "the token endpoint refused the cached refresh token (another process tried it): the user must sign in",
+            accountHint: hint
+        )
     }
 
     /// A duration in whole nanoseconds, for a timer.

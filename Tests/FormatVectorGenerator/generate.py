@@ -537,8 +537,10 @@ def read_record(value: bytes, store_id: bytes, db: str, lmdb_key: bytes, data_ke
             if list(fields) != ["maximum_count"] or fields["maximum_count"][0] != "int" or fields["maximum_count"][1] < 1:
                 raise CorruptRecord("the access-token cap is not one integer maximum_count of at least 1 (§5.6)")
         elif lmdb_key.startswith(b"refresh-lease/"):
-            if [(name, kind) for name, (kind, _) in fields.items()] != [("expires_at", "int"), ("holder", "text"), ("pid", "int")]:
-                raise CorruptRecord("a refresh lease is not exactly expires_at, holder and pid (§5.7)")
+            lease_shape = [("expires_at", "int"), ("holder", "text"), ("pid", "int")]
+            shape = [(name, kind) for name, (kind, _) in fields.items()]
+            if shape != lease_shape and shape != lease_shape + [("refused_revision", "int")]:
+                raise CorruptRecord("a refresh lease is not exactly expires_at, holder, pid and an optional refused_revision (§5.7)")
         else:
             raise CorruptRecord("no sealed meta record has this key")
         return revision, updated_at, fields, None
@@ -783,6 +785,7 @@ NONCE_SECTIONS_BODY = bytes(range(0xE8, 0x100))
 NONCE_CAP_BODY = bytes([0xC3] * 24)
 NONCE_WRAP_SECOND = bytes([0xD4] * 24)
 NONCE_LEASE_BODY = bytes([0xE5] * 24)
+NONCE_REFUSAL_BODY = bytes([0xF6] * 24)
 DATA_KEY_2 = bytes(range(0x40, 0x60))  # a second data key, key id 2: what the first step of a rotation adds (§6.5)
 CREATED_AT_2 = 1795440206
 
@@ -1277,6 +1280,32 @@ def v_records(blind_index_at_key: bytes) -> None:
         ("body_plaintext", lease_body),
         ("record_key", RECORD_KEY),
     ], lease_env)
+
+    # A refusal record under the same key: the lease above after the token endpoint refused the refresh token at
+    # revision 3, kept a day so that nobody redeems that revision again (§5.7, step 2).
+    refusal_fields = [("expires_at", "int", 1795440530000), ("holder", "text", "5f0c9e2a7b1d4c3e8a6f0b2d4e6c8a1f"),
+                      ("pid", "int", 4242), ("refused_revision", "int", 3)]
+    refusal_revision, refusal_updated_at = 1, 1795354130
+    refusal_body = encode_body(refusal_revision, refusal_updated_at, refusal_fields)
+    refusal_env = seal_record(STORE_ID, "meta", lease_key, KEY_ID, DATA_KEY, None, None, refusal_body, NONCE_REFUSAL_BODY)
+    assert read_record(refusal_env, STORE_ID, "meta", lease_key, keys)[2]["refused_revision"] == ("int", 3)
+    write_vector("record-refresh-lease-refused.txt", [
+        ("description_text", "a refusal record: the refresh lease under the same key after the token endpoint refused the "
+                             "refresh token at revision 3; fields expires_at, holder, pid and refused_revision (FORMAT.md §5.7)."),
+        ("expect_text", "success"),
+        *record_inputs("meta", lease_key),
+        ("home_account_id_text", lease_rt["home_account_id"]),
+        ("environment_text", lease_rt["environment"]),
+        ("client_id_text", lease_rt["client_id"]),
+        ("family_id_text", lease_rt["family_id"]),
+        ("refresh_token_key", lease_rt_key),
+        ("body_nonce", NONCE_REFUSAL_BODY),
+        ("revision_int", refusal_revision),
+        ("updated_at_int", refusal_updated_at),
+        *field_lines(refusal_fields),
+        ("body_plaintext", refusal_body),
+        ("record_key", RECORD_KEY),
+    ], refusal_env)
 
     # ---- Failure cases, each derived from the AccessToken envelope with exactly one fault ----------------
     # Tampered: one bit flipped in the middle of the body ciphertext (tag excluded).

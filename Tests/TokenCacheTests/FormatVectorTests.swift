@@ -221,7 +221,7 @@ extension SecureBuffer {
         #expect(error?.code == .wrongKey)
     }
 
-    @Test(arguments: ["record-access-token.txt", "record-access-token-lone.txt", "record-account.txt", "record-foreign-sections.txt", "record-access-token-cap.txt", "record-refresh-lease.txt"])
+    @Test(arguments: ["record-access-token.txt", "record-access-token-lone.txt", "record-account.txt", "record-foreign-sections.txt", "record-access-token-cap.txt", "record-refresh-lease.txt", "record-refresh-lease-refused.txt"])
     func recordsMatchByteForByteAndDecode(file: String) throws {
         let vector = try FormatVector(file)
         let keyring = try vector.keyring()
@@ -290,7 +290,14 @@ extension SecureBuffer {
                 #expect(refreshTokenKey == (try vector.bytes("refresh_token_key")))
                 #expect(RecordStore.refreshLeaseKey(refreshTokenKey: refreshTokenKey) == lmdbKey)
                 let lease = try RecordStore.refreshLease(in: record.fields)
-                #expect(lease == RecordStore.StoredRefreshLease(holder: "5f0c9e2a7b1d4c3e8a6f0b2d4e6c8a1f", expiresAt: 1_795_354_130_000, pid: 4242))
+                let expected = record.fields.entries.count == 4
+                    // A refusal record (§5.7, step 2): the lease after the token endpoint refused revision 3.
+                    ? RecordStore.StoredRefreshLease(
+                        holder: "5f0c9e2a7b1d4c3e8a6f0b2d4e6c8a1f", expiresAt: 1_795_440_530_000, pid: 4242, refusedRevision: 3
+                    )
+                    : RecordStore.StoredRefreshLease(holder: "5f0c9e2a7b1d4c3e8a6f0b2d4e6c8a1f", expiresAt: 1_795_354_130_000, pid: 4242)
+                #expect(lease == expected)
+                #expect(RefreshLeaseState(of: lease, revision: 3, now: 1_795_354_130_000) == (expected.refusedRevision == nil ? .free : .refused))
                 #expect(RecordStore.refreshLeaseBody(lease, now: record.updatedAt).encode().bytes == body)
             case DatabaseName.meta:
                 // The kept MSAL sections (§5.5): read as the store reads them, and written back byte for byte.

@@ -18,6 +18,11 @@ public struct RefreshLease: Sendable, Hashable {
     public let holder: String
     /// When it lapses, in Unix milliseconds of the system clock.
     public let expiresAt: Int64
+    /// Whether it was taken over from another holder whose lease lapsed before that holder released it: a holder
+    /// stopped (paused, swapped out, on a slow network) may still have redeemed the token and may yet store its
+    /// rotation. When the token endpoint then refuses this redemption, the refusal may mean only that, so the taker
+    /// waits a while for that rotation before it gives up (``CacheWriter/recordRefusedRedemption(_:of:now:)``).
+    public let followsLapsedLease: Bool
 }
 
 /// What an attempt to take a refresh lease found.
@@ -30,6 +35,19 @@ public enum RefreshLeaseAttempt: Sendable, Hashable {
     /// The refresh token is no longer the one the caller read (another process rotated or removed it): look up
     /// again, and redeem what is stored now, if anything.
     case superseded
+    /// The token endpoint already refused this refresh token (this revision of it) when another holder redeemed it:
+    /// it is not redeemed again. Wait for a newer one to be stored, or sign in.
+    case refused
+}
+
+/// What a reader finds about the lease on a refresh token (``CacheReader/refreshLeaseState(on:now:)``).
+public enum RefreshLeaseState: Sendable, Hashable {
+    /// No unexpired lease: a redeemer may take one.
+    case free
+    /// Another holder's lease runs until this time (Unix milliseconds).
+    case held(until: Int64)
+    /// The token endpoint refused this refresh token, at the revision asked about: do not redeem it.
+    case refused
 }
 
 extension CacheWriter {
@@ -49,8 +67,11 @@ extension CacheWriter {
             guard let current = try get(refreshToken.entity.key), current.revision == refreshToken.revision else { return .superseded }
             let storageKey = RefreshToken.storageKey(for: refreshToken.entity.key, index: store.keyring.index)
             let leaseKey = RecordStore.refreshLeaseKey(refreshTokenKey: storageKey)
-            if let held = try store.refreshLease(at: leaseKey, in: writeTransaction), held.expiresAt > now {
-                return .held(until: held.expiresAt)
+            let previous = try store.refreshLease(at: leaseKey, in: writeTransaction)
+            switch previous.map({ RefreshLeaseState(of: $0, revision: refreshToken.revision, now: now) }) ?? .free {
+            case .refused: return .refused
+            case .held(let until): return .held(until: until)
+            case .free: break
             }
             let milliseconds = Self.milliseconds(duration)
             let lease = RecordStore.StoredRefreshLease(
@@ -59,9 +80,35 @@ extension CacheWriter {
             )
             try store.putRefreshLease(lease, at: leaseKey, now: now / 1000, in: writeTransaction)
             try removeExpiredLeases(except: leaseKey, now: now, limit: 16)
-            return .taken(RefreshLease(refreshToken: refreshToken.entity.key, holder: lease.holder, expiresAt: lease.expiresAt))
+            // A lease still there, lapsed, and not refused: its holder stopped before it released it.
+            let followsLapsed = previous.map { $0.refusedRevision == nil } ?? false
+            return .taken(
+                RefreshLease(refreshToken: refreshToken.entity.key, holder: lease.holder, expiresAt: lease.expiresAt, followsLapsedLease: followsLapsed)
+            )
         }
     }
+
+    /// Records, under `lease` if it is still the holder's, that the token endpoint refused the redemption of
+    /// `refreshToken` (`invalid_grant`: the token is dead, or another holder redeemed it first): no process redeems
+    /// that revision of it again (``RefreshLeaseAttempt/refused``), while a rotation stored since (a new revision)
+    /// is redeemed as usual. The record stays a day, so that a dead token is not offered to the token endpoint again
+    /// (a replay that reuse detection answers by revoking the whole grant); it is replaced by the next lease taken on
+    /// the refresh token's key, or removed once lapsed. Whether it was recorded.
+    @discardableResult
+    public func recordRefusedRedemption(_ lease: RefreshLease, of refreshToken: StoredEntity<RefreshToken>, now: Int64) throws -> Bool {
+        try mappingErrors {
+            let storageKey = RefreshToken.storageKey(for: lease.refreshToken, index: store.keyring.index)
+            let leaseKey = RecordStore.refreshLeaseKey(refreshTokenKey: storageKey)
+            guard var held = try store.refreshLease(at: leaseKey, in: writeTransaction), held.holder == lease.holder else { return false }
+            held.refusedRevision = Int64(truncatingIfNeeded: refreshToken.revision)
+            held.expiresAt = now.addingReportingOverflow(Self.refusalLifetime).partialValue
+            try store.putRefreshLease(held, at: leaseKey, now: now / 1000, in: writeTransaction)
+            return true
+        }
+    }
+
+    /// How long a refusal record stays: a day, in milliseconds.
+    static let refusalLifetime: Int64 = 86_400_000
 
     /// Extends `lease` to `duration` from `now` if it is still the holder's, for a redemption that takes longer than a
     /// lease lasts: the holder renews while it waits for the token endpoint, so that its lease lapses only when it
@@ -71,10 +118,14 @@ extension CacheWriter {
         try mappingErrors {
             let storageKey = RefreshToken.storageKey(for: lease.refreshToken, index: store.keyring.index)
             let leaseKey = RecordStore.refreshLeaseKey(refreshTokenKey: storageKey)
-            guard var held = try store.refreshLease(at: leaseKey, in: writeTransaction), held.holder == lease.holder else { return nil }
+            guard var held = try store.refreshLease(at: leaseKey, in: writeTransaction), held.holder == lease.holder,
+                held.refusedRevision == nil
+            else { return nil }
             held.expiresAt = now.addingReportingOverflow(max(1, Self.milliseconds(duration))).partialValue
             try store.putRefreshLease(held, at: leaseKey, now: now / 1000, in: writeTransaction)
-            return RefreshLease(refreshToken: lease.refreshToken, holder: lease.holder, expiresAt: held.expiresAt)
+            return RefreshLease(
+                refreshToken: lease.refreshToken, holder: lease.holder, expiresAt: held.expiresAt, followsLapsedLease: lease.followsLapsedLease
+            )
         }
     }
 
@@ -89,7 +140,9 @@ extension CacheWriter {
         try mappingErrors {
             let storageKey = RefreshToken.storageKey(for: lease.refreshToken, index: store.keyring.index)
             let leaseKey = RecordStore.refreshLeaseKey(refreshTokenKey: storageKey)
-            guard let held = try store.refreshLease(at: leaseKey, in: writeTransaction), held.holder == lease.holder else { return false }
+            guard let held = try store.refreshLease(at: leaseKey, in: writeTransaction), held.holder == lease.holder,
+                held.refusedRevision == nil
+            else { return false }
             return try writeTransaction.delete(in: DatabaseName.meta, key: leaseKey)
         }
     }
@@ -106,12 +159,35 @@ extension CacheWriter {
 }
 
 extension CacheReader {
-    /// The lease on `refreshToken`'s key, if one is held and unexpired at `now` (Unix milliseconds).
+    /// The lease on `refreshToken`'s key, if one is held and unexpired at `now` (Unix milliseconds). A refusal record
+    /// is no lease: see ``refreshLeaseState(on:now:)``.
     public func refreshLeaseExpiry(on refreshToken: RefreshToken.Key, now: Int64) throws -> Int64? {
         try mappingErrors {
             let leaseKey = RecordStore.refreshLeaseKey(refreshTokenKey: RefreshToken.storageKey(for: refreshToken, index: store.keyring.index))
-            guard let held = try store.refreshLease(at: leaseKey, in: transaction), held.expiresAt > now else { return nil }
+            guard let held = try store.refreshLease(at: leaseKey, in: transaction), held.refusedRevision == nil, held.expiresAt > now else { return nil }
             return held.expiresAt
+        }
+    }
+
+    /// What the lease record on `refreshToken` says at `now` (Unix milliseconds), for the revision of it that was read:
+    /// free, held by another until a time, or refused by the token endpoint (do not redeem).
+    public func refreshLeaseState(on refreshToken: StoredEntity<RefreshToken>, now: Int64) throws -> RefreshLeaseState {
+        try mappingErrors {
+            let leaseKey = RecordStore.refreshLeaseKey(refreshTokenKey: RefreshToken.storageKey(for: refreshToken.entity.key, index: store.keyring.index))
+            guard let held = try store.refreshLease(at: leaseKey, in: transaction) else { return .free }
+            return RefreshLeaseState(of: held, revision: refreshToken.revision, now: now)
+        }
+    }
+}
+
+extension RefreshLeaseState {
+    /// What `record` means for the refresh token at `revision`: a refusal binds only the revision it names (a newer
+    /// rotation is redeemed as usual) and lasts as long as the record; a lease binds until it lapses.
+    init(of record: RecordStore.StoredRefreshLease, revision: UInt64, now: Int64) {
+        if let refused = record.refusedRevision {
+            self = refused == Int64(truncatingIfNeeded: revision) && record.expiresAt > now ? .refused : .free
+        } else {
+            self = record.expiresAt > now ? .held(until: record.expiresAt) : .free
         }
     }
 }
@@ -126,6 +202,13 @@ extension TokenStore {
     /// Extends `lease`, in a transaction of its own. See ``CacheWriter/renewRefreshLease(_:duration:now:)``.
     public func renewRefreshLease(_ lease: RefreshLease, duration: Duration, now: Int64) throws -> RefreshLease? {
         try write { try $0.renewRefreshLease(lease, duration: duration, now: now) }
+    }
+
+    /// Records the token endpoint's refusal under `lease`, in a transaction of its own. See
+    /// ``CacheWriter/recordRefusedRedemption(_:of:now:)``.
+    @discardableResult
+    public func recordRefusedRedemption(_ lease: RefreshLease, of refreshToken: StoredEntity<RefreshToken>, now: Int64) throws -> Bool {
+        try write { try $0.recordRefusedRedemption(lease, of: refreshToken, now: now) }
     }
 
     /// Releases `lease` without storing anything (the redemption failed), in a transaction that only removes.

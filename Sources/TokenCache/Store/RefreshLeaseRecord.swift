@@ -4,7 +4,8 @@ internal import TokenCacheSodium
 
 /// A refresh lease as stored: `meta` / `refresh-lease/` followed by the lowercase hex of the leased refresh token's
 /// storage key (FORMAT.md §5.7), a sealed record (no summary) whose body holds `expires_at` (Unix milliseconds),
-/// `holder` (32 lowercase hex digits, random per refresh) and `pid`.
+/// `holder` (32 lowercase hex digits, random per refresh) and `pid`, and, once the token endpoint refused the
+/// redemption, `refused_revision`: the revision of the refresh token it refused.
 ///
 /// The name carries the refresh token's storage key, which is already a keyed hash (§4): it says no more than the
 /// `refresh_tokens` key beside it. Sealed so that a reader can trust it, like every record.
@@ -37,6 +38,9 @@ extension RecordStore {
         var holder: String
         var expiresAt: Int64
         var pid: Int64
+        /// The revision of the refresh token whose redemption the token endpoint refused under this lease: that token
+        /// is not redeemed again (a second redemption of a refused token is what reuse detection punishes).
+        var refusedRevision: Int64? = nil
     }
 
     /// The lease under `key`; nil when there is none, or when it does not open (a damaged lease binds nobody: the
@@ -60,13 +64,19 @@ extension RecordStore {
         try putSealed(summary: nil, body: Self.refreshLeaseBody(lease, now: now).encode(), database: DatabaseName.meta, key: key, into: txn)
     }
 
-    /// A lease body's fields: exactly `expires_at` (integer), `holder` (text) and `pid` (integer), in that order.
+    /// A lease body's fields: exactly `expires_at` (integer), `holder` (text) and `pid` (integer), in that order, then
+    /// `refused_revision` (integer) in a refusal record.
     static func refreshLease(in fields: FieldTable) throws(FormatError) -> StoredRefreshLease {
-        guard fields.entries.count == 3, fields.name(at: 0, equals: "expires_at"), fields.entries[0].type == 0x02,
+        let count = fields.entries.count
+        guard count == 3 || count == 4, fields.name(at: 0, equals: "expires_at"), fields.entries[0].type == 0x02,
             fields.name(at: 1, equals: "holder"), fields.entries[1].type == 0x01, fields.name(at: 2, equals: "pid"),
-            fields.entries[2].type == 0x02
-        else { throw FormatError("a refresh lease record does not hold exactly expires_at, holder and pid") }
-        return StoredRefreshLease(holder: fields.string(at: 1), expiresAt: fields.integer(at: 0), pid: fields.integer(at: 2))
+            fields.entries[2].type == 0x02,
+            count == 3 || (fields.name(at: 3, equals: "refused_revision") && fields.entries[3].type == 0x02)
+        else { throw FormatError("a refresh lease record does not hold exactly expires_at, holder, pid and an optional refused_revision") }
+        return StoredRefreshLease(
+            holder: fields.string(at: 1), expiresAt: fields.integer(at: 0), pid: fields.integer(at: 2),
+            refusedRevision: count == 4 ? fields.integer(at: 3) : nil
+        )
     }
 
     /// The body of a lease record.
@@ -75,6 +85,7 @@ extension RecordStore {
         fields["expires_at"] = .integer(lease.expiresAt)
         fields["holder"] = .text(Array(lease.holder.utf8))
         fields["pid"] = .integer(lease.pid)
+        if let refused = lease.refusedRevision { fields["refused_revision"] = .integer(refused) }
         return RecordBody(revision: 1, updatedAt: now, fields: fields)
     }
 }
