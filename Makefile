@@ -98,14 +98,18 @@ install-check:
 # or show a secret that was not stored.
 # Inspect memory: `inspect` (table, JSON, summary), `stats`, a purge dry run, `verify`, a data-key rotation and a
 # cap's eviction on a store of INSPECT_TOKENS access tokens each stay under 64 MiB.
+# Pause storm: a random cachetool is stopped with SIGSTOP (lock holders often, some far past the lock bound); every
+# other run must finish or fail with 75 within the bound, and every acknowledged write must be kept.
 # Long runs: `make stress STRESS_SECONDS=1800 TAMPER_FLIPS=all`; CI runs short ones.
 STRESS_SECONDS ?= 60
+PAUSE_SECONDS ?= 30
 STRESS_WRITERS ?= 6
 TAMPER_FLIPS ?= 300
 INSPECT_TOKENS ?= 1000000
 stress: release
 	@bin="$$(swift build -c release --show-bin-path)/cachetool"; \
 	python3 Tests/Stress/kill_storm.py --cachetool "$$bin" --seconds $(STRESS_SECONDS) --writers $(STRESS_WRITERS) && \
+	python3 Tests/Stress/pause_storm.py --cachetool "$$bin" --seconds $(PAUSE_SECONDS) && \
 	python3 Tests/Stress/tamper_sweep.py --cachetool "$$bin" --flips $(TAMPER_FLIPS) && \
 	python3 Tests/Stress/inspect_memory.py --cachetool "$$bin" --tokens $(INSPECT_TOKENS)
 

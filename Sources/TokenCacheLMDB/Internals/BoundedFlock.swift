@@ -27,7 +27,12 @@ enum BoundedFlock {
             let code = errno
             guard code == EWOULDBLOCK || code == EINTR else { throw LMDBError(code: code) }
             let now = clock.now
-            if now >= deadline { throw timedOut(descriptor, what: what, timeout: timeout) }
+            if now >= deadline {
+                let error = timedOut(descriptor, what: what, timeout: timeout)
+                // The holder may have let go between the last try and the look-up that found nobody: one more try.
+                if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return }
+                throw error
+            }
             let nap = min(pause, deadline - now)
             let (seconds, attoseconds) = nap.components
             var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
