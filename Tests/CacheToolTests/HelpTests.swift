@@ -85,7 +85,8 @@ enum HelpText {
 
         Exit codes: 0 success, 1 other failure, 64 usage, 65 corrupt data, 66 store or
         key not found, 74 storage full or I/O error, 75 conflict (retry), 77 wrong key
-        or insecure permissions, 78 unsupported environment or format.
+        or insecure permissions, 78 unsupported environment or format. `lookup
+        --exit-code` adds 10 (refresh) and 11 (interaction required).
 
         USAGE: cachetool <subcommand>
 
@@ -175,11 +176,11 @@ enum HelpText {
         fingerprint), corrupt_records; with --limit also limit and truncated. Filters
         combine (all must match). Damaged records are never shown; they are listed by
         fingerprint after the output (exit code 65). Tokens are shown only with
-        --reveal-secrets.
+        --include-secrets.
 
         USAGE: cachetool inspect [--store <dir>] [--key-file <path>] [--output table|wide|json] [--summary] [--limit <N>]
                                  [--kind <kind>] [--expired] [--expiring-within <duration>] [--account <account> | --username <username>]
-                                 [--client-id <client-id>] [--environment <host>] [--color <when>] [--reveal-secrets] [--now <seconds>]
+                                 [--client-id <client-id>] [--environment <host>] [--color <when>] [--include-secrets] [--now <seconds>]
 
         OPTIONS:
           --store <dir>           Store directory.
@@ -192,7 +193,7 @@ enum HelpText {
                                   records.
           --color <when>          Colour on a terminal. (values: auto, always, never;
                                   default: auto)
-          --reveal-secrets        Show token secrets instead of the redaction marker.
+          --include-secrets       Show token secrets instead of the redaction marker.
           --account <account>     Only this account: its home account id, or its
                                   username.
           --username <username>   Only accounts with this username (case-insensitive;
@@ -369,9 +370,13 @@ enum HelpText {
         {home_account_id, environment, realm, username, local_account_id,
         authority_type}; absent objects and fields are null, times are integers (Unix
         seconds); corrupt_records [{kind, fingerprint, reason}] lists damaged records
-        the lookup had to skip. Exit code 0 for every outcome; 65 when a damaged record
-        was skipped (the answer printed is still the right one for the rest of the
-        cache).
+        the lookup had to skip. An --account username that no account has answers
+        interaction_required (a note on standard error says so).
+
+        Exit codes: 0 for every outcome; with --exit-code, 0 for hit, 10 for refresh
+        and 11 for interaction_required. 65 when a damaged record was skipped, whatever
+        the outcome (the answer printed is still the right one for the rest of the
+        cache); 64 usage, 66 store or key not found, 77 wrong key.
 
         USAGE: cachetool lookup [<options>] --client-id <client-id> --account <account> --scopes <scopes>
 
@@ -391,7 +396,9 @@ enum HelpText {
           --key-id <key-id>       Key id of a PoP or SSH-certificate token.
           --now <seconds>         Current time in Unix seconds (default: now).
           --json                  Print JSON.
-          --reveal-secrets        Show token secrets instead of the redaction marker.
+          --include-secrets       Show token secrets instead of the redaction marker.
+          --exit-code             Exit 0 for hit, 10 for refresh, 11 for
+                                  interaction_required.
           --version               Show the version.
           -h, --help              Show help information.
 

@@ -176,7 +176,7 @@ final class InspectTable {
         }
     }
 
-    /// A record's lines (its row and, with `--reveal-secrets`, the secret line under it), and where it sorts in its
+    /// A record's lines (its row and, with `--include-secrets`, the secret line under it), and where it sorts in its
     /// group: by kind (profiles, access, refresh, ID tokens), then client, tenant, environment and scopes, so that the
     /// same store always prints the same way (storage order follows keyed hashes, different in every store).
     private struct Row {
@@ -379,7 +379,7 @@ final class InspectTable {
 
     static func plural(_ count: Int, _ noun: String) -> String { "\(ProgressBar.grouped(count)) \(noun)\(count == 1 ? "" : "s")" }
 
-    /// The row of a record, then (with `--reveal-secrets`) its secret on a line of its own.
+    /// The row of a record, then (with `--include-secrets`) its secret on a line of its own.
     private func lines(_ record: InspectedRecord, fingerprint: @autoclosure () -> String) -> [String] {
         typealias Cell = ColumnLayout.Cell
         let kind: String
