@@ -218,6 +218,11 @@ enum HelpText {
     static let info = """
         OVERVIEW: Show the store's format, size, keys and record counts.
 
+        JSON: numbers are numbers. readers_in_use counts the reader slots held now and
+        stale_readers those of processes that are gone (as stats counts them),
+        max_readers the slots there are; readers ("in use/max" as a string) is kept for
+        the scripts that read it.
+
         USAGE: cachetool info [--store <dir>] [--key-file <path>] [--json]
 
         OPTIONS:
@@ -619,17 +624,20 @@ enum HelpText {
     static let stats = """
         OVERVIEW: Count what a store holds and how it is laid out, for operators.
 
-        Records per kind; access tokens valid, expiring within 5 min (a silent lookup
-        no longer returns them) and expired; home accounts, the ten largest, and every
-        client, each by a keyed fingerprint (the identifiers too with
+        Records per kind; access tokens valid, refresh due (their refresh_on passed, or
+        under 5 min left: of those, a silent lookup no longer returns the ones under 5
+        min) and expired, as inspect --summary counts them; home accounts (app-only
+        tokens, of a client acting as itself, are counted apart), the ten largest, and
+        every client, each by a keyed fingerprint (the identifiers too with
         --reveal-identifiers); the oldest and newest write; the map's size and use; per
         database the entries, B-tree depth and pages; the reader slots in use and stale
         ones (of processes that are gone); the files' sizes. Reads every record once,
         in bounded memory. Damaged records are counted and listed by fingerprint on
         standard error (exit code 65).
 
-        JSON keys: records, access_tokens {valid, expiring_soon, expired, cap},
-        refresh_tokens_expired, home_accounts, largest_accounts [{fingerprint,
+        JSON keys: records, access_tokens {valid, refresh_due, expiring_soon (of
+        refresh_due, under 5 min left), expired, cap}, refresh_tokens_expired,
+        home_accounts, app_only_tokens, largest_accounts [{fingerprint,
         home_account_id?, records, access_tokens}], clients [{fingerprint, client_id?,
         access_tokens, refresh_tokens, id_tokens, app_metadata}], clients_truncated,
         oldest_write, newest_write, storage {page_size, map_size, maximum_map_size,
