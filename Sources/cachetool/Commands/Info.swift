@@ -52,8 +52,9 @@ struct Info: ParsableCommand {
         }
     }
 
-    /// The human view: sizes in binary units with the share of the map in use, the record counts as a table.
-    static func describe(_ info: StoreInfo, layout: StoreStatistics.StorageLayout) -> String {
+    /// The human view: sizes in binary units with the share of the map in use, the record counts as a table; lines
+    /// wider than `width` break between words, under their 12-column label.
+    static func describe(_ info: StoreInfo, layout: StoreStatistics.StorageLayout, width: Int? = TerminalWidth.current()) -> String {
         let grouped = ProgressBar.grouped
         let used = info.mapSize > 0 ? Double(info.usedBytes) / Double(info.mapSize) * 100 : 0
         var lines = [
@@ -65,8 +66,7 @@ struct Info: ParsableCommand {
             "size        \(bytes(info.usedBytes)) used of a \(bytes(info.mapSize)) map (\(String(format: used < 10 ? "%.1f" : "%.0f", used))%); the map grows up to \(bytes(info.maximumMapSize))",
             "readers     " + StoreCountLabels.readers(layout),
             "libraries   liblmdb \(ComponentVersions.current.lmdb), libsodium \(info.sodiumVersion)",
-            "",
-        ]
+        ].flatMap { TextWrap.wrap($0, width: width, indent: 12) } + [""]
         var table = Table(headers: ["records", "count"])
         var total = 0
         for kind in EntityKind.allCases {

@@ -111,8 +111,9 @@ struct Stats: ParsableCommand {
         ])
     }
 
-    /// The human view: short sections of aligned lines.
-    func describe(_ statistics: StoreStatistics, info: StoreInfo, now: Int64) -> String {
+    /// The human view: short sections of aligned lines, fitted to `width` terminal columns when given: prose breaks
+    /// between words, under its label; tables share the width by what their columns hold.
+    func describe(_ statistics: StoreStatistics, info: StoreInfo, now: Int64, width: Int? = TerminalWidth.current()) -> String {
         let grouped = ProgressBar.grouped
         var lines = [Terminal.sanitize("Store \(info.directory) (format v\(info.readVersion))"), ""]
         let total = statistics.records.values.reduce(0, +)
@@ -141,21 +142,21 @@ struct Stats: ParsableCommand {
                 more: statistics.clientsTruncated
             ) + "; the largest home accounts:"
         )
-        var table = Table(headers: ["  ACCOUNT", "RECORDS", "ACCESS TOKENS"] + (revealIdentifiers ? ["HOME ACCOUNT ID"] : []))
+        var table = Table(headers: ["  ACCOUNT", "RECORDS", "ACCESS TOKENS"] + (revealIdentifiers ? ["HOME ACCOUNT ID"] : []), cuts: [.middle, .end, .end, .middle])
         for account in statistics.largestAccounts {
             table.append(["  " + account.fingerprint, grouped(account.records), grouped(account.accessTokens)] + (revealIdentifiers ? [account.homeAccountID] : []))
         }
-        lines.append(table.render())
+        lines.append(table.render(width: width))
         lines.append("")
         lines.append(InspectTable.plural(statistics.clients.count, "client") + (statistics.clientsTruncated ? " (and more, not counted)" : "") + ":")
-        var clients = Table(headers: ["  CLIENT", "ACCESS", "REFRESH", "ID", "APP"] + (revealIdentifiers ? ["CLIENT ID"] : []))
+        var clients = Table(headers: ["  CLIENT", "ACCESS", "REFRESH", "ID", "APP"] + (revealIdentifiers ? ["CLIENT ID"] : []), cuts: [.middle, .end, .end, .end, .end, .middle])
         for client in statistics.clients {
             clients.append(
                 ["  " + client.fingerprint, grouped(client.accessTokens), grouped(client.refreshTokens), grouped(client.idTokens), grouped(client.appMetadata)]
                     + (revealIdentifiers ? [client.clientID] : [])
             )
         }
-        lines.append(clients.render())
+        lines.append(clients.render(width: width))
         let storage = statistics.storage
         lines.append("")
         if storage.mapSize > 0 {
@@ -177,8 +178,12 @@ struct Stats: ParsableCommand {
                 grouped(database.overflowPages),
             ])
         }
-        lines.append(databases.render())
-        return lines.joined(separator: "\n")
+        lines.append(databases.render(width: width))
+        // Prose under its 15-column label; the heading and the tables (already fitted) as they are.
+        let fitted = lines.enumerated().flatMap { index, line in
+            index == 0 || line.contains("\n") ? [line] : TextWrap.wrap(line, width: width, indent: 15)
+        }
+        return fitted.joined(separator: "\n")
     }
 
     /// "3 d ago", "in 2 min" (a write time ahead of now means a writer's clock is ahead).
