@@ -96,10 +96,9 @@ struct Lookup: ParsableCommand {
             // A username no account has names nobody: the lookup runs with it as the home account id, which no
             // record holds (home account ids never hold an `@`), and answers interaction_required as for any absent
             // account, with the client's family membership still read from its app metadata.
-            let homeAccountID = try Arguments.knownHomeAccountID(account, in: cache) ?? account
-            if homeAccountID == account, account.contains("@") {
-                Output.note("no account in the store has the username \(account): the user must sign in")
-            }
+            let known = try Arguments.knownHomeAccountID(account, in: cache)
+            if known == nil { Output.note("no account in the store has the username \(account): the user must sign in") }
+            let homeAccountID = known ?? account
             let query: SilentLookupQuery
             if let authority {
                 query = SilentLookupQuery(
