@@ -79,7 +79,7 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "CacheToolTests", dependencies: ["cachetool", "TokenCache", "TokenCacheLMDB", "TokenCacheRecords", "TokenCacheStorage"], exclude: ["InspectGoldens"]
+            name: "CacheToolTests", dependencies: ["cachetool", "TokenCache", "TokenCacheLMDB", "TokenCacheRecords", "TokenCacheStorage"], exclude: ["InspectGoldens", "TableGoldens"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -25,14 +25,23 @@ enum Arguments {
     /// are listed, and the command stops with a usage error (64); none, with "not found" (66). Any other value is
     /// taken as a home account id, as it is.
     static func homeAccountID(_ value: String, in cache: TokenStore) throws -> String {
+        guard let homeAccountID = try knownHomeAccountID(value, in: cache) else {
+            Output.error("no account in the store has the username \(value); `cachetool accounts` lists them")
+            throw ExitCode(66)
+        }
+        return homeAccountID
+    }
+
+    /// As ``homeAccountID(_:in:)``, but a username no account has is no error: nil, for a command to which "no such
+    /// account" is an answer (a silent lookup answers `interaction_required`).
+    static func knownHomeAccountID(_ value: String, in cache: TokenStore) throws -> String? {
         guard value.contains("@") else { return value }
         let matches = try cache.accounts(username: value).accounts
         switch matches.count {
+        case 0:
+            return nil
         case 1:
             return matches[0].homeAccountID
-        case 0:
-            Output.error("no account in the store has the username \(value); `cachetool accounts` lists them")
-            throw ExitCode(66)
         default:
             Output.error("\(matches.count) accounts have the username \(value); name one by its home account id:")
             for match in matches { Output.note("  \(match.homeAccountID)  \(match.username ?? "")") }
@@ -66,18 +75,28 @@ extension Arguments {
         return kinds
     }
 
-    /// Seconds from a duration such as `90`, `90s`, `15m`, `2h`, `7d` or `1w` (a number alone is seconds).
+    /// Seconds from a duration such as `90s`, `15m`, `2h`, `7d` or `1w`: a whole number and its unit. A number
+    /// alone is refused, not read as seconds: `--expiring-within 5` more likely means five minutes than five
+    /// seconds, and guessing wrong would select the wrong tokens (or purge them). A negative duration is refused by
+    /// name (the options take a `-5d` as their value, so it reaches this check).
     static func duration(_ text: String, option: String) throws -> Int64 {
         let units: [(String, Int64)] = [("s", 1), ("m", 60), ("min", 60), ("h", 3_600), ("d", 86_400), ("w", 604_800)]
         let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let shown = Terminal.sanitize(text)
+        let advice = "write a whole number and its unit: s, m, h, d or w (90s, 15m, 2h, 7d)"
+        if trimmed.hasPrefix("-") {
+            throw ValidationError("\(option): '\(shown)' is negative; \(advice)")
+        }
         let digits = trimmed.prefix { $0.isASCII && $0.isNumber }
         let unit = trimmed.dropFirst(digits.count).trimmingCharacters(in: .whitespaces)
-        guard !digits.isEmpty, let number = Int64(digits), let multiplier = unit.isEmpty ? 1 : units.first(where: { $0.0 == unit })?.1
-        else {
-            throw ValidationError("\(option): '\(text)' is not a duration; write a whole number with s, m, h, d or w (90s, 15m, 2h, 7d)")
+        if !digits.isEmpty, unit.isEmpty {
+            throw ValidationError("\(option): '\(shown)' has no unit; \(advice)")
+        }
+        guard !digits.isEmpty, let number = Int64(digits), let multiplier = units.first(where: { $0.0 == unit })?.1 else {
+            throw ValidationError("\(option): '\(shown)' is not a duration; \(advice)")
         }
         let (seconds, overflow) = number.multipliedReportingOverflow(by: multiplier)
-        guard !overflow else { throw ValidationError("\(option): '\(text)' is too long a duration") }
+        guard !overflow else { throw ValidationError("\(option): '\(shown)' is too long a duration") }
         return seconds
     }
 }

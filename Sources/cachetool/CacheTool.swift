@@ -20,7 +20,8 @@ struct CacheTool: ParsableCommand {
             (~/.config/token-cache/key).
 
             Exit codes: 0 success, 1 other failure, 64 usage, 65 corrupt data, 66 store or key not found, \
-            74 storage full or I/O error, 75 conflict (retry), 77 wrong key or insecure permissions, 78 unsupported environment or format.
+            74 storage full or I/O error, 75 conflict (retry), 77 wrong key or insecure permissions, 78 unsupported environment or format. \
+            `lookup --exit-code` adds 10 (refresh) and 11 (interaction required).
             """,
         version: versionText,
         subcommands: [
@@ -58,9 +59,16 @@ struct CacheTool: ParsableCommand {
             Output.error("\(error)")
             Glibc.exit(78)
         }
+        var command: any ParsableCommand
         do {
-            var command = try parseAsRoot()
+            command = try parseAsRoot()
+        } catch {
+            exit(withError: error)
+        }
+        do {
             try command.run()
+        } catch let refusal as ValidationError {
+            Refusal.exit(refusal, command: type(of: command))
         } catch {
             exit(withError: error)
         }

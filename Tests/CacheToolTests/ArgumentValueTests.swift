@@ -96,7 +96,8 @@ import TokenCache
         try CLIStore.with { store in
             #expect(try store.run(["init"]).status == 0)
             #expect(try ingest(store, uid: "uid1", username: "ada@contoso.example").status == 0)
-            let (run, _) = try lookup(store, account: "nobody@contoso.example")
+            // `lookup` answers interaction_required instead (LookupOutcomeTests): to it, no account is an answer.
+            let run = try store.run(["inspect", "--account", "nobody@contoso.example"])
             #expect(run.status == 66 && run.stderr.contains("no account in the store has the username"), "\(run.output)")
         }
     }

@@ -85,7 +85,8 @@ enum HelpText {
 
         Exit codes: 0 success, 1 other failure, 64 usage, 65 corrupt data, 66 store or
         key not found, 74 storage full or I/O error, 75 conflict (retry), 77 wrong key
-        or insecure permissions, 78 unsupported environment or format.
+        or insecure permissions, 78 unsupported environment or format. `lookup
+        --exit-code` adds 10 (refresh) and 11 (interaction required).
 
         USAGE: cachetool <subcommand>
 
@@ -178,11 +179,11 @@ enum HelpText {
         fingerprint), corrupt_records; with --limit also limit and truncated. Filters
         combine (all must match). Damaged records are never shown; they are listed by
         fingerprint after the output (exit code 65). Tokens are shown only with
-        --reveal-secrets.
+        --include-secrets.
 
         USAGE: cachetool inspect [--store <dir>] [--key-file <path>] [--output table|wide|json] [--summary] [--limit <N>]
                                  [--kind <kind>] [--expired] [--expiring-within <duration>] [--account <account> | --username <username>]
-                                 [--client-id <client-id>] [--environment <host>] [--color <when>] [--reveal-secrets] [--now <seconds>]
+                                 [--client-id <client-id>] [--environment <host>] [--color <when>] [--include-secrets] [--now <seconds>]
 
         OPTIONS:
           --store <dir>           Store directory.
@@ -195,7 +196,7 @@ enum HelpText {
                                   records.
           --color <when>          Colour on a terminal. (values: auto, always, never;
                                   default: auto)
-          --reveal-secrets        Show token secrets instead of the redaction marker.
+          --include-secrets       Show token secrets instead of the redaction marker.
           --account <account>     Only this account: its home account id, or its
                                   username.
           --username <username>   Only accounts with this username (case-insensitive;
@@ -219,6 +220,11 @@ enum HelpText {
 
     static let info = """
         OVERVIEW: Show the store's format, size, keys and record counts.
+
+        JSON: numbers are numbers. readers_in_use counts the reader slots held now and
+        stale_readers those of processes that are gone (as stats counts them),
+        max_readers the slots there are; readers ("in use/max" as a string) is kept for
+        the scripts that read it.
 
         USAGE: cachetool info [--store <dir>] [--key-file <path>] [--json]
 
@@ -372,9 +378,13 @@ enum HelpText {
         {home_account_id, environment, realm, username, local_account_id,
         authority_type}; absent objects and fields are null, times are integers (Unix
         seconds); corrupt_records [{kind, fingerprint, reason}] lists damaged records
-        the lookup had to skip. Exit code 0 for every outcome; 65 when a damaged record
-        was skipped (the answer printed is still the right one for the rest of the
-        cache).
+        the lookup had to skip. An --account username that no account has answers
+        interaction_required (a note on standard error says so).
+
+        Exit codes: 0 for every outcome; with --exit-code, 0 for hit, 10 for refresh
+        and 11 for interaction_required. 65 when a damaged record was skipped, whatever
+        the outcome (the answer printed is still the right one for the rest of the
+        cache); 64 usage, 66 store or key not found, 77 wrong key.
 
         USAGE: cachetool lookup [<options>] --client-id <client-id> --account <account> --scopes <scopes>
 
@@ -394,7 +404,9 @@ enum HelpText {
           --key-id <key-id>       Key id of a PoP or SSH-certificate token.
           --now <seconds>         Current time in Unix seconds (default: now).
           --json                  Print JSON.
-          --reveal-secrets        Show token secrets instead of the redaction marker.
+          --include-secrets       Show token secrets instead of the redaction marker.
+          --exit-code             Exit 0 for hit, 10 for refresh, 11 for
+                                  interaction_required.
           --version               Show the version.
           -h, --help              Show help information.
 
@@ -616,17 +628,20 @@ enum HelpText {
     static let stats = """
         OVERVIEW: Count what a store holds and how it is laid out, for operators.
 
-        Records per kind; access tokens valid, expiring within 5 min (a silent lookup
-        no longer returns them) and expired; home accounts, the ten largest, and every
-        client, each by a keyed fingerprint (the identifiers too with
+        Records per kind; access tokens valid, refresh due (their refresh_on passed, or
+        under 5 min left: of those, a silent lookup no longer returns the ones under 5
+        min) and expired, as inspect --summary counts them; home accounts (app-only
+        tokens, of a client acting as itself, are counted apart), the ten largest, and
+        every client, each by a keyed fingerprint (the identifiers too with
         --reveal-identifiers); the oldest and newest write; the map's size and use; per
         database the entries, B-tree depth and pages; the reader slots in use and stale
         ones (of processes that are gone); the files' sizes. Reads every record once,
         in bounded memory. Damaged records are counted and listed by fingerprint on
         standard error (exit code 65).
 
-        JSON keys: records, access_tokens {valid, expiring_soon, expired, cap},
-        refresh_tokens_expired, home_accounts, largest_accounts [{fingerprint,
+        JSON keys: records, access_tokens {valid, refresh_due, expiring_soon (of
+        refresh_due, under 5 min left), expired, cap}, refresh_tokens_expired,
+        home_accounts, app_only_tokens, largest_accounts [{fingerprint,
         home_account_id?, records, access_tokens}], clients [{fingerprint, client_id?,
         access_tokens, refresh_tokens, id_tokens, app_metadata}], clients_truncated,
         oldest_write, newest_write, storage {page_size, map_size, maximum_map_size,

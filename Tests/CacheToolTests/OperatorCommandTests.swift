@@ -17,7 +17,8 @@ import Glibc
             #expect(try store.run(["sample-data", "--now", "\(Self.now)"]).status == 0)
             let run = try store.run(["stats", "--now", "\(Self.now)"])
             #expect(run.status == 0, "\(run.output)")
-            for line in ["records        17:", "access tokens  4 valid · 0 expiring within 5 min · 1 expired", "3 home accounts; the largest:", "3 clients:",
+            for line in ["records        17:", "access tokens  3 valid · 1 refresh due · 1 expired",
+                         "2 home accounts · 1 app-only token · 3 clients; the largest home accounts:", "3 clients:",
                          "readers", "DATABASE", "access_tokens"] {
                 #expect(run.stdout.contains(line), "\(line) in\n\(run.stdout)")
             }
@@ -31,7 +32,8 @@ import Glibc
             let json = try #require(try JSONSerialization.jsonObject(with: Data(revealed.stdout.utf8)) as? [String: Any])
             #expect((json["records"] as? [String: Int])?["AccessToken"] == 5)
             let accessTokens = try #require(json["access_tokens"] as? [String: Any])
-            #expect(accessTokens["valid"] as? Int == 4 && accessTokens["expiring_soon"] as? Int == 0 && accessTokens["expired"] as? Int == 1)
+            #expect(accessTokens["valid"] as? Int == 3 && accessTokens["refresh_due"] as? Int == 1 && accessTokens["expiring_soon"] as? Int == 0)
+            #expect(accessTokens["expired"] as? Int == 1 && json["home_accounts"] as? Int == 2 && json["app_only_tokens"] as? Int == 1)
             #expect(accessTokens["cap"] is NSNull)
             let storage = try #require(json["storage"] as? [String: Any])
             #expect((storage["databases"] as? [[String: Any]])?.count == 6 && (storage["files"] as? [String: Int])?["data.mdb"] != nil)

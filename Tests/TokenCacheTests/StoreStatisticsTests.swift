@@ -33,7 +33,9 @@ import Testing
             #expect(statistics.accessTokensValid == tokens.filter { $0.entity.expiresOn - Self.now >= 300 }.count)
             #expect(statistics.accessTokensExpiringSoon == tokens.filter { (1..<300).contains($0.entity.expiresOn - Self.now) }.count)
             #expect(statistics.accessTokensExpired == tokens.filter { $0.entity.expiresOn <= Self.now }.count)
-            #expect(statistics.accessTokensValid + statistics.accessTokensExpiringSoon + statistics.accessTokensExpired == tokens.count)
+            // No token here has a refresh_on: refresh due is exactly under five minutes left.
+            #expect(statistics.accessTokensRefreshDue == statistics.accessTokensExpiringSoon)
+            #expect(statistics.accessTokensValid + statistics.accessTokensRefreshDue + statistics.accessTokensExpired == tokens.count)
             #expect(statistics.refreshTokensExpired == 1)
             #expect(statistics.homeAccounts == 12)
             // The ten largest, most records first: account 11 (1 + 12 + 1 records) down to account 2.

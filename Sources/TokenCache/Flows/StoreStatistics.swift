@@ -7,22 +7,31 @@ internal import TokenCacheStorage
 /// Identifiers (home account ids, client ids) are given next to a keyed, non-secret fingerprint of each (16 hex
 /// digits, stable for the store), so that a tool can show fingerprints only unless asked: two people comparing
 /// statistics see the same fingerprints without seeing who the accounts are.
+///
+/// The counts are the definitions every view of a store uses: token states are ``TokenExpiryState``s, a home account
+/// is a non-empty home account id holding at least one record, and app-only tokens (client credentials, with an empty
+/// home account id) are counted apart, never as an account (``CacheReader/isAppOnly(_:)``).
 public struct StoreStatistics: Sendable {
     /// Records per kind (damaged ones included: counted from the database, not decrypted).
     public var records: [EntityKind: Int] = [:]
-    /// Access tokens with at least five minutes left (what a silent lookup may return).
+    /// Access tokens ``TokenExpiryState/valid``: a silent lookup returns them as they are.
     public var accessTokensValid = 0
-    /// Access tokens not yet expired but with less than five minutes left: a lookup no longer returns them.
+    /// Access tokens ``TokenExpiryState/refreshDue``: their `refresh_on` has passed or less than five minutes are left.
+    public var accessTokensRefreshDue = 0
+    /// Of ``accessTokensRefreshDue``, those with less than five minutes left: a lookup no longer returns them
+    /// (``TokenExpiryState/expiringSoon(expiresOn:now:)``).
     public var accessTokensExpiringSoon = 0
-    /// Access tokens past their expiry.
+    /// Access tokens ``TokenExpiryState/expired``.
     public var accessTokensExpired = 0
     /// The store's cap on access tokens (``TokenStore/setAccessTokenCap(_:progress:)``); nil when none is set.
     public var accessTokenCap: Int?
-    /// Refresh tokens whose own `expires_on` has passed (most refresh tokens carry none).
+    /// Refresh tokens ``TokenExpiryState/expired`` by an `expires_on` of their own (most refresh tokens carry none).
     public var refreshTokensExpired = 0
-    /// Home accounts holding at least one record (app-only tokens count as one).
+    /// Home accounts (non-empty home account ids) holding at least one record; app-only tokens are not one.
     public var homeAccounts = 0
-    /// The home accounts with the most records, most first (at most ``largestAccountLimit``).
+    /// Records without a home account: app-only tokens, of a client acting as itself (client credentials).
+    public var appOnlyRecords = 0
+    /// The home accounts with the most records, most first (at most ``largestAccountLimit``; app-only tokens are none).
     public var largestAccounts: [AccountUsage] = []
     /// Every client, by records (at most ``clientLimit``; ``clientsTruncated`` says if there were more).
     public var clients: [ClientUsage] = []
@@ -105,9 +114,7 @@ extension TokenStore {
     /// - Throws: ``TokenCacheError``: the errors of ``read(_:)``; damaged records are counted in the result.
     public func statistics(now: Int64? = nil, progress: ((Int) -> Void)? = nil) throws -> StoreStatistics {
         let now = now ?? Self.currentTime()
-        let layout: StorageStatistics
-        do { layout = try store.backend.statistics() } catch { throw TokenCacheError.wrap(error, directory: store.directory) }
-        var statistics = StoreStatistics(storage: StoreStatistics.StorageLayout(layout, maximumMapSize: layout.usage.maximumCapacity))
+        var statistics = StoreStatistics(storage: try storageLayout())
         try read { reader in
             var walk = StatisticsWalk(reader: reader, now: now, progress: progress)
             try reader.mappingErrors {
@@ -155,20 +162,25 @@ private struct StatisticsWalk {
             try visit(AccessToken.self) { walk, token in
                 usage.accessTokens += 1
                 walk.client(token.clientID) { $0.accessTokens += 1 }
-                if AccessTokenExpiry.usability(expiresOn: token.expiresOn, cachedAt: .min, refreshOn: nil, now: walk.now).isUsable {
-                    statistics.accessTokensValid += 1
-                } else if token.expiresOn <= walk.now {
-                    statistics.accessTokensExpired += 1
-                } else {
-                    statistics.accessTokensExpiringSoon += 1
+                switch TokenExpiryState(expiresOn: token.expiresOn, refreshOn: token.refreshOn, now: walk.now) {
+                case .valid: statistics.accessTokensValid += 1
+                case .refreshDue: statistics.accessTokensRefreshDue += 1
+                case .expired: statistics.accessTokensExpired += 1
                 }
+                if TokenExpiryState.expiringSoon(expiresOn: token.expiresOn, now: walk.now) { statistics.accessTokensExpiringSoon += 1 }
             }
             try visit(RefreshToken.self) { walk, token in
                 walk.client(token.clientID) { $0.refreshTokens += 1 }
-                if let expiresOn = token.expiresOn, expiresOn <= walk.now { statistics.refreshTokensExpired += 1 }
+                if let expiresOn = token.expiresOn, TokenExpiryState(expiresOn: expiresOn, refreshOn: nil, now: walk.now) == .expired {
+                    statistics.refreshTokensExpired += 1
+                }
             }
             try visit(IDToken.self) { walk, token in walk.client(token.clientID) { $0.idTokens += 1 } }
             guard usage.records > 0 else { return true }
+            if reader.isAppOnly(partition) {
+                statistics.appOnlyRecords += usage.records
+                return true
+            }
             statistics.homeAccounts += 1
             usage.fingerprint = Self.fingerprint(partition.prefix)
             if largest.count < StoreStatistics.largestAccountLimit || usage.records > largest.last!.records {
@@ -221,7 +233,30 @@ private struct StatisticsWalk {
     static func fingerprint(_ digest: [UInt8]) -> String { Hex.encode(digest.prefix(8)) }
 }
 
+extension CacheReader {
+    /// Whether `partition` holds the app-only tokens: those with an empty home account id, of a client acting as
+    /// itself (client credentials). They belong to no person, so no view counts them as a home account.
+    public func isAppOnly(_ partition: HomeAccountPartition) -> Bool {
+        partition == self.partition(homeAccountID: "")
+    }
+}
+
+extension TokenStore {
+    /// How the storage is laid out (databases, map, reader slots, files), without reading a record: cheap at any size.
+    /// - Throws: ``TokenCacheError``: the storage could not be queried.
+    public func storageLayout() throws -> StoreStatistics.StorageLayout {
+        let layout: StorageStatistics
+        do { layout = try store.backend.statistics() } catch { throw TokenCacheError.wrap(error, directory: store.directory) }
+        return StoreStatistics.StorageLayout(layout, maximumMapSize: layout.usage.maximumCapacity)
+    }
+}
+
 extension StoreStatistics.StorageLayout {
+    /// Reader slots held now by a process (stale ones included: their process is gone, the next open clears them).
+    public var readersInUse: Int { readers.count }
+    /// Reader slots of processes that are gone.
+    public var staleReaders: Int { readers.filter(\.isStale).count }
+
     init(_ statistics: StorageStatistics, maximumMapSize: Int) {
         databases = statistics.spaces.keys.sorted().map { name in
             let space = statistics.spaces[name]!

@@ -58,7 +58,8 @@ struct Accounts: ParsableCommand {
             } else if listing.accounts.isEmpty {
                 print("(no accounts)")
             } else {
-                var table = Table(headers: ["HOME ACCOUNT", "USERNAME", "ENVIRONMENT", "REALMS"])
+                // Fitted to the terminal: home account ids are cut in the middle, as `inspect` cuts identifiers.
+                var table = Table(headers: ["HOME ACCOUNT", "USERNAME", "ENVIRONMENT", "REALMS"], cuts: [.middle, .end, .end, .middle])
                 for summary in listing.accounts {
                     table.append([
                         summary.homeAccountID, summary.username ?? "-",
@@ -66,7 +67,7 @@ struct Accounts: ParsableCommand {
                         summary.profiles.map(\.entity.realm).joined(separator: ","),
                     ])
                 }
-                print(table.render())
+                print(table.render(width: TerminalWidth.current()))
             }
             corrupt = listing.corrupt
         }

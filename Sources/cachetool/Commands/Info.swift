@@ -4,7 +4,14 @@ import TokenCache
 
 /// `cachetool info`: facts about a store, no secrets and no identifiers.
 struct Info: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Show the store's format, size, keys and record counts.")
+    static let configuration = CommandConfiguration(
+        abstract: "Show the store's format, size, keys and record counts.",
+        discussion: """
+            JSON: numbers are numbers. readers_in_use counts the reader slots held now and stale_readers those of \
+            processes that are gone (as stats counts them), max_readers the slots there are; readers ("in use/max" \
+            as a string) is kept for the scripts that read it.
+            """
+    )
 
     @OptionGroup var options: StoreOptions
 
@@ -13,7 +20,9 @@ struct Info: ParsableCommand {
 
     func run() throws {
         try Failure.reporting {
-            let info = try TokenStore.open(options.configuration(readOnly: true)).info()
+            let cache = try TokenStore.open(options.configuration(readOnly: true))
+            let info = try cache.info()
+            let layout = try cache.storageLayout()
             let fields: [(String, JSONValue)] = [
                 ("directory", .string(info.directory)),
                 ("store_id", .string(info.storeID)),
@@ -27,7 +36,10 @@ struct Info: ParsableCommand {
                 ("map_size", .integer(Int64(info.mapSize))),
                 ("maximum_map_size", .integer(Int64(info.maximumMapSize))),
                 ("used_bytes", .integer(Int64(info.usedBytes))),
-                ("readers", .string("\(info.readersInUse)/\(info.maxReaders)")),
+                ("readers_in_use", .integer(Int64(layout.readersInUse))),
+                ("max_readers", .integer(Int64(layout.maxReaders))),
+                ("stale_readers", .integer(Int64(layout.staleReaders))),
+                ("readers", .string("\(layout.readersInUse)/\(layout.maxReaders)")),
                 ("lmdb_version", .string(info.lmdbVersion)),
                 ("libsodium_version", .string(info.sodiumVersion)),
                 ("records", .counts(info.recordCounts)),
@@ -36,12 +48,13 @@ struct Info: ParsableCommand {
                 print(JSONValue.object(Dictionary(uniqueKeysWithValues: fields)).prettyPrinted())
                 return
             }
-            print(Self.describe(info))
+            print(Self.describe(info, layout: layout))
         }
     }
 
-    /// The human view: sizes in binary units with the share of the map in use, the record counts as a table.
-    static func describe(_ info: StoreInfo) -> String {
+    /// The human view: sizes in binary units with the share of the map in use, the record counts as a table; lines
+    /// wider than `width` break between words, under their 12-column label.
+    static func describe(_ info: StoreInfo, layout: StoreStatistics.StorageLayout, width: Int? = TerminalWidth.current()) -> String {
         let grouped = ProgressBar.grouped
         let used = info.mapSize > 0 ? Double(info.usedBytes) / Double(info.mapSize) * 100 : 0
         var lines = [
@@ -51,10 +64,9 @@ struct Info: ParsableCommand {
                 + (info.formatWritable ? "this build reads and writes it" : "newer than this build: read-only"),
             "key         \(info.keyProtection == "key" ? "key file or raw key" : info.keyProtection); \(info.dataKeyCount) data key\(info.dataKeyCount == 1 ? "" : "s"), new records under key \(info.activeDataKeyID)",
             "size        \(bytes(info.usedBytes)) used of a \(bytes(info.mapSize)) map (\(String(format: used < 10 ? "%.1f" : "%.0f", used))%); the map grows up to \(bytes(info.maximumMapSize))",
-            "readers     \(info.readersInUse) of \(info.maxReaders) reader slots used (a high-water mark)",
+            "readers     " + StoreCountLabels.readers(layout),
             "libraries   liblmdb \(ComponentVersions.current.lmdb), libsodium \(info.sodiumVersion)",
-            "",
-        ]
+        ].flatMap { TextWrap.wrap($0, width: width, indent: 12) } + [""]
         var table = Table(headers: ["records", "count"])
         var total = 0
         for kind in EntityKind.allCases {

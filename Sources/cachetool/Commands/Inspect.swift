@@ -10,7 +10,7 @@ struct Inspect: ParsableCommand {
         usage: """
             cachetool inspect [--store <dir>] [--key-file <path>] [--output table|wide|json] [--summary] [--limit <N>]
                               [--kind <kind>] [--expired] [--expiring-within <duration>] [--account <account> | --username <username>]
-                              [--client-id <client-id>] [--environment <host>] [--color <when>] [--reveal-secrets] [--now <seconds>]
+                              [--client-id <client-id>] [--environment <host>] [--color <when>] [--include-secrets] [--now <seconds>]
             """,
         discussion: """
             The table lists people first, by username (in storage order past 50,000 Account records): one line per \
@@ -23,7 +23,7 @@ struct Inspect: ParsableCommand {
             writes one object: store, now, an array per kind (MSAL field names as `export` writes them, absent \
             fields omitted, plus revision and fingerprint), corrupt_records; with --limit also limit and truncated. \
             Filters combine (all must match). Damaged records are never shown; they are listed by fingerprint after \
-            the output (exit code 65). Tokens are shown only with --reveal-secrets.
+            the output (exit code 65). Tokens are shown only with --include-secrets.
             """
     )
 
@@ -49,8 +49,15 @@ struct Inspect: ParsableCommand {
     @Option(help: ArgumentHelp("Colour on a terminal.", valueName: "when"))
     var color: ColorChoice = .auto
 
-    @Flag(help: "Show token secrets instead of the redaction marker.")
-    var revealSecrets = false
+    @Flag(name: .customLong("include-secrets"), help: "Show token secrets instead of the redaction marker.")
+    var includeSecrets = false
+
+    /// The flag's earlier name: `export` says `--include-secrets` for the same idea, so that is the name shown; this
+    /// one keeps working for the scripts that use it.
+    @Flag(name: .customLong("reveal-secrets"), help: .hidden)
+    var revealSecretsAlias = false
+
+    var revealSecrets: Bool { includeSecrets || revealSecretsAlias }
 
     @Option(name: .customLong("account"), help: ArgumentHelp("Only this account: its home account id, or its username.", valueName: "account"))
     var account: String?
@@ -75,7 +82,8 @@ struct Inspect: ParsableCommand {
     @Flag(help: "Only tokens past their expiry.")
     var expired = false
 
-    @Option(help: ArgumentHelp("Only tokens that expire within this time (90s, 15m, 2h, 7d).", valueName: "duration"))
+    // Unconditional: a value such as `-5d` is this option's (and refused as negative), not an unknown option.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Only tokens that expire within this time (90s, 15m, 2h, 7d).", valueName: "duration"))
     var expiringWithin: String?
 
     @Option(help: ArgumentHelp("Show at most this many records.", valueName: "N"))
@@ -94,7 +102,7 @@ struct Inspect: ParsableCommand {
             throw ValidationError("--output, --json and --wide each choose the output format: give one of them")
         }
         if let limit, limit < 1 { throw ValidationError("--limit must be at least 1, not \(limit)") }
-        if summary && revealSecrets { throw ValidationError("--summary shows no records, so --reveal-secrets has nothing to show") }
+        if summary && revealSecrets { throw ValidationError("--summary shows no records, so --include-secrets has nothing to show") }
         if account != nil && username != nil { throw ValidationError("--account and --username both choose the account: give one of them") }
         _ = try selection()
     }

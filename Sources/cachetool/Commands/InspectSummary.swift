@@ -2,7 +2,7 @@ import TokenCache
 
 /// `cachetool inspect --summary`: how many records of each kind the filters select, tokens by expiry state (a refresh
 /// token without an expiry counts as valid), and how many home accounts (app-only tokens are none) and clients they
-/// belong to. Reads every selected record once and keeps only counters (and the
+/// belong to: the definitions `stats` counts by (``TokenExpiryState``, ``CacheReader/isAppOnly(_:)``). Reads every selected record once and keeps only counters (and the
 /// distinct client ids, up to ``clientLimit``).
 struct InspectSummary {
     static let clientLimit = 100_000
@@ -21,6 +21,7 @@ struct InspectSummary {
 
     private(set) var counts: [EntityKind: Counts] = [:]
     private(set) var homeAccounts = 0
+    private(set) var appOnlyRecords = 0
     private(set) var clients: Set<String> = []
     private(set) var clientsOverflowed = false
     private(set) var corrupt: [CorruptRecord] = []
@@ -36,15 +37,13 @@ struct InspectSummary {
     /// without keeping them), then the app metadata.
     mutating func collect(reader: CacheReader, visited: () -> Void) throws {
         let single = filter.homeAccountID.map { reader.partition(homeAccountID: $0) }
-        // App-only tokens (client credentials) have an empty home account id: no person.
-        let appOnly = reader.partition(homeAccountID: "")
         func partition(_ partition: HomeAccountPartition) throws {
-            var any = false
+            var shown = 0
             func visit<E: CacheEntity>(_ type: E.Type) throws {
                 guard selection.kinds.contains(E.kind) else { return }
                 try reader.forEach(E.self, in: partition, filter: filter) { result in
                     visited()
-                    if add(result) { any = true }
+                    if add(result) { shown += 1 }
                     return true
                 }
             }
@@ -52,7 +51,12 @@ struct InspectSummary {
             try visit(AccessToken.self)
             try visit(RefreshToken.self)
             try visit(IDToken.self)
-            if any && partition != appOnly { homeAccounts += 1 }
+            // App-only tokens (client credentials) belong to no person: counted apart.
+            if reader.isAppOnly(partition) {
+                appOnlyRecords += shown
+            } else if shown > 0 {
+                homeAccounts += 1
+            }
         }
         if let partitions = partitions ?? single.map({ [$0] }) {
             for each in partitions { try partition(each) }
@@ -135,9 +139,7 @@ struct InspectSummary {
             result.append(String(line.reversed().drop(while: { $0 == " " }).reversed()))
         }
         result.append("")
-        result.append(
-            "\(InspectTable.plural(homeAccounts, "home account")) · \(grouped(clients.count))\(clientsOverflowed ? "+" : "") client\(clients.count == 1 && !clientsOverflowed ? "" : "s")"
-        )
+        result.append(StoreCountLabels.owners(homeAccounts: homeAccounts, appOnlyRecords: appOnlyRecords, clients: clients.count, more: clientsOverflowed))
         return result
     }
 
@@ -159,6 +161,7 @@ struct InspectSummary {
             "now": .integer(now),
             "records": .object(records),
             "home_accounts": .integer(Int64(homeAccounts)),
+            "app_only_tokens": .integer(Int64(appOnlyRecords)),
             "clients": .integer(Int64(clients.count)),
             "clients_capped": .bool(clientsOverflowed),
             "corrupt_records": DamagedRecords.json(corrupt),

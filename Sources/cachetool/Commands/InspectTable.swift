@@ -63,12 +63,15 @@ final class InspectTable {
                 Column(header: "SCOPES", minimum: 6, preferred: 6),
             ]
         }
+        // By what they hold: an expiry reads whole in 15 cells ("expired 2 h ago"; a refresh-due one says only that
+        // when narrower than its full text), scopes are the longest text and grow first; identifiers are told apart
+        // by their ends in 13 cells and grow last.
         return [
             Column(header: "KIND", minimum: 7, preferred: 7),
             Column(header: "CLIENT", minimum: 13, preferred: 36, cut: .middle, growth: 3),
             Column(header: "TENANT", minimum: 13, preferred: 36, cut: .middle, growth: 4),
-            Column(header: "EXPIRES", minimum: 15, preferred: 22, growth: 1),
-            Column(header: "SCOPES", minimum: 10, preferred: 30, growth: 2),
+            Column(header: "EXPIRES", minimum: 15, preferred: 22, growth: 2),
+            Column(header: "SCOPES", minimum: 10, preferred: 30, cut: .words, growth: 1),
         ]
     }
 
@@ -176,7 +179,7 @@ final class InspectTable {
         }
     }
 
-    /// A record's lines (its row and, with `--reveal-secrets`, the secret line under it), and where it sorts in its
+    /// A record's lines (its row and, with `--include-secrets`, the secret line under it), and where it sorts in its
     /// group: by kind (profiles, access, refresh, ID tokens), then client, tenant, environment and scopes, so that the
     /// same store always prints the same way (storage order follows keyed hashes, different in every store).
     private struct Row {
@@ -366,11 +369,11 @@ final class InspectTable {
         let labelText = width.map { DisplayWidth.truncated(Terminal.sanitize(label), to: $0, cut: .end) } ?? Terminal.sanitize(label)
         budget -= DisplayWidth.columns(labelText)
         var line = style.paint(labelText, .bold)
+        // A note is shown whole or not at all (with those after it): a cut one reads as a broken word.
         for (index, note) in notes.enumerated() {
             let separator = index == 0 ? "  " : " · "
-            guard budget > separator.count else { break }
-            var text = Terminal.sanitize(note.0)
-            if width != nil { text = DisplayWidth.truncated(text, to: budget - separator.count, cut: .end) }
+            let text = Terminal.sanitize(note.0)
+            guard separator.count + DisplayWidth.columns(text) <= budget else { break }
             budget -= separator.count + DisplayWidth.columns(text)
             line += style.paint(separator, .dim) + style.paint(text, note.1 ?? .dim)
         }
@@ -379,7 +382,7 @@ final class InspectTable {
 
     static func plural(_ count: Int, _ noun: String) -> String { "\(ProgressBar.grouped(count)) \(noun)\(count == 1 ? "" : "s")" }
 
-    /// The row of a record, then (with `--reveal-secrets`) its secret on a line of its own.
+    /// The row of a record, then (with `--include-secrets`) its secret on a line of its own.
     private func lines(_ record: InspectedRecord, fingerprint: @autoclosure () -> String) -> [String] {
         typealias Cell = ColumnLayout.Cell
         let kind: String
@@ -396,7 +399,7 @@ final class InspectTable {
             let text = RelativeTime.describe(expiresOn, now: settings.now)
             switch state {
             case .valid: expires = Cell(text)
-            case .refreshDue: expires = Cell(text + ", refresh due", .yellow)
+            case .refreshDue: expires = Cell(text + ", refresh due", .yellow, short: "refresh due")
             case .expired: expires = Cell(text, .red)
             }
         }

@@ -65,33 +65,9 @@ struct InspectedRecord {
         familyID = metadata.familyID
     }
 
-    /// Where its expiry stands at `now`; nil for a record that does not expire.
-    func expiry(now: Int64) -> ExpiryState? {
-        expiresOn.map { ExpiryState(expiresOn: $0, refreshOn: refreshOn, now: now) }
-    }
-}
-
-/// Where a token's expiry stands.
-enum ExpiryState: Equatable {
-    /// More than five minutes left and its `refresh_on`, if any, not reached.
-    case valid
-    /// Its `refresh_on` has passed, or less than five minutes are left: a silent lookup recommends a refresh, or no
-    /// longer returns it (the five minutes keep a token from expiring on its way to the resource).
-    case refreshDue
-    /// Past its `expires_on`.
-    case expired
-
-    /// The margin a silent lookup keeps before `expires_on`.
-    static let usabilityMargin: Int64 = 300
-
-    init(expiresOn: Int64, refreshOn: Int64?, now: Int64) {
-        if expiresOn <= now {
-            self = .expired
-        } else if UInt64(bitPattern: expiresOn &- now) < UInt64(Self.usabilityMargin) || (refreshOn.map { $0 <= now } ?? false) {
-            self = .refreshDue
-        } else {
-            self = .valid
-        }
+    /// Where its expiry stands at `now`, as every view counts it; nil for a record that does not expire.
+    func expiry(now: Int64) -> TokenExpiryState? {
+        expiresOn.map { TokenExpiryState(expiresOn: $0, refreshOn: refreshOn, now: now) }
     }
 }
 

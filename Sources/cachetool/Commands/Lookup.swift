@@ -13,8 +13,12 @@ struct Lookup: ParsableCommand {
             refresh_token {secret, home_account_id, environment, client_id, family_id}, id_token {secret, realm, \
             claims}, account {home_account_id, environment, realm, username, local_account_id, authority_type}; \
             absent objects and fields are null, times are integers (Unix seconds); corrupt_records [{kind, fingerprint, reason}] \
-            lists damaged records the lookup had to skip. Exit code 0 for every outcome; 65 when a damaged record was \
-            skipped (the answer printed is still the right one for the rest of the cache).
+            lists damaged records the lookup had to skip. An --account username that no account has answers \
+            interaction_required (a note on standard error says so).
+
+            Exit codes: 0 for every outcome; with --exit-code, 0 for hit, 10 for refresh and 11 for \
+            interaction_required. 65 when a damaged record was skipped, whatever the outcome (the answer printed is \
+            still the right one for the rest of the cache); 64 usage, 66 store or key not found, 77 wrong key.
             """
     )
 
@@ -50,8 +54,28 @@ struct Lookup: ParsableCommand {
     @Flag(help: "Print JSON.")
     var json = false
 
-    @Flag(help: "Show token secrets instead of the redaction marker.")
-    var revealSecrets = false
+    @Flag(name: .customLong("include-secrets"), help: "Show token secrets instead of the redaction marker.")
+    var includeSecrets = false
+
+    /// The flag's earlier name: `export` says `--include-secrets` for the same idea, so that is the name shown; this
+    /// one keeps working for the scripts that use it.
+    @Flag(name: .customLong("reveal-secrets"), help: .hidden)
+    var revealSecretsAlias = false
+
+    var revealSecrets: Bool { includeSecrets || revealSecretsAlias }
+
+    @Flag(name: .customLong("exit-code"), help: "Exit 0 for hit, 10 for refresh, 11 for interaction_required.")
+    var exitCode = false
+
+    /// The exit codes of `--exit-code`: one per outcome, clear of 1 and of the sysexits codes (64 to 78) every
+    /// command uses, so that a script tells an outcome from a failure.
+    static func exitCode(for outcome: SilentLookupResult.Outcome) -> Int32 {
+        switch outcome {
+        case .hit: 0
+        case .refresh: 10
+        case .interactionRequired: 11
+        }
+    }
 
     func validate() throws {
         if authority == nil && (environment == nil || realm == nil) {
@@ -64,11 +88,17 @@ struct Lookup: ParsableCommand {
 
     func run() throws {
         var corrupt: [CorruptRecord] = []
+        var outcome = SilentLookupResult.Outcome.hit
         try Failure.reporting {
             let now = self.now ?? Int64(Date().timeIntervalSince1970)
             let scopes = Arguments.scopes(self.scopes)
             let cache = try TokenStore.open(options.configuration(readOnly: true))
-            let homeAccountID = try Arguments.homeAccountID(account, in: cache)
+            // A username no account has names nobody: the lookup runs with it as the home account id, which no
+            // record holds (home account ids never hold an `@`), and answers interaction_required as for any absent
+            // account, with the client's family membership still read from its app metadata.
+            let known = try Arguments.knownHomeAccountID(account, in: cache)
+            if known == nil { Output.note("no account in the store has the username \(account): the user must sign in") }
+            let homeAccountID = known ?? account
             let query: SilentLookupQuery
             if let authority {
                 query = SilentLookupQuery(
@@ -91,11 +121,13 @@ struct Lookup: ParsableCommand {
             if json {
                 print(try LookupJSON.render(result, revealSecrets: revealSecrets).prettyPrinted())
             } else {
-                print(try LookupJSON.describe(result, revealSecrets: revealSecrets, now: now))
+                print(try LookupText.describe(result, revealSecrets: revealSecrets, now: now))
             }
             corrupt = try result.corrupt
+            outcome = result.outcome
         }
         try DamagedRecords.report(corrupt)
+        if exitCode, outcome != .hit { throw ExitCode(Self.exitCode(for: outcome)) }
     }
 }
 
@@ -140,26 +172,5 @@ enum LookupJSON {
             "access_token": accessToken, "refresh_token": refreshToken, "id_token": idToken, "account": account,
             "corrupt_records": DamagedRecords.json(try result.corrupt),
         ])
-    }
-
-    static func describe(_ result: SilentLookupResult, revealSecrets: Bool, now: Int64) throws -> String {
-        let companions = try result.companions
-        var lines = ["outcome: \(result.outcome.rawValue)" + (result.refreshRecommended ? " (refresh recommended)" : "")]
-        if let token = result.accessToken?.entity {
-            lines.append("access token: \(token.target) in \(token.realm), \(RelativeTime.describe(token.expiresOn, now: now))")
-            if revealSecrets { lines.append("  secret: \(token.secret.reveal())") }
-        }
-        if let token = companions.refreshToken?.entity {
-            lines.append(
-                "refresh token: " + (token.familyID.map { "family \($0)" } ?? "client \(token.clientID)")
-                    + " (family membership \(companions.familyMembership.rawValue))"
-            )
-            if revealSecrets { lines.append("  secret: \(token.secret.reveal())") }
-        }
-        if let token = companions.idToken?.entity { lines.append("id token: realm \(token.realm)") }
-        if let account = companions.account?.entity {
-            lines.append("account: \(account.username ?? account.homeAccountID) (\(account.authorityType), realm \(account.realm))")
-        }
-        return lines.map(Terminal.sanitize).joined(separator: "\n")
     }
 }

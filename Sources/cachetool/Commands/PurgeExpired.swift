@@ -27,7 +27,8 @@ struct PurgeExpired: ParsableCommand {
 
     @OptionGroup var options: StoreOptions
 
-    @Option(help: ArgumentHelp("Only tokens expired at least this long ago (90s, 15m, 2h, 7d).", valueName: "duration"))
+    // Unconditional: a value such as `-5d` is this option's (and refused as negative), not an unknown option.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Only tokens expired at least this long ago (90s, 15m, 2h, 7d).", valueName: "duration"))
     var olderThan: String?
 
     @Flag(help: "Count what would be removed; remove nothing.")

@@ -7,15 +7,17 @@ struct Stats: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Count what a store holds and how it is laid out, for operators.",
         discussion: """
-            Records per kind; access tokens valid, expiring within 5 min (a silent lookup no longer returns them) and \
-            expired; home accounts, the ten largest, and every client, each by a keyed fingerprint (the identifiers \
+            Records per kind; access tokens valid, refresh due (their refresh_on passed, or under 5 min left: of \
+            those, a silent lookup no longer returns the ones under 5 min) and expired, as inspect --summary counts \
+            them; home accounts (app-only tokens, of a client acting as itself, are counted apart), the ten largest, \
+            and every client, each by a keyed fingerprint (the identifiers \
             too with --reveal-identifiers); the oldest and newest write; the map's size and use; per database the \
             entries, B-tree depth and pages; the reader slots in use and stale ones (of processes that are gone); \
             the files' sizes. Reads every record once, in bounded memory. Damaged records are counted and listed \
             by fingerprint on standard error (exit code 65).
 
-            JSON keys: records, access_tokens {valid, expiring_soon, expired, cap}, refresh_tokens_expired, \
-            home_accounts, largest_accounts [{fingerprint, home_account_id?, records, access_tokens}], clients \
+            JSON keys: records, access_tokens {valid, refresh_due, expiring_soon (of refresh_due, under 5 min \
+            left), expired, cap}, refresh_tokens_expired, home_accounts, app_only_tokens, largest_accounts [{fingerprint, home_account_id?, records, access_tokens}], clients \
             [{fingerprint, client_id?, access_tokens, refresh_tokens, id_tokens, app_metadata}], clients_truncated, \
             oldest_write, newest_write, storage {page_size, map_size, maximum_map_size, used_bytes, databases [...], \
             readers {max, in_use, stale, slots [...]}, files {...}}, corrupt_records. Times are Unix seconds.
@@ -61,12 +63,14 @@ struct Stats: ParsableCommand {
         return .object([
             "records": .object(records),
             "access_tokens": .object([
-                "valid": integer(statistics.accessTokensValid), "expiring_soon": integer(statistics.accessTokensExpiringSoon),
+                "valid": integer(statistics.accessTokensValid), "refresh_due": integer(statistics.accessTokensRefreshDue),
+                "expiring_soon": integer(statistics.accessTokensExpiringSoon),
                 "expired": integer(statistics.accessTokensExpired),
                 "cap": statistics.accessTokenCap.map(integer) ?? .null,
             ]),
             "refresh_tokens_expired": integer(statistics.refreshTokensExpired),
             "home_accounts": integer(statistics.homeAccounts),
+            "app_only_tokens": integer(statistics.appOnlyRecords),
             "largest_accounts": .array(statistics.largestAccounts.map { account in
                 var object: [String: JSONValue] = [
                     "fingerprint": .string(account.fingerprint), "records": integer(account.records), "access_tokens": integer(account.accessTokens),
@@ -96,8 +100,7 @@ struct Stats: ParsableCommand {
                     ])
                 }),
                 "readers": .object([
-                    "max": integer(storage.maxReaders), "in_use": integer(storage.readers.count),
-                    "stale": integer(storage.readers.filter(\.isStale).count),
+                    "max": integer(storage.maxReaders), "in_use": integer(storage.readersInUse), "stale": integer(storage.staleReaders),
                     "slots": .array(storage.readers.map { reader in
                         .object(["pid": .integer(Int64(reader.pid)), "reading": .bool(reader.reading), "stale": .bool(reader.isStale)])
                     }),
@@ -108,18 +111,24 @@ struct Stats: ParsableCommand {
         ])
     }
 
-    /// The human view: short sections of aligned lines.
-    func describe(_ statistics: StoreStatistics, info: StoreInfo, now: Int64) -> String {
+    /// The human view: short sections of aligned lines, fitted to `width` terminal columns when given: prose breaks
+    /// between words, under its label; tables share the width by what their columns hold.
+    func describe(_ statistics: StoreStatistics, info: StoreInfo, now: Int64, width: Int? = TerminalWidth.current()) -> String {
         let grouped = ProgressBar.grouped
         var lines = [Terminal.sanitize("Store \(info.directory) (format v\(info.readVersion))"), ""]
         let total = statistics.records.values.reduce(0, +)
         let kinds = EntityKind.allCases.map { "\($0) \(grouped(statistics.records[$0] ?? 0))" }.joined(separator: " · ")
         lines.append("records        \(grouped(total)): \(kinds)")
         lines.append(
-            "access tokens  \(grouped(statistics.accessTokensValid)) valid · \(grouped(statistics.accessTokensExpiringSoon)) expiring "
-                + "within 5 min · \(grouped(statistics.accessTokensExpired)) expired"
+            "access tokens  "
+                + StoreCountLabels.tokenStates(
+                    valid: statistics.accessTokensValid, refreshDue: statistics.accessTokensRefreshDue, expired: statistics.accessTokensExpired
+                )
                 + (statistics.accessTokenCap.map { " · cap \(grouped($0))" } ?? "")
         )
+        if statistics.accessTokensExpiringSoon > 0 {
+            lines.append("               of those due, \(grouped(statistics.accessTokensExpiringSoon)) with under 5 min left: a lookup no longer returns them")
+        }
         if statistics.refreshTokensExpired > 0 {
             lines.append("refresh tokens \(grouped(statistics.refreshTokensExpired)) past their own expiry")
         }
@@ -127,22 +136,27 @@ struct Stats: ParsableCommand {
             lines.append("writes         oldest \(Self.age(oldest, now: now)) · newest \(Self.age(newest, now: now))")
         }
         lines.append("")
-        lines.append("\(InspectTable.plural(statistics.homeAccounts, "home account")); the largest:")
-        var table = Table(headers: ["  ACCOUNT", "RECORDS", "ACCESS TOKENS"] + (revealIdentifiers ? ["HOME ACCOUNT ID"] : []))
+        lines.append(
+            StoreCountLabels.owners(
+                homeAccounts: statistics.homeAccounts, appOnlyRecords: statistics.appOnlyRecords, clients: statistics.clients.count,
+                more: statistics.clientsTruncated
+            ) + "; the largest home accounts:"
+        )
+        var table = Table(headers: ["  ACCOUNT", "RECORDS", "ACCESS TOKENS"] + (revealIdentifiers ? ["HOME ACCOUNT ID"] : []), cuts: [.middle, .end, .end, .middle])
         for account in statistics.largestAccounts {
             table.append(["  " + account.fingerprint, grouped(account.records), grouped(account.accessTokens)] + (revealIdentifiers ? [account.homeAccountID] : []))
         }
-        lines.append(table.render())
+        lines.append(table.render(width: width))
         lines.append("")
         lines.append(InspectTable.plural(statistics.clients.count, "client") + (statistics.clientsTruncated ? " (and more, not counted)" : "") + ":")
-        var clients = Table(headers: ["  CLIENT", "ACCESS", "REFRESH", "ID", "APP"] + (revealIdentifiers ? ["CLIENT ID"] : []))
+        var clients = Table(headers: ["  CLIENT", "ACCESS", "REFRESH", "ID", "APP"] + (revealIdentifiers ? ["CLIENT ID"] : []), cuts: [.middle, .end, .end, .end, .end, .middle])
         for client in statistics.clients {
             clients.append(
                 ["  " + client.fingerprint, grouped(client.accessTokens), grouped(client.refreshTokens), grouped(client.idTokens), grouped(client.appMetadata)]
                     + (revealIdentifiers ? [client.clientID] : [])
             )
         }
-        lines.append(clients.render())
+        lines.append(clients.render(width: width))
         let storage = statistics.storage
         lines.append("")
         if storage.mapSize > 0 {
@@ -152,11 +166,7 @@ struct Stats: ParsableCommand {
                     + "grows up to \(Info.bytes(storage.maximumMapSize)); pages of \(grouped(storage.pageSize)) bytes"
             )
         }
-        let stale = storage.readers.filter(\.isStale).count
-        lines.append(
-            "readers        \(grouped(storage.readers.count)) of \(grouped(storage.maxReaders)) slots in use, \(grouped(stale)) stale"
-                + (stale > 0 ? " (of processes that are gone; the next open clears them)" : "")
-        )
+        lines.append("readers        " + StoreCountLabels.readers(storage))
         if !storage.files.isEmpty {
             lines.append("files          " + storage.files.keys.sorted().map { "\($0) \(Info.bytes(storage.files[$0]!))" }.joined(separator: " · "))
         }
@@ -168,8 +178,12 @@ struct Stats: ParsableCommand {
                 grouped(database.overflowPages),
             ])
         }
-        lines.append(databases.render())
-        return lines.joined(separator: "\n")
+        lines.append(databases.render(width: width))
+        // Prose under its 15-column label; the heading and the tables (already fitted) as they are.
+        let fitted = lines.enumerated().flatMap { index, line in
+            index == 0 || line.contains("\n") ? [line] : TextWrap.wrap(line, width: width, indent: 15)
+        }
+        return fitted.joined(separator: "\n")
     }
 
     /// "3 d ago", "in 2 min" (a write time ahead of now means a writer's clock is ahead).

@@ -43,6 +43,9 @@ enum DisplayWidth {
         case end
         /// Keeps both ends: for identifiers (GUIDs), told apart by their first and last characters.
         case middle
+        /// Keeps the whole words that fit, from the start: for lists of words (scopes), never cut inside one unless
+        /// the first alone is too wide.
+        case words
     }
 
     /// `text` if it fits in `width` columns; otherwise as much of it as fits with `…` where the cut is.
@@ -53,6 +56,14 @@ enum DisplayWidth {
         switch cut {
         case .end:
             return prefix(of: text, columns: budget) + "…"
+        case .words:
+            var kept = ""
+            for word in text.split(separator: " ") {
+                let candidate = kept.isEmpty ? String(word) : kept + " " + word
+                guard columns(candidate) + 2 <= width else { break }
+                kept = candidate
+            }
+            return kept.isEmpty ? prefix(of: text, columns: budget) + "…" : kept + " …"
         case .middle:
             // A wide character that does not fit the head leaves its cell to the tail.
             let head = prefix(of: text, columns: (budget + 1) / 2)

@@ -39,25 +39,25 @@ enum RelativeTime {
     }
 }
 
-/// A plain-text table with left-aligned columns.
+/// A plain-text table with left-aligned columns, sized by what they hold (``ColumnLayout/init(headers:rows:cuts:indent:width:)``).
 struct Table {
     let headers: [String]
     var rows: [[String]] = []
+    /// Where each column's values are cut when the table is fitted to a width: identifiers in the middle.
+    var cuts: [DisplayWidth.Cut] = []
 
-    init(headers: [String]) { self.headers = headers }
+    init(headers: [String], cuts: [DisplayWidth.Cut] = []) {
+        self.headers = headers
+        self.cuts = cuts
+    }
 
     mutating func append(_ row: [String]) { rows.append(row.map(Terminal.sanitize)) }
 
-    func render() -> String {
-        var widths = headers.map(\.count)
-        for row in rows {
-            for (index, cell) in row.enumerated() { widths[index] = max(widths[index], cell.count) }
-        }
-        func line(_ cells: [String]) -> String {
-            cells.enumerated().map { index, cell in
-                index == cells.count - 1 ? cell : cell.padding(toLength: widths[index], withPad: " ", startingAt: 0)
-            }.joined(separator: "  ")
-        }
+    /// The table, fitted to `width` terminal columns when given (``TerminalWidth/current(environment:)``); without one
+    /// every value is shown in full.
+    func render(width: Int? = nil) -> String {
+        let layout = ColumnLayout(headers: headers, rows: rows, cuts: cuts, width: width)
+        func line(_ cells: [String]) -> String { layout.line(cells.map { ColumnLayout.Cell($0) }, style: .plain) }
         return ([line(headers)] + rows.map(line)).joined(separator: "\n")
     }
 }
