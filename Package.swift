@@ -29,6 +29,8 @@ let package = Package(
         ),
         // Fatal-signal handlers that replace the Swift runtime's backtracer (signal handlers belong in C).
         .target(name: "CCrashGuard"),
+        // cachetool's start-up before every library initialiser: its crash handler, and no Swift backtracer.
+        .target(name: "CCacheToolStartup", dependencies: ["CCrashGuard"]),
         // What `cachetool bench` counts besides time: allocations (a counting front of the C allocator, linked into the
         // executable only) and hardware instruction counters.
         .target(name: "CBenchProbes"),
@@ -55,6 +57,7 @@ let package = Package(
             dependencies: [
                 "TokenCache",
                 "TokenCacheClient",
+                "CCacheToolStartup",
                 "CBenchProbes",
                 "CDisplayWidth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -87,7 +90,7 @@ let package = Package(
 
 // The same upcoming features everywhere. InternalImportsByDefault makes the compiler, not review,
 // keep C types out of every public and package API.
-for target in package.targets where target.type != .system && !["CCrashGuard", "CBenchProbes", "CDisplayWidth"].contains(target.name) {
+for target in package.targets where target.type != .system && !["CCrashGuard", "CCacheToolStartup", "CBenchProbes", "CDisplayWidth"].contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("InternalImportsByDefault"))

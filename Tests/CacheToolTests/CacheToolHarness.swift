@@ -171,3 +171,26 @@ struct LMDBDataFile {
         try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
 }
+
+/// A shared library built here from C source, for `LD_PRELOAD` into `cachetool`: to stall or crash it at a chosen point.
+enum PreloadShim {
+    /// Builds `source` as `<directory>/<name>.so` with the first C compiler found (the Swift toolchain always brings
+    /// clang) and returns its path.
+    static func build(_ source: String, named name: String, in directory: String) throws -> String {
+        let sourcePath = directory + "/\(name).c", library = directory + "/\(name).so"
+        try source.write(toFile: sourcePath, atomically: true, encoding: .utf8)
+        let searchPath = (ProcessInfo.processInfo.environment["PATH"] ?? "") + ":/usr/bin:/opt/swift/usr/bin"
+        let compiler = try #require(
+            ["cc", "clang", "gcc"].lazy.flatMap { name in searchPath.split(separator: ":").map { "\($0)/\(name)" } }
+                .first { FileManager.default.isExecutableFile(atPath: $0) },
+            "no C compiler on PATH to build the LD_PRELOAD shim"
+        )
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: compiler)
+        process.arguments = ["-shared", "-fPIC", "-O2", "-o", library, sourcePath, "-ldl"]
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0, "\(compiler) failed to build the shim")
+        return library
+    }
+}

@@ -45,25 +45,6 @@ import Glibc
         ssize_t pread(int fd, void *buf, size_t count, off_t offset) { return pread64(fd, buf, count, offset); }
         """#
 
-    /// Builds the shim with the first C compiler found (the Swift toolchain always brings clang).
-    private static func buildShim(in directory: String) throws -> String {
-        let source = directory + "/stall.c", library = directory + "/stall.so"
-        try stallShimSource.write(toFile: source, atomically: true, encoding: .utf8)
-        let searchPath = (ProcessInfo.processInfo.environment["PATH"] ?? "") + ":/usr/bin:/opt/swift/usr/bin"
-        let compiler = try #require(
-            ["cc", "clang", "gcc"].lazy.flatMap { name in searchPath.split(separator: ":").map { "\($0)/\(name)" } }
-                .first { FileManager.default.isExecutableFile(atPath: $0) },
-            "no C compiler on PATH to build the LD_PRELOAD shim"
-        )
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: compiler)
-        process.arguments = ["-shared", "-fPIC", "-O2", "-o", library, source, "-ldl"]
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "\(compiler) failed to build the shim")
-        return library
-    }
-
     private static func response(_ index: Int) -> String {
         let clientInfo = Data(#"{"uid":"u\#(index)","utid":"t"}"#.utf8).base64EncodedString()
             .replacingOccurrences(of: "=", with: "")
@@ -99,7 +80,7 @@ import Glibc
 
     @Test func aWriterWaitingBehindAKilledOpenerKeepsTheNewestWriteAndSucceeds() throws {
         try CLIStore.with { store in
-            let shim = try Self.buildShim(in: store.root)
+            let shim = try PreloadShim.build(Self.stallShimSource, named: "stall", in: store.root)
             #expect(try store.run(["init"]).status == 0)
             // Acknowledged writes until the newest commit sits in meta page 1, the page a write from a reset table
             // would overwrite.
