@@ -42,9 +42,17 @@ extension TokenStore {
         } catch { throw TokenCacheError.wrap(error, directory: directory) }
     }
 
+    /// Throws `.invalidArgument` when `directory` is, or would be once created, inside the store's own directory: a
+    /// copy nested in the live store would be copied into every later backup, and removed with the store.
+    package func checkBackupDestinationOutsideStore(_ directory: String) throws {
+        guard let store = FileSystem.resolvedPath(store.directory), FileSystem.resolvedPathOfNew(directory).hasPrefix(store + "/") else { return }
+        throw TokenCacheError(.invalidArgument, "\(directory) is inside the store's own directory: back it up somewhere else; nothing was written")
+    }
+
     /// Creates the destination (0700) or checks that an existing one is empty and private, and that it is not the
     /// store's own directory. Returns it resolved (`realpath`).
     private func prepareBackupDirectory(_ directory: String) throws -> String {
+        try checkBackupDestinationOutsideStore(directory)
         if FileSystem.exists(directory) {
             guard FileSystem.isDirectory(directory) else {
                 throw TokenCacheError(.invalidArgument, "\(directory) is a file, not a directory: a backup is a store directory")

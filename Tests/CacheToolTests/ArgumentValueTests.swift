@@ -38,6 +38,27 @@ import TokenCache
         return (run, (try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]) ?? [:])
     }
 
+    /// An empty argument is a usage error (64), named, before anything is read or written.
+    @Test func emptyArgumentsAreUsageErrors() throws {
+        try CLIStore.with { store in
+            #expect(try store.run(["init"]).status == 0)
+            let authority = "https://login.microsoftonline.com/common"
+            let cases: [([String], String)] = [
+                (["import", ""], "FILE argument is empty"),
+                (["ingest", "--client-id", "", "--authority", authority, "--scopes", "s", "-"], "--client-id is empty"),
+                (["ingest", "--client-id", "c", "--authority", " ", "--scopes", "s", "-"], "--authority is empty"),
+                (["ingest", "--client-id", "c", "--authority", authority, "--scopes", "", "-"], "--scopes is empty"),
+                (["ingest", "--client-id", "c", "--authority", authority, "--scopes", "s", ""], "RESPONSE-FILE argument is empty"),
+                (["bench", "--dir", "", "--tokens", "10"], "--dir is empty"),
+            ]
+            for (arguments, message) in cases {
+                let run = try CacheTool.run(arguments, environment: store.environment, stdin: "{}")
+                #expect(run.status == 64 && run.stderr.contains(message), "\(arguments): \(run.output)")
+                #expect(!run.stderr.contains("NSCocoaErrorDomain"))
+            }
+        }
+    }
+
     @Test(arguments: ["user.read mail.read", "user.read,mail.read", "user.read, mail.read", " ,user.read,,mail.read, "])
     func scopesAreSeparatedBySpacesOrCommas(scopes: String) throws {
         try CLIStore.with { store in

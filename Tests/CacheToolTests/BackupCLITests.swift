@@ -9,6 +9,25 @@ import Glibc
 /// `cachetool backup`: the copy is a store the same key opens, with the same records; it is one snapshot even while
 /// other processes write; destinations it must not write into are refused with exit 64.
 @Suite struct BackupCLITests {
+    /// A copy nested in the live store would be copied into every later backup, and removed with the store.
+    @Test func aDestinationInsideTheStoreIsRefusedBeforeAnythingIsWritten() throws {
+        try CLIStore.with { store in
+            #expect(try store.run(["init"]).status == 0)
+            #expect(try store.run(["sample-data"]).status == 0)
+            let before = try FileManager.default.contentsOfDirectory(atPath: store.directory).sorted()
+            try FileManager.default.createSymbolicLink(atPath: store.root + "/link", withDestinationPath: store.directory)
+            for destination in [store.directory + "/sub", store.directory + "/a/b", store.root + "/link/sub", store.directory + "/./c/../d"] {
+                let backup = try store.run(["backup", "-o", destination])
+                #expect(backup.status == 64 && backup.stderr.contains("inside the store"), "\(destination): \(backup.output)")
+                let repair = try store.run(["verify", "--repair", "--backup-dir", destination])
+                #expect(repair.status == 64 && repair.stderr.contains("inside the store"), "\(destination): \(repair.output)")
+            }
+            #expect(try FileManager.default.contentsOfDirectory(atPath: store.directory).sorted() == before)
+            // Beside the store is fine.
+            #expect(try store.run(["backup", "-o", store.root + "/store-copy"]).status == 0)
+        }
+    }
+
     @Test func theCopyVerifiesCleanAndShowsTheSameRecords() throws {
         try CLIStore.with { store in
             #expect(try store.run(["init"]).status == 0)

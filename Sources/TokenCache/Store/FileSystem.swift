@@ -59,6 +59,25 @@ enum FileSystem {
         return String(cString: resolved)
     }
 
+    /// Where `path` is or would be once created: the resolved path of its nearest existing ancestor (symbolic links
+    /// and `..` followed) with the rest of `path` after it; relative paths from the working directory.
+    static func resolvedPathOfNew(_ path: String) -> String {
+        var existing = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        var rest: [Substring] = []
+        while resolvedPath(existing) == nil, existing != "/", !existing.isEmpty {
+            let parentPath = parent(of: existing)
+            rest.insert(existing.split(separator: "/").last ?? "", at: 0)
+            if parentPath == existing { break }
+            existing = parentPath
+        }
+        // What is left does not exist yet: `..` in it is lexical (a directory created on the way, then left).
+        var components = (resolvedPath(existing) ?? existing).split(separator: "/").map(String.init)
+        for component in rest where component != "." && !component.isEmpty {
+            if component == ".." { _ = components.popLast() } else { components.append(String(component)) }
+        }
+        return "/" + components.joined(separator: "/")
+    }
+
     static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0

@@ -70,6 +70,7 @@ struct Import: ParsableCommand {
 
     func validate() throws {
         if batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
+        if file?.isEmpty == true { throw ValidationError("the FILE argument is empty: name an MSAL cache file, or '-' for standard input") }
         if discover {
             let others = [(file != nil, "a FILE"), (from != nil, "--from"), (replace, "--replace"), (skipInvalid, "--skip-invalid"),
                           (shredSource, "--shred-source")].filter(\.0).map(\.1)

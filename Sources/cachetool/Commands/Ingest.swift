@@ -32,6 +32,14 @@ struct Ingest: ParsableCommand {
     @Argument(help: ArgumentHelp("The token response JSON file, or '-' for standard input.", valueName: "response-file"))
     var responseFile: String?
 
+    func validate() throws {
+        for (value, option) in [(clientID, "--client-id"), (authority, "--authority"), (scopes, "--scopes")]
+        where value.allSatisfy(\.isWhitespace) {
+            throw ValidationError("\(option) is empty")
+        }
+        if responseFile?.isEmpty == true { throw ValidationError("the RESPONSE-FILE argument is empty: name a file, or '-' for standard input") }
+    }
+
     func run() throws {
         try Failure.reporting {
             let data: Data

@@ -51,6 +51,12 @@ struct Verify: ParsableCommand {
             let cache = try TokenStore.open(options.configuration(readOnly: !repair))
             let records = try cache.info().recordCounts.values.reduce(0, +)
             var repaired: RepairReport? = nil
+            if let backupDirectory {
+                do { try cache.checkBackupDestinationOutsideStore(backupDirectory) } catch let error as TokenCacheError {
+                    Output.error(error.description)
+                    throw ExitCode(64)  // checked before anything is read: a destination no backup can go into
+                }
+            }
             if repair {
                 let bar = ProgressBar(label: "checking", unit: "records", delay: 1.0)
                 repaired = try cache.repair(backupTo: backupDirectory) { bar?.update(done: $0, total: records) }
