@@ -1256,56 +1256,44 @@ def v_records(blind_index_at_key: bytes) -> None:
     lease_rt_key = refresh_token_storage_key(INDEX_KEY, lease_rt)
     lease_key = b"refresh-lease/" + lease_rt_key.hex().encode()
     assert len(lease_key) == 14 + 96
+    def write_lease_vector(name, description, fields, updated_at, nonce):
+        """A lease record (or a refusal record) under lease_key, sealed, read back, and written as vector `name`."""
+        revision = 1
+        body = encode_body(revision, updated_at, fields)
+        envelope = seal_record(STORE_ID, "meta", lease_key, KEY_ID, DATA_KEY, None, None, body, nonce)
+        assert envelope[5:9] == u32be(0)
+        read_back = read_record(envelope, STORE_ID, "meta", lease_key, keys)[2]
+        assert [(name, kind, value) for name, (kind, value) in read_back.items()] == fields
+        write_vector(name, [
+            ("description_text", description),
+            ("expect_text", "success"),
+            *record_inputs("meta", lease_key),
+            ("home_account_id_text", lease_rt["home_account_id"]),
+            ("environment_text", lease_rt["environment"]),
+            ("client_id_text", lease_rt["client_id"]),
+            ("family_id_text", lease_rt["family_id"]),
+            ("refresh_token_key", lease_rt_key),
+            ("body_nonce", nonce),
+            ("revision_int", revision),
+            ("updated_at_int", updated_at),
+            *field_lines(fields),
+            ("body_plaintext", body),
+            ("record_key", RECORD_KEY),
+        ], envelope)
+
     lease_fields = [("expires_at", "int", 1795354130000), ("holder", "text", "5f0c9e2a7b1d4c3e8a6f0b2d4e6c8a1f"),
                     ("pid", "int", 4242)]
-    lease_revision, lease_updated_at = 1, 1795354100
-    lease_body = encode_body(lease_revision, lease_updated_at, lease_fields)
-    lease_env = seal_record(STORE_ID, "meta", lease_key, KEY_ID, DATA_KEY, None, None, lease_body, NONCE_LEASE_BODY)
-    assert lease_env[5:9] == u32be(0)
-    assert read_record(lease_env, STORE_ID, "meta", lease_key, keys)[2]["holder"] == ("text", "5f0c9e2a7b1d4c3e8a6f0b2d4e6c8a1f")
-    write_vector("record-refresh-lease.txt", [
-        ("description_text", "a refresh lease: a record without summary under meta / refresh-lease/ and the lowercase hex of "
-                             "the leased refresh token's storage key, fields expires_at, holder and pid (FORMAT.md §5.7)."),
-        ("expect_text", "success"),
-        *record_inputs("meta", lease_key),
-        ("home_account_id_text", lease_rt["home_account_id"]),
-        ("environment_text", lease_rt["environment"]),
-        ("client_id_text", lease_rt["client_id"]),
-        ("family_id_text", lease_rt["family_id"]),
-        ("refresh_token_key", lease_rt_key),
-        ("body_nonce", NONCE_LEASE_BODY),
-        ("revision_int", lease_revision),
-        ("updated_at_int", lease_updated_at),
-        *field_lines(lease_fields),
-        ("body_plaintext", lease_body),
-        ("record_key", RECORD_KEY),
-    ], lease_env)
-
+    write_lease_vector("record-refresh-lease.txt",
+                       "a refresh lease: a record without summary under meta / refresh-lease/ and the lowercase hex of "
+                       "the leased refresh token's storage key, fields expires_at, holder and pid (FORMAT.md §5.7).",
+                       lease_fields, 1795354100, NONCE_LEASE_BODY)
     # A refusal record under the same key: the lease above after the token endpoint refused the refresh token at
     # revision 3, kept a day so that nobody redeems that revision again (§5.7, step 2).
-    refusal_fields = [("expires_at", "int", 1795440530000), ("holder", "text", "5f0c9e2a7b1d4c3e8a6f0b2d4e6c8a1f"),
-                      ("pid", "int", 4242), ("refused_revision", "int", 3)]
-    refusal_revision, refusal_updated_at = 1, 1795354130
-    refusal_body = encode_body(refusal_revision, refusal_updated_at, refusal_fields)
-    refusal_env = seal_record(STORE_ID, "meta", lease_key, KEY_ID, DATA_KEY, None, None, refusal_body, NONCE_REFUSAL_BODY)
-    assert read_record(refusal_env, STORE_ID, "meta", lease_key, keys)[2]["refused_revision"] == ("int", 3)
-    write_vector("record-refresh-lease-refused.txt", [
-        ("description_text", "a refusal record: the refresh lease under the same key after the token endpoint refused the "
-                             "refresh token at revision 3; fields expires_at, holder, pid and refused_revision (FORMAT.md §5.7)."),
-        ("expect_text", "success"),
-        *record_inputs("meta", lease_key),
-        ("home_account_id_text", lease_rt["home_account_id"]),
-        ("environment_text", lease_rt["environment"]),
-        ("client_id_text", lease_rt["client_id"]),
-        ("family_id_text", lease_rt["family_id"]),
-        ("refresh_token_key", lease_rt_key),
-        ("body_nonce", NONCE_REFUSAL_BODY),
-        ("revision_int", refusal_revision),
-        ("updated_at_int", refusal_updated_at),
-        *field_lines(refusal_fields),
-        ("body_plaintext", refusal_body),
-        ("record_key", RECORD_KEY),
-    ], refusal_env)
+    write_lease_vector("record-refresh-lease-refused.txt",
+                       "a refusal record: the refresh lease under the same key after the token endpoint refused the "
+                       "refresh token at revision 3; fields expires_at, holder, pid and refused_revision (FORMAT.md §5.7).",
+                       [("expires_at", "int", 1795440530000), ("holder", "text", "5f0c9e2a7b1d4c3e8a6f0b2d4e6c8a1f"),
+                        ("pid", "int", 4242), ("refused_revision", "int", 3)], 1795354130, NONCE_REFUSAL_BODY)
 
     # ---- Failure cases, each derived from the AccessToken envelope with exactly one fault ----------------
     # Tampered: one bit flipped in the middle of the body ciphertext (tag excluded).

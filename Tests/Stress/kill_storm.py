@@ -19,7 +19,6 @@ Prints a JSON summary, then `kill-storm: N passed, M failed` (N acknowledged wri
 checked, M problems). Exit status 0 only if nothing failed. Standard library only.
 """
 import argparse
-import base64
 import json
 import os
 import random
@@ -32,29 +31,18 @@ import tempfile
 import threading
 import time
 
-AUTHORITY = "https://login.microsoftonline.com/common"
+import storm_support
+
+AUTHORITY = storm_support.AUTHORITY
 CLIENT = "7ab3e8c4-1d55-4d6e-9a0b-2f3c4d5e6f70"
 TENANT = "9c2f7a10-4b3e-4d8a-8f61-0e5d2c1b3a47"
 SCOPES = "User.Read Mail.Read"
 
 
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
 def token_response(uid: str, generation: int, rng: random.Random) -> dict:
     """A token-endpoint response for account `uid`; its tokens are unique to this attempt."""
-    now = int(time.time())
-    claims = {"aud": CLIENT, "iss": f"https://login.microsoftonline.com/{TENANT}/v2.0", "iat": now, "nbf": now,
-              "exp": now + 3600, "name": "Storm User", "oid": uid, "preferred_username": f"{uid[:8]}@example.com",
-              "sub": uid, "tid": TENANT, "ver": "2.0"}
-    id_token = ".".join([b64url(b'{"alg":"none","typ":"JWT"}'), b64url(json.dumps(claims).encode()), ""])
-    tag = f"{uid}-{generation}-{rng.getrandbits(64):016x}"
-    return {
-        "token_type": "Bearer", "scope": SCOPES, "expires_in": 3600, "ext_expires_in": 3600,
-        "access_token": "AT-" + tag, "refresh_token": "RT-" + tag, "id_token": id_token,
-        "client_info": b64url(json.dumps({"uid": uid, "utid": TENANT}).encode()),
-    }
+    return storm_support.token_response(uid, TENANT, CLIENT, SCOPES, f"{uid}-{generation}-{rng.getrandbits(64):016x}",
+                                        "Storm User")
 
 
 def newest_meta_txnid(data_file: str):
@@ -162,22 +150,13 @@ class Storm:
         self.deadline = started + self.args.seconds
         threads = [threading.Thread(target=self.writer, args=(i,)) for i in range(self.args.writers)]
         threads += [threading.Thread(target=self.killer), threading.Thread(target=self.monitor)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        storm_support.run_threads(threads)
         return self.check(time.monotonic() - started)
 
     def check(self, elapsed: float):
         problems = list(self.failures)
         problems += [f"newest meta transaction id stepped back from {a} to {b}" for a, b in self.meta_step_backs]
-        verify = self.cachetool("verify", "--json")
-        if verify.returncode != 0:
-            problems.append(f"verify exited {verify.returncode}: {verify.stdout.strip()[:300]} {verify.stderr.strip()[:300]}")
-        dump = self.cachetool("inspect", "--json", "--reveal-secrets")
-        stored = json.loads(dump.stdout) if dump.returncode == 0 else {}
-        if dump.returncode != 0:
-            problems.append(f"inspect exited {dump.returncode}: {dump.stderr.strip()[:300]}")
+        stored = storm_support.checked_dump(self.cachetool, problems, reveal=True)
         stored_rt = {t["home_account_id"]: t["secret"] for t in stored.get("refresh_tokens", [])}
         stored_at = {t["home_account_id"]: t["secret"] for t in stored.get("access_tokens", [])}
         checked = 0

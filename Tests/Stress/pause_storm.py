@@ -19,7 +19,6 @@ Prints a JSON summary, then `pause-storm: N passed, M failed` (N runs checked, M
 nothing failed. Standard library only.
 """
 import argparse
-import base64
 import json
 import os
 import random
@@ -31,7 +30,9 @@ import tempfile
 import threading
 import time
 
-AUTHORITY = "https://login.microsoftonline.com/common"
+import storm_support
+
+AUTHORITY = storm_support.AUTHORITY
 CLIENT = "5e1f2a3b-4c5d-4e6f-8a9b-0c1d2e3f4a5b"
 TENANT = "3a4b5c6d-7e8f-4a0b-9c1d-2e3f4a5b6c7d"
 SCOPES = "User.Read"
@@ -39,23 +40,6 @@ SCOPES = "User.Read"
 SLACK_SECONDS = 10.0
 # One stop in LONG_EVERY lasts LONG_STOP_SECONDS: far past any bound, so that a wait that is not bounded shows.
 LONG_EVERY, LONG_STOP_SECONDS = 12, 20.0
-
-
-def b64url(data: bytes) -> str:
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def token_response(uid: str) -> dict:
-    now = int(time.time())
-    claims = {"aud": CLIENT, "iss": f"https://login.microsoftonline.com/{TENANT}/v2.0", "iat": now, "nbf": now,
-              "exp": now + 3600, "name": "Pause User", "oid": uid, "preferred_username": f"{uid[:8]}@example.com",
-              "sub": uid, "tid": TENANT, "ver": "2.0"}
-    id_token = ".".join([b64url(b'{"alg":"none","typ":"JWT"}'), b64url(json.dumps(claims).encode()), ""])
-    return {
-        "token_type": "Bearer", "scope": SCOPES, "expires_in": 3600, "access_token": "AT-" + uid,
-        "refresh_token": "RT-" + uid, "id_token": id_token,
-        "client_info": b64url(json.dumps({"uid": uid, "utid": TENANT}).encode()),
-    }
 
 
 class Storm:
@@ -80,7 +64,7 @@ class Storm:
         if verb == "ingest":
             uid = f"{rng.getrandbits(32):08x}-0000-4000-8000-{rng.getrandbits(48):012x}"
             return ["ingest", *self.common, "--client-id", CLIENT, "--authority", AUTHORITY, "--scopes", SCOPES, "-"], \
-                json.dumps(token_response(uid)).encode(), f"{uid}.{TENANT}"
+                json.dumps(storm_support.token_response(uid, TENANT, CLIENT, SCOPES, uid, "Pause User")).encode(), f"{uid}.{TENANT}"
         if verb == "lookup":
             with self.lock:
                 account = rng.choice(self.acknowledged) if self.acknowledged else None
@@ -221,21 +205,12 @@ class Storm:
         self.deadline = started + self.args.seconds
         threads = [threading.Thread(target=self.worker, args=(i,)) for i in range(self.args.workers)]
         threads.append(threading.Thread(target=self.pauser))
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        storm_support.run_threads(threads)
         return self.check(time.monotonic() - started)
 
     def check(self, elapsed: float):
         problems = list(self.problems)
-        verify = self.cachetool("verify", "--json")
-        if verify.returncode != 0:
-            problems.append(f"verify exited {verify.returncode}: {verify.stdout.strip()[:300]} {verify.stderr.strip()[:300]}")
-        dump = self.cachetool("inspect", "--json")
-        stored = json.loads(dump.stdout) if dump.returncode == 0 else {}
-        if dump.returncode != 0:
-            problems.append(f"inspect exited {dump.returncode}: {dump.stderr.strip()[:300]}")
+        stored = storm_support.checked_dump(self.cachetool, problems)
         homes = {t["home_account_id"] for t in stored.get("refresh_tokens", [])}
         lost = [home for home in self.acknowledged if home not in homes]
         problems += [f"{home}: an acknowledged ingest is not stored" for home in lost[:20]]
