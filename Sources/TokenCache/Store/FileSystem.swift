@@ -59,6 +59,19 @@ enum FileSystem {
         return String(cString: resolved)
     }
 
+    /// Where `path` is or would be created: its longest existing ancestor resolved (``resolvedPath(_:)``), then the
+    /// components that do not exist yet (`.` and `..` among them taken as written). To compare places before creating
+    /// anything.
+    static func resolvedPathAllowingMissing(_ path: String) -> String {
+        var existing = URL(fileURLWithPath: path).standardized
+        var missing: [String] = []
+        while resolvedPath(existing.path) == nil, existing.path != "/" {
+            missing.insert(existing.lastPathComponent, at: 0)
+            existing.deleteLastPathComponent()
+        }
+        return ([resolvedPath(existing.path) ?? existing.path] + missing).joined(separator: "/").replacingOccurrences(of: "//", with: "/")
+    }
+
     static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
