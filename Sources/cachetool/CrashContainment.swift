@@ -11,8 +11,9 @@ import Glibc
 /// LMDB 0.9 trusts its B-tree pages: one damaged page header can make it read outside a page (SIGSEGV), past the end
 /// of the file (SIGBUS) or fail an assertion (SIGABRT), and no error code is ever returned. `verify` and `inspect`,
 /// the commands people run on a store they suspect, therefore do their work in a child (the same command line, with
-/// stdin, stdout and stderr inherited). If the child dies of a crash signal, the parent reports the store as damaged
-/// with exit code 65; what the child printed before the crash stays on the screen. If a signal from outside ends it (Ctrl-C, `kill`, the OOM killer), that is no verdict on the
+/// stdin, stdout and stderr inherited; a ``ContainedChild``, which ends with its parent). If the child dies of a
+/// crash signal, the parent reports the store as damaged with exit code 65; what the child printed before the crash
+/// stays on the screen. If a signal from outside ends it (Ctrl-C, `kill`, the OOM killer), that is no verdict on the
 /// store: the parent ends by the same signal.
 enum CrashContainment {
     /// Work that records how far it got, so that a child that crashed can be started again to go on after the crash
@@ -43,7 +44,7 @@ enum CrashContainment {
         return previous != progressNow
     }
 
-    /// Set in the child's environment: the child does the work itself.
+    /// Set in the child's environment, to the parent's pid: the child does the work itself.
     static let childVariable = "TOKEN_CACHE_CONTAINED_CHILD"
 
     /// In the parent: runs this command in a child and exits with its status (65 if a crash ended it, the same signal
@@ -53,31 +54,29 @@ enum CrashContainment {
     /// crashed it.
     static func delegate(storeDirectory: @autoclosure () -> String, resumption: Resumption? = nil) throws {
         let environment = ProcessInfo.processInfo.environment
-        guard environment[childVariable] == nil else { return }
+        if let parent = environment[childVariable] {
+            try ContainedChild.endWithParent(pid_t(parent) ?? -1)
+            return
+        }
+        try ContainedChild.forwardSignals()
         var crashes = 0
         var progressAtLastCrash: [UInt8]?? = .none
         while true {
-            let child = Process()
-            child.executableURL = URL(fileURLWithPath: "/proc/self/exe")
-            child.arguments = Array(CommandLine.arguments.dropFirst())
-            child.environment = environment.merging([childVariable: "1"]) { $1 }
-            do {
-                try child.run()
-            } catch {
-                Output.error("unsupportedEnvironment: cannot start a child process to read the store safely (\(error))")
-                throw ExitCode(78)
+            let ending = try ContainedChild.run(
+                arguments: Array(CommandLine.arguments.dropFirst()),
+                environment: environment.merging([childVariable: String(getpid())]) { $1 }
+            )
+            let signal: Int32
+            switch ending {
+            case .exited(let status): throw ExitCode(status)
+            case .signalled(let number): signal = number
             }
-            child.waitUntilExit()
-            if child.terminationReason == .exit { throw ExitCode(child.terminationStatus) }
-            let signal = child.terminationStatus
             guard crashSignals.contains(signal) else {
                 if let resumption { Output.note("stopped by signal \(signal), not by damage: \(resumption.howToContinue)") }
-                // Ended as the child did, so that a shell or supervisor sees what it sent.
-                Glibc.signal(signal, SIG_DFL)
-                raise(signal)
-                throw ExitCode(128 + signal)
+                ContainedChild.end(by: signal)
             }
             try resumption?.recordCrash()
+            if let stop = ContainedChild.receivedSignal { ContainedChild.end(by: stop) }
             let now = resumption?.progress()
             if shouldRestart(afterCrashes: crashes, limit: resumption?.crashRetries ?? 0, progressAtLastCrash: progressAtLastCrash, progressNow: now) {
                 progressAtLastCrash = .some(now)
