@@ -11,9 +11,11 @@ public struct SalvageReport: Sendable, Equatable {
     public var directory = ""
     /// Readable records copied, by kind.
     public var salvaged: [EntityKind: Int] = [:]
-    /// Records that were read but did not authenticate or decode (left behind).
+    /// Records that were read but did not authenticate or decode (left behind), by the earlier runs this one
+    /// continued too.
     public var damagedRecords = 0
-    /// Key ranges (each 1/65,536 of a database) whose B-tree pages could not be read: their records are lost.
+    /// Key ranges (each 1/65,536 of a database) whose B-tree pages could not be read: their records are lost. The
+    /// earlier runs this one continued included.
     public var unreadableRanges = 0
     /// Whether this call continued a salvage into `directory` that an earlier one (or a crash) left unfinished.
     public var resumed = false
