@@ -45,11 +45,9 @@ import Glibc
             #expect(try store.run(["sample-data"]).status == 0)
             let open = store.root + "/open"
             #expect(mkdir(open, 0o700) == 0 && chmod(open, 0o777) == 0)
-            let started = Date()
             let refused = try store.run(["salvage", "-o", open])
             #expect(refused.status == 77 && refused.stderr.contains("mode 0777") && refused.stderr.contains("chmod 700"), "\(refused.output)")
-            #expect(Date().timeIntervalSince(started) < 1.5, "refused only after copying")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: open).isEmpty)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: open).isEmpty, "refused only after copying")
             for inside in [store.directory, store.directory + "/salvaged"] {
                 let run = try store.run(["salvage", "-o", inside])
                 #expect(run.status == 64 && run.stderr.contains("store"), "\(inside): \(run.output)")
