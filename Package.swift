@@ -34,6 +34,9 @@ let package = Package(
         // What `cachetool bench` counts besides time: allocations (a counting front of the C allocator, linked into the
         // executable only) and hardware instruction counters.
         .target(name: "CBenchProbes"),
+        // What keeps cachetool's reading child from outliving it: the parent's signal forwarding and the child's death
+        // signal (prctl is variadic, and signal handlers belong in C).
+        .target(name: "CChildLifetime"),
         // How many terminal columns a character takes, from the C library's tables (for cachetool's tables).
         .target(name: "CDisplayWidth"),
         .target(name: "TokenCacheLMDB", dependencies: ["CLMDB"]),
@@ -59,6 +62,7 @@ let package = Package(
                 "TokenCacheClient",
                 "CCacheToolStartup",
                 "CBenchProbes",
+                "CChildLifetime",
                 "CDisplayWidth",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -90,7 +94,7 @@ let package = Package(
 
 // The same upcoming features everywhere. InternalImportsByDefault makes the compiler, not review,
 // keep C types out of every public and package API.
-for target in package.targets where target.type != .system && !["CCrashGuard", "CCacheToolStartup", "CBenchProbes", "CDisplayWidth"].contains(target.name) {
+for target in package.targets where target.type != .system && !["CCrashGuard", "CCacheToolStartup", "CBenchProbes", "CChildLifetime", "CDisplayWidth"].contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("InternalImportsByDefault"))

@@ -47,7 +47,8 @@ public struct TokenCacheError: Error, Sendable, CustomStringConvertible, Localiz
         /// the store has closed it; retry then.
         public static let staleLockTable = Code("staleLockTable")
         /// The operation needs the store to itself (compaction), and a process has it open: another process, named in the
-        /// message, or this one. Nothing was changed; retry once that process has closed the store.
+        /// message, or this one. Nothing was changed; retry once that process has closed the store. Also: a salvage's
+        /// directory that another salvage, named by pid, is writing.
         public static let storeInUse = Code("storeInUse")
         /// Another process kept a lock of the store past the bound of the wait (``Configuration/lockTimeout``): its
         /// writer lock (a writer stopped inside its transaction), or its open lock (a compaction, or an opener stopped

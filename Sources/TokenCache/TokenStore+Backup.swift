@@ -45,7 +45,7 @@ extension TokenStore {
     /// Throws `.invalidArgument` when `directory` is, or would be once created, inside the store's own directory: a
     /// copy nested in the live store would be copied into every later backup, and removed with the store.
     package func checkBackupDestinationOutsideStore(_ directory: String) throws {
-        guard let store = FileSystem.resolvedPath(store.directory), FileSystem.resolvedPathOfNew(directory).hasPrefix(store + "/") else { return }
+        guard FileSystem.placement(of: directory, relativeTo: store.directory) == .inside else { return }
         throw TokenCacheError(.invalidArgument, "\(directory) is inside the store's own directory: back it up somewhere else; nothing was written")
     }
 

@@ -11,63 +11,16 @@ public struct SalvageReport: Sendable, Equatable {
     public var directory = ""
     /// Readable records copied, by kind.
     public var salvaged: [EntityKind: Int] = [:]
-    /// Records that were read but did not authenticate or decode (left behind).
+    /// Records that were read but did not authenticate or decode (left behind), by the earlier runs this one
+    /// continued too.
     public var damagedRecords = 0
-    /// Key ranges (each 1/65,536 of a database) whose B-tree pages could not be read: their records are lost.
+    /// Key ranges (each 1/65,536 of a database) whose B-tree pages could not be read: their records are lost. The
+    /// earlier runs this one continued included.
     public var unreadableRanges = 0
     /// Whether this call continued a salvage into `directory` that an earlier one (or a crash) left unfinished.
     public var resumed = false
 
     public init() {}
-}
-
-/// Where a salvage stands, kept in `salvage.progress` in its target directory while it runs: the position up to
-/// which copied records are committed, the key range being read, and the ranges the last restart skipped. Plaintext,
-/// no secret: seven 32-bit big-endian numbers (database index in ``DatabaseName/all`` and two-byte prefix, committed;
-/// database and prefix being read; database, first prefix and count skipped; all ones for "none"). Written in place
-/// without fsync, before every range, since it only has to survive the salvaging process, not the machine: LMDB
-/// crashes on some damaged pages (it has no checksums), and a salvage run again skips the range the crash happened
-/// in. A damaged page spans many ranges, so a crash right after a skip doubles the next skip (up to 1,024 ranges):
-/// a page costs a few restarts, at the price of up to as many readable ranges again after it.
-struct SalvageProgress {
-    typealias Position = (database: Int, prefix: Int)
-
-    /// Database index and the first prefix not yet committed.
-    var committed: Position
-    /// Database index and prefix being read, if any.
-    var reading: Position?
-    /// The ranges the last restart skipped: database, first prefix, count.
-    var skipped: (database: Int, prefix: Int, count: Int)?
-
-    static let fileName = "salvage.progress"
-    static let largestSkip = 1_024
-
-    var bytes: [UInt8] {
-        let numbers = [committed.database, committed.prefix, reading?.database ?? -1, reading?.prefix ?? -1,
-                       skipped?.database ?? -1, skipped?.prefix ?? -1, skipped?.count ?? -1]
-        return numbers.flatMap { number in withUnsafeBytes(of: UInt32(truncatingIfNeeded: number).bigEndian, Array.init) }
-    }
-
-    init(committed: Position, reading: Position?, skipped: (database: Int, prefix: Int, count: Int)? = nil) {
-        self.committed = committed
-        self.reading = reading
-        self.skipped = skipped
-    }
-
-    init?(_ bytes: [UInt8]) {
-        guard bytes.count == 28 else { return nil }
-        let numbers = (0..<7).map { index in bytes[index * 4..<index * 4 + 4].reduce(UInt32(0)) { $0 << 8 | UInt32($1) } }
-        committed = (Int(numbers[0]), Int(numbers[1]))
-        reading = numbers[2] == .max ? nil : (Int(numbers[2]), Int(numbers[3]))
-        skipped = numbers[4] == .max ? nil : (Int(numbers[4]), Int(numbers[5]), Int(numbers[6]))
-    }
-
-    /// How many ranges to skip from `crashed`, where the last run crashed: one, or twice the last skip when the crash
-    /// came right after it (the same damaged page).
-    func skipCount(from crashed: Position) -> Int {
-        guard let skipped, skipped.database == crashed.database, skipped.prefix + skipped.count == crashed.prefix else { return 1 }
-        return min(skipped.count * 2, Self.largestSkip)
-    }
 }
 
 extension TokenStore {
@@ -83,34 +36,47 @@ extension TokenStore {
     /// sealed, without being decrypted again for writing; each is authenticated first, and damaged ones are left.
     ///
     /// Each database is read in 65,536 key ranges, each in its own transaction: a damaged page loses the records
-    /// of the ranges that pass through it, not the rest. Some damaged pages make LMDB crash the process (it has no
-    /// checksums); a salvage then run again with the same `directory` continues where it stopped and skips the range
-    /// it crashed in (`cachetool salvage` does this by itself).
+    /// of the ranges that pass through it, not the rest. A salvage that ends before it is done (killed, interrupted,
+    /// or crashed) continues when run again with the same `directory`, from its last commit, and reads again the
+    /// range it was reading: nothing readable is skipped. Some damaged pages make LMDB crash the process (it has no
+    /// checksums); a caller that sees that crash records it with ``recordSalvageCrash(in:)``, and the salvage run
+    /// again skips that range (`cachetool salvage` reads in a child process and does this by itself).
+    ///
+    /// `directory` is checked before anything is copied, and held exclusively while the salvage writes it (a second
+    /// salvage into it meanwhile gets `.storeInUse`, naming this one's pid).
     ///
     /// Nothing is written to the damaged store. Afterwards the new store is a complete store: stop the programs that
     /// use the old one, move it aside (``quarantine(_:force:)``) and move the new one into its place.
     /// - Parameters:
     ///   - configuration: The damaged store and its key (opened read-only).
-    ///   - directory: A new or empty directory, or one an unfinished salvage of the same store left.
+    ///   - directory: A new directory (created, mode 0700, with missing parents) or an empty one owned by this user and
+    ///     closed to others, outside the store; or one an unfinished salvage of the same store left.
     ///   - progress: Called now and then with the records read so far.
     /// - Throws: ``TokenCacheError``: the errors of ``open(_:)`` (a store whose header cannot be read cannot be
-    ///   salvaged: the keys are in it); `.invalidArgument` when `directory` holds something else; the errors of
-    ///   writing the new store.
+    ///   salvaged: the keys are in it); `.invalidArgument` when `directory` is a file, the store or inside it, or
+    ///   holds something else; `.storeAlreadyExists` when it holds a store and no unfinished salvage;
+    ///   `.insecurePermissions` when it is open to other users; `.storeInUse` when another salvage is writing it;
+    ///   the errors of writing the new store.
     public static func salvage(_ configuration: Configuration, into directory: String, progress: ((Int) -> Void)? = nil) throws -> SalvageReport {
         var readOnly = configuration
         readOnly.readOnly = true
         let source = try TokenStore.open(readOnly).store
         var report = SalvageReport()
         report.directory = directory
+        try checkSalvageDirectory(directory, store: source.directory)
+        try FileSystem.makeDirectory(directory)
+        // Held to the end of this scope (a noncopyable value's lifetime is its scope), whatever ends it.
+        let lock = try SalvageLock.acquire(directory: directory)
         let progressPath = directory + "/" + SalvageProgress.fileName
         var state = SalvageProgress(committed: (0, 0), reading: nil)
-        if let data = FileManager.default.contents(atPath: progressPath), let saved = SalvageProgress(Array(data)) {
+        if let saved = try salvageProgress(in: directory) {
             state = saved
             report.resumed = true
-        } else {
-            try prepareSalvageDirectory(directory)
+            report.unreadableRanges = saved.unreadableRanges
+            report.damagedRecords = saved.damagedRecords
         }
-        let crashedIn = report.resumed ? state.reading : nil
+        let crashedIn = state.crashedIn
+        state.crashed = false
         let target = try salvageTarget(directory, header: source.keyring.header.encoded(), configuration: configuration)
         let progressFile = Glibc.open(progressPath, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard progressFile >= 0 else { throw TokenCacheError(.ioFailure, "cannot write \(progressPath) (errno \(errno))") }
@@ -126,6 +92,7 @@ extension TokenStore {
         var pending: [(database: String, key: [UInt8], value: [UInt8])] = []
         var read = 0
         var readSinceRelease = 0
+        // Everything before `position` is read and counted: its records committed, what it lost in the totals saved.
         func commit(upTo position: (database: Int, prefix: Int)) throws {
             try target.write { txn in
                 for record in pending { try record.value.withUnsafeBytes { try txn.put(in: record.database, key: record.key, value: $0) } }
@@ -137,6 +104,8 @@ extension TokenStore {
             pending.removeAll(keepingCapacity: true)
             state.committed = position
             state.reading = nil
+            state.unreadableRanges = report.unreadableRanges
+            state.damagedRecords = report.damagedRecords
             save(state)
         }
         for (databaseIndex, database) in DatabaseName.all.enumerated() where databaseIndex >= state.committed.database {
@@ -157,13 +126,11 @@ extension TokenStore {
                     let until = min(prefix + state.skipCount(from: crashedIn), salvagePrefixes)
                     skipUntil = (databaseIndex, until)
                     state.skipped = (databaseIndex, prefix, until - prefix)
+                    report.unreadableRanges += until - prefix
                     // Committed past the skip, so that a later restart never reads these ranges again.
                     try commit(upTo: (databaseIndex, until))
                 }
-                if let skipUntil, skipUntil.database == databaseIndex, prefix < skipUntil.prefix {
-                    report.unreadableRanges += 1
-                    continue
-                }
+                if let skipUntil, skipUntil.database == databaseIndex, prefix < skipUntil.prefix { continue }
                 state.reading = (databaseIndex, prefix)
                 save(state)
                 do {
@@ -192,19 +159,63 @@ extension TokenStore {
             try commit(upTo: (databaseIndex + 1, 0))
         }
         unlink(progressPath)
+        _ = consume lock
         return report
     }
 
-    /// The directory a salvage writes to must be new or empty.
-    private static func prepareSalvageDirectory(_ directory: String) throws {
-        if FileSystem.exists(directory) {
-            guard FileSystem.isDirectory(directory) else { throw TokenCacheError(.invalidArgument, "\(directory) is a file, not a directory") }
-            let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
-            guard entries.isEmpty else {
-                throw TokenCacheError(.invalidArgument, "\(directory) is not empty (and holds no unfinished salvage); nothing was written")
-            }
+    /// Records that the salvage into `directory` crashed while reading the key range its progress names, so that the
+    /// salvage run again skips that range. Only for a crash of the reading itself, seen by the caller (the process that
+    /// ran the salvage died of SIGSEGV, SIGBUS, SIGILL, SIGFPE or SIGABRT): a salvage that was killed or interrupted
+    /// must read that range again, which it does unless this is called.
+    /// - Returns: Whether a range was marked: false when the salvage was not reading one (it crashed elsewhere, or
+    ///   finished).
+    /// - Throws: ``TokenCacheError``: `.storeInUse` when a salvage is writing `directory` again; `.ioFailure`.
+    @discardableResult
+    public static func recordSalvageCrash(in directory: String) throws -> Bool {
+        let lock = try SalvageLock.acquire(directory: directory)
+        let path = directory + "/" + SalvageProgress.fileName
+        guard let data = FileManager.default.contents(atPath: path), var state = SalvageProgress(Array(data)), state.reading != nil else { return false }
+        state.crashed = true
+        let file = Glibc.open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard file >= 0 else { throw TokenCacheError(.ioFailure, "cannot write \(path): \(FileSystem.describe(errno))") }
+        defer { close(file) }
+        let bytes = state.bytes
+        guard pwrite(file, bytes, bytes.count, 0) == bytes.count else {
+            throw TokenCacheError(.ioFailure, "cannot write \(path): \(FileSystem.describe(errno))")
         }
-        try FileSystem.makeDirectory(directory)
+        _ = consume lock
+        return true
+    }
+
+    /// The checks a salvage's directory passes before anything is written: a directory (or nothing yet), not the
+    /// store nor inside it, and, when it exists, this user's and closed to others (as the new store must be).
+    private static func checkSalvageDirectory(_ directory: String, store: String) throws {
+        switch FileSystem.placement(of: directory, relativeTo: store) {
+        case .same: throw TokenCacheError(.invalidArgument, "\(directory) is the store itself: salvage it into a new directory")
+        case .inside: throw TokenCacheError(.invalidArgument, "\(directory) is inside the store: salvage it into a directory outside \(store)")
+        case .outside: break
+        }
+        guard FileSystem.exists(directory) else { return }
+        guard FileSystem.isDirectory(directory) else { throw TokenCacheError(.invalidArgument, "\(directory) is a file, not a directory") }
+        try FileSystem.checkPrivate(directory, what: "salvage directory", fix: "chmod 700 \(directory)")
+    }
+
+    /// The progress an unfinished salvage left in `directory`, or nil for an empty directory (the lock file aside).
+    /// - Throws: ``TokenCacheError`` when `directory` holds anything else: `.storeAlreadyExists` for a store (a
+    ///   finished salvage, say), `.invalidArgument` otherwise.
+    private static func salvageProgress(in directory: String) throws -> SalvageProgress? {
+        if let data = FileManager.default.contents(atPath: directory + "/" + SalvageProgress.fileName), let saved = SalvageProgress(Array(data)) {
+            return saved
+        }
+        let entries = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0 != SalvageLock.fileName }
+        if entries.isEmpty { return nil }
+        if FileSystem.exists(LMDBRecordBackend.dataFilePath(directory)) {
+            throw TokenCacheError(
+                .storeAlreadyExists,
+                "\(directory) already holds a store and no unfinished salvage (a finished one verifies: `verify` it); nothing was written"
+            )
+        }
+        throw TokenCacheError(.invalidArgument, "\(directory) is not empty (and holds no unfinished salvage); nothing was written")
     }
 
     /// The new store's backend, with the old header in place.

@@ -14,6 +14,15 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .customLong("key-file"), help: ArgumentHelp("Key file (32 bytes, mode 0600).", valueName: "path"))
     var keyFile: String?
 
+    /// A store is a directory: one given as a URL is refused before anything is created (``StoreLocation``).
+    func validate() throws {
+        if let store {
+            try StoreLocation.check(store, from: "--store")
+        } else if let directory = ProcessInfo.processInfo.environment[Configuration.Variable.directory] {
+            try StoreLocation.check(directory, from: Configuration.Variable.directory)
+        }
+    }
+
     /// Resolves the configuration, and removes secret-bearing variables from this process's environment
     /// once read, so that child processes do not inherit them.
     ///

@@ -713,7 +713,13 @@ enum HelpText {
         authenticated before it is copied, and damaged ones are left. The new store
         gets the old header (the same key opens it) and is verified at the end. LMDB
         crashes on some damaged pages: salvage then starts again by itself after the
-        range that crashed it. Nothing is written to the damaged store.
+        range that crashed it. Stopped any other way (Ctrl-C, kill, the OOM killer), it
+        skips nothing: run it again with the same -o and it goes on from its last
+        commit. Nothing is written to the damaged store.
+
+        The output is a new directory, or an empty one closed to other users, outside
+        the store; it is checked before anything is copied, and one salvage at a time
+        writes it.
 
         Then stop the programs that use the store, move it aside (`cachetool quarantine
         --force`, or mv) and move the new store into its place.
@@ -721,17 +727,20 @@ enum HelpText {
         JSON keys: directory, salvaged {kind: count}, damaged_records,
         unreadable_ranges, resumed.
 
-        Exit codes: 0 copied (the new store verifies), 64 usage, 65 nothing can be read
-        (the header holding the keys is damaged), 66 store or key not found, 74 disk
-        full or I/O error (run it again with the same -o to continue), 77 wrong key or
-        permissions.
+        Exit codes: 0 copied (the new store verifies), 64 usage, or the output is a
+        file, not empty, the store or inside it, 65 nothing can be read (the header
+        holding the keys is damaged), 66 store or key not found, 74 disk full or I/O
+        error (run it again with the same -o to continue), 75 another salvage is
+        writing the output (its pid is named), 77 wrong key or permissions (of the
+        output too). Stopped by a signal, it ends by that signal.
 
         USAGE: cachetool salvage [--store <dir>] [--key-file <path>] --output <dir> [--json]
 
         OPTIONS:
           --store <dir>           Store directory.
           --key-file <path>       Key file (32 bytes, mode 0600).
-          -o, --output <dir>      The new store's directory (new or empty).
+          -o, --output <dir>      The new store's directory (new or empty, or an
+                                  unfinished salvage's).
           --json                  Print JSON.
           --version               Show the version.
           -h, --help              Show help information.

@@ -59,23 +59,27 @@ enum FileSystem {
         return String(cString: resolved)
     }
 
-    /// Where `path` is or would be once created: the resolved path of its nearest existing ancestor (symbolic links
-    /// and `..` followed) with the rest of `path` after it; relative paths from the working directory.
-    static func resolvedPathOfNew(_ path: String) -> String {
-        var existing = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
-        var rest: [Substring] = []
-        while resolvedPath(existing) == nil, existing != "/", !existing.isEmpty {
-            let parentPath = parent(of: existing)
-            rest.insert(existing.split(separator: "/").last ?? "", at: 0)
-            if parentPath == existing { break }
-            existing = parentPath
+    /// Where `path` is or would be created: its longest existing ancestor resolved (``resolvedPath(_:)``), then the
+    /// components that do not exist yet (`.` and `..` among them taken as written). To compare places before creating
+    /// anything.
+    /// Where `directory` is, or would be once created, relative to the store directory `store`: to refuse a copy (a
+    /// backup, a salvage) into the store itself or nested inside it, before anything is created.
+    static func placement(of directory: String, relativeTo store: String) -> Placement {
+        let target = resolvedPathAllowingMissing(directory), source = resolvedPathAllowingMissing(store)
+        if target == source { return .same }
+        return target.hasPrefix(source + "/") ? .inside : .outside
+    }
+
+    enum Placement { case same, inside, outside }
+
+    static func resolvedPathAllowingMissing(_ path: String) -> String {
+        var existing = URL(fileURLWithPath: path).standardized
+        var missing: [String] = []
+        while resolvedPath(existing.path) == nil, existing.path != "/" {
+            missing.insert(existing.lastPathComponent, at: 0)
+            existing.deleteLastPathComponent()
         }
-        // What is left does not exist yet: `..` in it is lexical (a directory created on the way, then left).
-        var components = (resolvedPath(existing) ?? existing).split(separator: "/").map(String.init)
-        for component in rest where component != "." && !component.isEmpty {
-            if component == ".." { _ = components.popLast() } else { components.append(String(component)) }
-        }
-        return "/" + components.joined(separator: "/")
+        return ([resolvedPath(existing.path) ?? existing.path] + missing).joined(separator: "/").replacingOccurrences(of: "//", with: "/")
     }
 
     static func exists(_ path: String) -> Bool {
