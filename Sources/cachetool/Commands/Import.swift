@@ -15,9 +15,11 @@ struct Import: ParsableCommand {
             Reads FILE, or standard input when it is '-' or absent. The whole file is checked before anything is \
             written: one invalid entry imports nothing (exit 65) unless --skip-invalid. Merging keeps, for each \
             identity, the record written later (cached_at, then expires_on), committing --batch-size entries per \
-            transaction: an import that is stopped or killed keeps what it committed, and running it again finishes \
-            it. --replace makes the store exactly the file, in one transaction: stopped or killed, the store is the \
-            old one or the new one. Unknown fields and sections are kept, encrypted, and written back by export.
+            transaction (at most 10000, so that no transaction keeps the store's other writers waiting): an import \
+            that is stopped or killed keeps what it committed, and running it again finishes it. --replace makes the \
+            store exactly the file, in one transaction, for a file of at most 10000 entries: stopped or killed, the \
+            store is the old one or the new one. A file of more than 1000000 entries is refused. Unknown fields and \
+            sections are kept, encrypted, and written back by export.
 
             --discover lists, without importing, the plaintext caches left for this user by Azure CLI \
             (~/.azure/msal_token_cache.json, or in $AZURE_CONFIG_DIR) and by the Azure Identity libraries \
@@ -48,7 +50,7 @@ struct Import: ParsableCommand {
     @Flag(name: .customLong("skip-invalid"), help: "Import the valid entries and list the invalid ones (by fingerprint).")
     var skipInvalid = false
 
-    @Option(name: .customLong("batch-size"), help: ArgumentHelp("Entries per write transaction when merging.", valueName: "n"))
+    @Option(name: .customLong("batch-size"), help: ArgumentHelp("Entries per write transaction when merging (at most 10000).", valueName: "n"))
     var batchSize = 1_000
 
     @Flag(help: "List the plaintext MSAL caches found for this user, without importing.")
@@ -70,6 +72,11 @@ struct Import: ParsableCommand {
 
     func validate() throws {
         if batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
+        if batchSize > MSALImportOptions.maximumEntriesPerTransaction {
+            throw ValidationError(
+                "--batch-size must be at most \(MSALImportOptions.maximumEntriesPerTransaction): a longer transaction keeps the store's other "
+                    + "writers waiting")
+        }
         if discover {
             let others = [(file != nil, "a FILE"), (from != nil, "--from"), (replace, "--replace"), (skipInvalid, "--skip-invalid"),
                           (shredSource, "--shred-source")].filter(\.0).map(\.1)
