@@ -10,8 +10,9 @@ extension TokenStore {
     /// **All or nothing.** The whole file is checked before anything is written; one invalid entry (a missing or
     /// mistyped field, a bad timestamp, a scope the store refuses, a record too large for the format) or an unknown
     /// section the store cannot keep fails the import with an error naming its section, byte offset, field and
-    /// reason, and the store is unchanged. A file of more than ``MSALImportOptions/maximumEntries`` entries is
-    /// refused. A file that changes between the check and the writing is refused
+    /// reason, and the store is unchanged. So does an entry key repeated within a section (MSAL reads only the last
+    /// of them): with ``MSALImportOptions/skipInvalid`` the earlier entries are rejected and the last imported. A
+    /// file of more than ``MSALImportOptions/maximumEntries`` entries is refused. A file that changes between the check and the writing is refused
     /// (`.conflict`); one that is not a regular file (a pipe) is read into memory once. With
     /// ``MSALImportOptions/skipInvalid`` the valid entries are imported and the others reported.
     ///

@@ -58,12 +58,35 @@ struct MSALImport {
     private func checkEntries(_ source: MSALCacheSource) throws -> Check {
         var check = Check()
         var reader = try source.makeReader()
+        var keys = MSALDuplicateKeys(index: store.store.keyring.index)
         while let entry = try source.next(&reader) {
             guard case .entity = entry.section else {
                 check.sections[entry.sectionName] = try unknownSection(entry)
                 continue
             }
             check.entries += 1
+            if let earlier = keys.earlierEntry(sameKeyAs: entry) {
+                // MSAL keeps the last entry of a key: the earlier one is what is rejected.
+                guard options.skipInvalid else {
+                    throw TokenCacheError(
+                        .invalidArgument,
+                        "MSAL cache section \"\(MSALImportError.displayed(entry.sectionName))\" at byte \(entry.offset): the entry has the same "
+                            + "key (fingerprint \(fingerprint(of: entry))) as the entry at byte \(earlier), and MSAL reads only the last "
+                            + "(import the last of each key with --skip-invalid)")
+                }
+                if check.rejectedOffsets.insert(earlier).inserted {
+                    check.rejected.append(
+                        MSALRejectedEntry(
+                            section: MSALImportError.displayed(entry.sectionName), fingerprint: fingerprint(of: entry), offset: earlier,
+                            field: nil, reason: MSALDuplicateKeys.reason))
+                }
+            }
+            guard check.entries <= MSALImportOptions.maximumEntries else {
+                throw TokenCacheError(
+                    .invalidArgument,
+                    "the MSAL cache file holds more than \(MSALImportOptions.maximumEntries) entries, the most an import takes "
+                        + "(entry at byte \(entry.offset)); nothing was imported")
+            }
             do throws(MSALImportError) {
                 let entity = try MSALEntityMapping.entity(from: entry)
                 // What the store would refuse at write time is refused here, before anything is written.
