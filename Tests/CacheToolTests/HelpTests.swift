@@ -485,9 +485,14 @@ enum HelpText {
         written later, or another entry of the file that the store holds for the
         identity), the file is overwritten with zeros and removed. Never after rejected
         entries, never for standard input; if the file is kept, the command says why
-        and exits 1. Overwriting cannot be guaranteed on copy-on-write or journaling
-        file systems and SSDs, and copies may exist: if the file may have been copied,
-        revoke its tokens.
+        and exits 1. From before the import reads the file until it is removed, the
+        command holds the lock Azure CLI and msal-extensions take to write it (an
+        exclusive flock on FILE.lockfile), waiting for it at most
+        TOKEN_CACHE_LOCK_TIMEOUT seconds (30; then it exits 75 naming the holder,
+        nothing imported); a file whose identity or content changed since the command
+        started is kept. Overwriting cannot be guaranteed on copy-on-write or
+        journaling file systems and SSDs, and copies may exist: if the file may have
+        been copied, revoke its tokens.
 
         JSON keys (stable): entries, written {AccessToken, RefreshToken, IdToken,
         Account, AppMetadata}, kept_existing {…}, merged_in_file {…},

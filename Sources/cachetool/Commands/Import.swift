@@ -29,7 +29,11 @@ struct Import: ParsableCommand {
             store (with the same secret, a record of the same identity written later, or another entry of the file \
             that the store holds for the identity), the file is overwritten \
             with zeros and removed. Never after rejected entries, never for standard input; if the file is kept, \
-            the command says why and exits 1. Overwriting cannot be guaranteed on copy-on-write or journaling file \
+            the command says why and exits 1. From before the import reads the file until it is removed, the \
+            command holds the lock Azure CLI and msal-extensions take to write it (an exclusive flock on \
+            FILE.lockfile), waiting for it at most TOKEN_CACHE_LOCK_TIMEOUT seconds (30; then it exits 75 naming \
+            the holder, nothing imported); a file whose identity or content changed since the command started is \
+            kept. Overwriting cannot be guaranteed on copy-on-write or journaling file \
             systems and SSDs, and copies may exist: if the file may have been copied, revoke its tokens.
 
             JSON keys (stable): entries, written {AccessToken, RefreshToken, IdToken, Account, AppMetadata}, \
@@ -97,11 +101,22 @@ struct Import: ParsableCommand {
             if let from { path = try Self.resolve(from) }
             // Taken before anything reads the file: the shredding refuses a file that changed since.
             let identity: SourceShredding.Identity?
+            let content: SourceShredding.Content?
             do {
                 identity = try path.flatMap { shredSource ? try SourceShredding.identity(of: $0) : nil }
+                content = try path.flatMap { shredSource ? try SourceShredding.content(of: $0) : nil }
             } catch {
                 throw ValidationError("--shred-source: \(Terminal.sanitize(path ?? "")) cannot be shredded: \(error); nothing was imported")
             }
+            // Held from before the import reads the file until it is removed: Azure CLI waits meanwhile.
+            let lock: MSALCacheFileLock?
+            do {
+                lock = try path.flatMap { shredSource ? try MSALCacheFileLock.acquire(for: $0, timeout: lockTimeout) : nil }
+            } catch {
+                Output.error("kept \(Terminal.sanitize(path ?? "")), not shredded: \(error)")
+                throw ExitCode(75)
+            }
+            defer { lock?.release() }
             if let path {
                 source = .file(path: path)
             } else {
@@ -118,7 +133,7 @@ struct Import: ParsableCommand {
             bar?.finish()
             var verification: MSALImportVerification? = nil
             var shredded = false
-            if let path, let identity {
+            if let path, let identity, let content {
                 if !report.rejected.isEmpty {
                     keptBecause = "\(report.rejected.count) of its entries were not imported"
                 } else {
@@ -130,7 +145,7 @@ struct Import: ParsableCommand {
                         keptBecause = "\(readBack.unverified.count) of its entries are not in the store as they are or newer"
                     } else if verification != nil {
                         do throws(SourceShredding.Refusal) {
-                            try SourceShredding.shred(path, expected: identity)
+                            try SourceShredding.shred(path, expected: identity, content: content)
                             shredded = true
                         } catch {
                             keptBecause = error.description
@@ -166,6 +181,9 @@ struct Import: ParsableCommand {
         }
         if keptBecause != nil { throw ExitCode(1) }
     }
+
+    /// How long --shred-source waits for msal-extensions' lock on the file: the store's lock wait.
+    var lockTimeout: Duration { options.configuration(readOnly: false).lockTimeout }
 
     /// The one cache `tool` left, for --from.
     static func resolve(_ tool: PlaintextCaches.Tool) throws -> String {
