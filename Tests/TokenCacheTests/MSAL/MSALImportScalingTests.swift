@@ -141,7 +141,7 @@ import Testing
 
     @Test(arguments: 0..<64)
     func theIndexGivesTheVerdictsOfComparingWithTheWholeBucket(seed: Int) throws {
-        var random = SeededGenerator(seed: UInt64(seed) &+ 1)
+        var random = SplitMix64(seed: UInt64(seed) &+ 1)
         let environments = ["login.microsoftonline.com", "login.windows.net", "login.microsoftonline.us"]
         let scopes = ["a", "b", "c", "d", "openid", "profile"]
         func randomToken(_ secret: String) throws -> ReferenceImport.Token {
@@ -190,15 +190,3 @@ import Testing
     }
 }
 
-/// A small deterministic generator (SplitMix64), so that a failing seed can be run again.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
-    }
-}
