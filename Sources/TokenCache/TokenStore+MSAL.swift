@@ -10,7 +10,9 @@ extension TokenStore {
     /// **All or nothing.** The whole file is checked before anything is written; one invalid entry (a missing or
     /// mistyped field, a bad timestamp, a scope the store refuses, a record too large for the format) or an unknown
     /// section the store cannot keep fails the import with an error naming its section, byte offset, field and
-    /// reason, and the store is unchanged. A file that changes between the check and the writing is refused
+    /// reason, and the store is unchanged. So does an entry key repeated within a section (MSAL reads only the last
+    /// of them): with ``MSALImportOptions/skipInvalid`` the earlier entries are rejected and the last imported. A
+    /// file of more than ``MSALImportOptions/maximumEntries`` entries is refused. A file that changes between the check and the writing is refused
     /// (`.conflict`); one that is not a regular file (a pipe) is read into memory once. With
     /// ``MSALImportOptions/skipInvalid`` the valid entries are imported and the others reported.
     ///
@@ -22,11 +24,13 @@ extension TokenStore {
     /// can be imported). An imported access token also replaces the stored tokens of its bucket whose
     /// scopes intersect its own, as an ingest does, unless one of them is newer, in which case it is not imported.
     /// Expired tokens are imported as they are (an import is no place to drop data by the clock). Entries are
-    /// written in durable transactions of ``MSALImportOptions/batchSize``; an import interrupted after the check
-    /// keeps the batches committed, and running it again completes it.
+    /// written in durable transactions of ``MSALImportOptions/batchSize`` (at most
+    /// ``MSALImportOptions/maximumEntriesPerTransaction``); an import interrupted after the check keeps the batches
+    /// committed, and running it again completes it.
     ///
     /// **Replacing** (``MSALImportOptions/Mode/replace``): the store's records become exactly the file's, in one
-    /// transaction; the revisions of records the file has again continue.
+    /// transaction, for a file of at most ``MSALImportOptions/maximumReplaceEntries`` entries; the revisions of
+    /// records the file has again continue.
     ///
     /// - Parameter progress: called after the check and after each committed batch (once, at the end, when
     ///   replacing), never inside a transaction.

@@ -6,10 +6,13 @@ import Glibc
 
 /// Overwriting an imported plaintext cache with zeros, then removing it (`cachetool import --shred-source`).
 ///
-/// The file's identity (device, inode, size, modification and change times) is taken before the import reads it,
-/// and checked again on the descriptor that overwrites it: a file that another program rewrote in between (Azure
-/// CLI refreshing a token) may hold a token the store does not, and is kept. Only a regular file with one name is
-/// overwritten: a symbolic link would send the zeros elsewhere, and a file with other hard links keeps them.
+/// The file's identity (device, inode, size, modification and change times) and a digest of its content are taken
+/// before the import reads it, and checked again on the descriptor that overwrites it, right before the zeros: a
+/// file that another program rewrote in between (Azure CLI refreshing a token) may hold a token the store does not,
+/// and is kept. The content is compared too because a rewrite of the same size within one tick of the file system's
+/// clock leaves the times as they were. Writers that take msal-extensions' lock cannot rewrite it at all meanwhile
+/// (``MSALCacheFileLock``); these checks catch the others. Only a regular file with one name is overwritten: a
+/// symbolic link would send the zeros elsewhere, and a file with other hard links keeps them.
 enum SourceShredding {
     /// Why the file is kept; said to the user.
     struct Refusal: Error, CustomStringConvertible {
@@ -34,7 +37,38 @@ enum SourceShredding {
         }
     }
 
+    /// What a file held: its size and a keyed hash of its bytes (the key is this process's random hashing seed, so
+    /// another program cannot make two contents collide).
+    struct Content: Equatable {
+        var size: Int64
+        var hash: Int
+    }
+
     static func errorText() -> String { String(cString: strerror(errno)) }
+
+    /// The content of the file at `path`.
+    static func content(of path: String) throws(Refusal) -> Content {
+        let descriptor = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { throw Refusal("cannot open it for reading: \(errorText())") }
+        defer { close(descriptor) }
+        return try content(of: descriptor)
+    }
+
+    /// The content of the open file `descriptor`, read from its start.
+    private static func content(of descriptor: Int32) throws(Refusal) -> Content {
+        var hasher = Hasher()
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var size: Int64 = 0
+        while true {
+            let count = buffer.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, off_t(size)) }
+            if count < 0 && errno == EINTR { continue }
+            guard count >= 0 else { throw Refusal("reading it failed at byte \(size): \(errorText())") }
+            if count == 0 { break }
+            buffer.withUnsafeBytes { hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: $0[..<count])) }
+            size += Int64(count)
+        }
+        return Content(size: size, hash: hasher.finalize())
+    }
 
     /// The identity of the file at `path`, if it can be shredded.
     static func identity(of path: String) throws(Refusal) -> Identity {
@@ -53,15 +87,16 @@ enum SourceShredding {
         if status.st_nlink != 1 { throw Refusal("it has \(status.st_nlink - 1) other hard link(s), which would keep its content") }
     }
 
-    /// Overwrites the file with zeros, flushes it to the device, and removes it, if it is still `expected`.
-    static func shred(_ path: String, expected: Identity) throws(Refusal) {
-        let descriptor = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
+    /// Overwrites the file with zeros, flushes it to the device, and removes it, if it is still `expected` and
+    /// still holds `content`.
+    static func shred(_ path: String, expected: Identity, content expectedContent: Content) throws(Refusal) {
+        let descriptor = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { throw Refusal("cannot open it for writing: \(errorText())") }
         defer { close(descriptor) }
         var status = stat()
         guard fstat(descriptor, &status) == 0 else { throw Refusal("cannot examine it: \(errorText())") }
         try check(status)
-        guard Identity(status) == expected else {
+        guard Identity(status) == expected, try content(of: descriptor) == expectedContent else {
             throw Refusal("it changed while it was imported (another program wrote it); import it again")
         }
         let zeros = [UInt8](repeating: 0, count: 64 * 1024)

@@ -2,6 +2,10 @@ import Foundation
 import Testing
 import TokenCache
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `cachetool import --discover`, `--from` and `--shred-source`: adopting the plaintext caches Azure CLI and the
 /// Azure Identity libraries leave under a home directory, here a temporary one holding fabricated caches.
 @Suite struct AdoptPlaintextCacheTests {
@@ -194,6 +198,70 @@ import TokenCache
             #expect(named.status == 0, "\(named.output)")
             #expect(named.stdout.contains("Read back 3 entries") && named.stderr.contains("overwrote"))
             #expect(!FileManager.default.fileExists(atPath: file))
+        }
+    }
+
+    /// Holds msal-extensions' lock on `cache` (an exclusive `flock` on `<cache>.lockfile`, with the holder's pid
+    /// and name written in it, as Azure CLI holds it while it writes) until `release` is called.
+    final class AzureCLILock: @unchecked Sendable {
+        let descriptor: Int32
+        init(_ cache: String) {
+            descriptor = open(cache + ".lockfile", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            #expect(flock(descriptor, LOCK_EX) == 0)
+            let note = Array("\(getpid()) az-holding".utf8)
+            _ = note.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        }
+        func release() {
+            flock(descriptor, LOCK_UN)
+            close(descriptor)
+        }
+    }
+
+    @Test func shredSourceWaitsForAzureCLIsLockAndNamesItsHolder() throws {
+        try Home.with { home in
+            #expect(try home.store.run(["init"]).status == 0)
+            let document = Self.cache(refreshToken: "CANARY-RT-1", accessTokens: [("CANARY-AT-1", "a", "100")])
+            try home.write(document, to: home.azureCLI)
+            let lock = AzureCLILock(home.azureCLI)
+            defer { lock.release() }
+            let run = try home.run(["import", "--from", "azure-cli", "--shred-source"], extra: ["TOKEN_CACHE_LOCK_TIMEOUT": "0.5"])
+            #expect(run.status == 75, "\(run.output)")
+            #expect(run.stderr.contains("is held by process \(getpid()) (az-holding)"), "\(run.stderr)")
+            #expect(run.stderr.contains("0.5 s") && run.stderr.contains("kept") && run.stderr.contains("nothing was imported"))
+            Self.expectNoCanary(run)
+            #expect(try String(contentsOfFile: home.azureCLI, encoding: .utf8) == document)
+            #expect(!(try Self.exported(home)).contains("CANARY-AT-1"))
+        }
+    }
+
+    /// Azure CLI writes a new token into the file while the import waits for its lock: the file is kept (exit 1),
+    /// as Azure CLI left it, and nothing it held is lost.
+    @Test func shredSourceKeepsAFileWrittenWhileItWaitedForTheLock() throws {
+        try Home.with { home in
+            #expect(try home.store.run(["init"]).status == 0)
+            try home.write(Self.cache(refreshToken: "CANARY-RT-1", accessTokens: [("CANARY-AT-1", "a", "100")]), to: home.azureCLI)
+            let lock = AzureCLILock(home.azureCLI)
+            final class Outcome: @unchecked Sendable { var run: CacheToolRun? }
+            let outcome = Outcome()
+            let finished = DispatchSemaphore(value: 0)
+            Thread {
+                outcome.run = try? home.run(["import", "--from", "azure-cli", "--shred-source"], extra: ["TOKEN_CACHE_LOCK_TIMEOUT": "60"])
+                finished.signal()
+            }.start()
+            Thread.sleep(forTimeInterval: 1)
+            // As Azure CLI writes under its lock: the same file, rewritten in place.
+            let rewritten = Self.cache(refreshToken: "CANARY-RT-2", refreshWritten: "200", accessTokens: [("CANARY-AT-2", "b", "200")])
+            let handle = try #require(FileHandle(forUpdatingAtPath: home.azureCLI))
+            try handle.truncate(atOffset: 0)
+            try handle.write(contentsOf: Data(rewritten.utf8))
+            try handle.close()
+            lock.release()
+            #expect(finished.wait(timeout: .now() + 120) == .success)
+            let run = try #require(outcome.run)
+            #expect(run.status == 1, "\(run.output)")
+            #expect(run.stderr.contains("changed while it was imported"), "\(run.stderr)")
+            #expect(try String(contentsOfFile: home.azureCLI, encoding: .utf8) == rewritten)
+            #expect(try Self.exported(home).contains("CANARY-RT-2"))
         }
     }
 

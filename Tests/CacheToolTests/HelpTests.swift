@@ -479,10 +479,13 @@ enum HelpText {
         checked before anything is written: one invalid entry imports nothing (exit 65)
         unless --skip-invalid. Merging keeps, for each identity, the record written
         later (cached_at, then expires_on), committing --batch-size entries per
-        transaction: an import that is stopped or killed keeps what it committed, and
-        running it again finishes it. --replace makes the store exactly the file, in
-        one transaction: stopped or killed, the store is the old one or the new one.
-        Unknown fields and sections are kept, encrypted, and written back by export.
+        transaction (at most 10000, so that no transaction keeps the store's other
+        writers waiting): an import that is stopped or killed keeps what it committed,
+        and running it again finishes it. --replace makes the store exactly the file,
+        in one transaction, for a file of at most 10000 entries: stopped or killed, the
+        store is the old one or the new one. A file of more than 1000000 entries is
+        refused. Unknown fields and sections are kept, encrypted, and written back by
+        export.
 
         --discover lists, without importing, the plaintext caches left for this user by
         Azure CLI (~/.azure/msal_token_cache.json, or in $AZURE_CONFIG_DIR) and by the
@@ -494,9 +497,14 @@ enum HelpText {
         written later, or another entry of the file that the store holds for the
         identity), the file is overwritten with zeros and removed. Never after rejected
         entries, never for standard input; if the file is kept, the command says why
-        and exits 1. Overwriting cannot be guaranteed on copy-on-write or journaling
-        file systems and SSDs, and copies may exist: if the file may have been copied,
-        revoke its tokens.
+        and exits 1. From before the import reads the file until it is removed, the
+        command holds the lock Azure CLI and msal-extensions take to write it (an
+        exclusive flock on FILE.lockfile), waiting for it at most
+        TOKEN_CACHE_LOCK_TIMEOUT seconds (30; then it exits 75 naming the holder,
+        nothing imported); a file whose identity or content changed since the command
+        started is kept. Overwriting cannot be guaranteed on copy-on-write or
+        journaling file systems and SSDs, and copies may exist: if the file may have
+        been copied, revoke its tokens.
 
         JSON keys (stable): entries, written {AccessToken, RefreshToken, IdToken,
         Account, AppMetadata}, kept_existing {…}, merged_in_file {…},
@@ -519,8 +527,8 @@ enum HelpText {
                                   records (one transaction).
           --skip-invalid          Import the valid entries and list the invalid ones
                                   (by fingerprint).
-          --batch-size <n>        Entries per write transaction when merging. (default:
-                                  1000)
+          --batch-size <n>        Entries per write transaction when merging (at most
+                                  10000). (default: 1000)
           --discover              List the plaintext MSAL caches found for this user,
                                   without importing.
           --from <tool>           Import the cache this tool left (see --discover).

@@ -27,6 +27,12 @@ struct MSALImport {
 
     func run(progress: ((MSALImportProgress) -> Void)?) throws -> MSALImportReport {
         guard options.batchSize > 0 else { throw TokenCacheError(.invalidArgument, "the import batch size must be positive") }
+        guard options.batchSize <= MSALImportOptions.maximumEntriesPerTransaction else {
+            throw TokenCacheError(
+                .invalidArgument,
+                "the import batch size \(options.batchSize) is larger than \(MSALImportOptions.maximumEntriesPerTransaction), the most "
+                    + "entries one transaction applies (a longer transaction would keep the store's other writers waiting)")
+        }
         // A pipe or a device (`<(cat cache.json)`, /dev/stdin) cannot be read twice: it is read once, into memory.
         let source = try self.source.readableTwice()
         let identity = try source.fileIdentity()
@@ -52,12 +58,35 @@ struct MSALImport {
     private func checkEntries(_ source: MSALCacheSource) throws -> Check {
         var check = Check()
         var reader = try source.makeReader()
+        var keys = MSALDuplicateKeys(index: store.store.keyring.index)
         while let entry = try source.next(&reader) {
             guard case .entity = entry.section else {
                 check.sections[entry.sectionName] = try unknownSection(entry)
                 continue
             }
             check.entries += 1
+            if let earlier = keys.earlierEntry(sameKeyAs: entry) {
+                // MSAL keeps the last entry of a key: the earlier one is what is rejected.
+                guard options.skipInvalid else {
+                    throw TokenCacheError(
+                        .invalidArgument,
+                        "MSAL cache section \"\(MSALImportError.displayed(entry.sectionName))\" at byte \(entry.offset): the entry has the same "
+                            + "key (fingerprint \(fingerprint(of: entry))) as the entry at byte \(earlier), and MSAL reads only the last "
+                            + "(import the last of each key with --skip-invalid)")
+                }
+                if check.rejectedOffsets.insert(earlier).inserted {
+                    check.rejected.append(
+                        MSALRejectedEntry(
+                            section: MSALImportError.displayed(entry.sectionName), fingerprint: fingerprint(of: entry), offset: earlier,
+                            field: nil, reason: MSALDuplicateKeys.reason))
+                }
+            }
+            guard check.entries <= MSALImportOptions.maximumEntries else {
+                throw TokenCacheError(
+                    .invalidArgument,
+                    "the MSAL cache file holds more than \(MSALImportOptions.maximumEntries) entries, the most an import takes "
+                        + "(entry at byte \(entry.offset)); nothing was imported")
+            }
             do throws(MSALImportError) {
                 let entity = try MSALEntityMapping.entity(from: entry)
                 // What the store would refuse at write time is refused here, before anything is written.
@@ -101,12 +130,14 @@ struct MSALImport {
     }
 
     private func rejection(_ error: MSALImportError, entry: MSALCacheEntry) -> MSALRejectedEntry {
-        let keyring = store.store.keyring
-        return MSALRejectedEntry(
-            section: MSALImportError.displayed(entry.sectionName),
-            fingerprint: keyring.fingerprint(database: "msal-import/" + entry.sectionName, key: Array((entry.key ?? "").utf8)),
-            offset: entry.offset, field: error.field, reason: error.reason
-        )
+        MSALRejectedEntry(
+            section: MSALImportError.displayed(entry.sectionName), fingerprint: fingerprint(of: entry), offset: entry.offset,
+            field: error.field, reason: error.reason)
+    }
+
+    /// The keyed fingerprint of the entry's section and key, which messages show instead of the key.
+    private func fingerprint(of entry: MSALCacheEntry) -> String {
+        store.store.keyring.fingerprint(database: "msal-import/" + entry.sectionName, key: Array((entry.key ?? "").utf8))
     }
 
     // MARK: The second pass
@@ -120,10 +151,12 @@ struct MSALImport {
         /// decides), only tokens already stored are superseded; and an entry meeting one of them is merged within
         /// the file, not a stored record kept.
         var imported: Set<RecordAddress> = []
+        let buckets = MSALImportBuckets(storeEmptied: false)
         var done = 0
         var finished = false
         while !finished {
-            var batch: [MSALEntity] = []
+            // Read, mapped and keyed outside the transaction: inside it, only the rule's reads and the writes.
+            var batch: [MSALImportItem] = []
             while batch.count < options.batchSize {
                 guard let entry = try source.next(&reader) else {
                     finished = true
@@ -131,46 +164,65 @@ struct MSALImport {
                 }
                 guard case .entity = entry.section else { continue }
                 guard !check.rejectedOffsets.contains(entry.offset) else { continue }
-                batch.append(try Self.entity(entry))
+                batch.append(try MSALImportItem(Self.entity(entry), index: store.store.keyring.index))
             }
             let keptSections = finished ? sections : nil
             // The transaction may run more than once (map growth): its effects are gathered here and kept only
             // when it has committed.
             let (outcome, written) = try store.write { writer in
+                buckets.begin(lastCommit: writer.store.backend.lastCommitID)
                 var outcome = MSALImportReport()
                 var written: Set<RecordAddress> = []
-                for entity in batch {
-                    try writer.importEntity(entity, alreadyImported: imported, written: &written, report: &outcome)
+                for item in batch {
+                    try writer.importEntity(item, buckets: buckets, alreadyImported: imported, written: &written, report: &outcome)
                 }
+                var wroteSections = false
                 if let keptSections, !keptSections.isEmpty {
                     let merged = try writer.store.foreignSections(in: writer.writeTransaction).merging(keptSections) { _, new in new }
                     try writer.store.setForeignSections(merged, now: writer.now, in: writer.writeTransaction)
+                    wroteSections = true
                 }
+                buckets.wrote = buckets.wrote || wroteSections || !written.isEmpty || writer.accessTokensEvicted > 0
                 return (outcome, written)
             }
+            buckets.committed()
             imported.formUnion(written)
             report.add(outcome)
             done += batch.count
             progress?(MSALImportProgress(entriesDone: done + check.rejected.count, entriesTotal: check.entries))
         }
         report.keptSections = sections.keys.sorted()
+        report.work = buckets.work
     }
 
     private func replace(
         _ check: Check, from source: MSALCacheSource, into report: inout MSALImportReport, progress: ((MSALImportProgress) -> Void)?
     ) throws {
+        // Read, mapped and keyed before the transaction, which the entry limit keeps short.
+        guard check.entries <= MSALImportOptions.maximumReplaceEntries else {
+            throw TokenCacheError(
+                .invalidArgument,
+                "the MSAL cache file holds \(check.entries) entries, more than the \(MSALImportOptions.maximumReplaceEntries) a "
+                    + "replacing import writes in its one transaction; nothing was imported (merge it instead, which commits in batches)")
+        }
+        var items: [MSALImportItem] = []
+        var reader = try source.makeReader()
+        while let entry = try source.next(&reader) {
+            guard case .entity = entry.section, !check.rejectedOffsets.contains(entry.offset) else { continue }
+            items.append(try MSALImportItem(Self.entity(entry), index: store.store.keyring.index))
+        }
         let outcome = try store.write { writer in
             var outcome = MSALImportReport()
             // Revisions continue across the replacement, so that a compare-and-swap written against the old cache
             // cannot succeed against a re-imported record that happens to restart at the same revision.
             let (removed, revisions) = try writer.removeEverything()
             outcome.removedByReplace = removed
-            var reader = try source.makeReader()
+            // Nothing stored is left to compare with: the file's tokens are judged only against each other's
+            // identities, and no bucket is read.
+            let buckets = MSALImportBuckets(storeEmptied: true)
             var written: Set<RecordAddress> = []
-            while let entry = try source.next(&reader) {
-                guard case .entity = entry.section, !check.rejectedOffsets.contains(entry.offset) else { continue }
-                try writer.importEntity(
-                    try Self.entity(entry), alreadyImported: [], written: &written, report: &outcome, priorRevisions: revisions)
+            for item in items {
+                try writer.importEntity(item, buckets: buckets, alreadyImported: [], written: &written, report: &outcome, priorRevisions: revisions)
             }
             try writer.store.setForeignSections(check.sections, now: writer.now, in: writer.writeTransaction)
             return outcome
@@ -273,27 +325,28 @@ extension CacheWriter {
     /// entry of the file already wrote is judged by the same rule but counted in
     /// ``MSALImportReport/mergedInFile``: the store held no record of it before.
     func importEntity(
-        _ entity: MSALEntity, alreadyImported: Set<RecordAddress>, written: inout Set<RecordAddress>, report: inout MSALImportReport,
-        priorRevisions: [RecordAddress: UInt64] = [:]
+        _ item: MSALImportItem, buckets: MSALImportBuckets, alreadyImported: Set<RecordAddress>, written: inout Set<RecordAddress>,
+        report: inout MSALImportReport, priorRevisions: [RecordAddress: UInt64] = [:]
     ) throws {
-        let index = store.keyring.index
+        let address = item.address
+        let fromThisFile = alreadyImported.contains(address) || written.contains(address)
         func judge<S: StorableEntity>(_ incoming: S, wins: (S, S) -> Bool) throws {
-            let entryKey = S.storageKey(for: incoming.key, index: index)
-            let address = RecordAddress(kind: S.kind, key: entryKey)
-            let fromThisFile = alreadyImported.contains(address) || written.contains(address)
-            let existing = try storedOrDamaged(S.self, entryKey: entryKey)
+            let existing = try storedOrDamaged(S.self, entryKey: address.key)
             if let existing, !wins(existing.entity, incoming) {
                 report.count(S.kind, in: \.keptExisting, mergedInFile: fromThisFile)
                 return
             }
             let prior = max(existing?.revision ?? 0, priorRevisions[address] ?? 0)
-            _ = try putStorable(incoming, expectedRevision: nil, continuing: prior, entryKey: entryKey)
+            _ = try putStorable(incoming, expectedRevision: nil, continuing: prior, entryKey: address.key)
             written.insert(address)
             report.count(S.kind, in: \.written, mergedInFile: fromThisFile)
         }
-        switch entity {
+        switch item.entity {
         case .accessToken(let token):
-            try importAccessToken(token, alreadyImported: alreadyImported, written: &written, report: &report, priorRevisions: priorRevisions)
+            let wrote = try importAccessToken(
+                token, item: item, buckets: buckets, isImported: { alreadyImported.contains($0) || written.contains($0) },
+                fromThisFile: fromThisFile, report: &report, priorRevisions: priorRevisions)
+            if wrote { written.insert(address) }
         case .refreshToken(let token): try judge(token, wins: ImportMerge.refreshTokenWins)
         case .idToken(let token): try judge(token, wins: ImportMerge.idTokenWins)
         case .account(let account): try judge(account, wins: ImportMerge.laterWins(ImportMerge.stamp(of:)))
@@ -307,61 +360,45 @@ extension CacheWriter {
         do { return try stored(S.self, entryKey: entryKey) } catch let error as TokenCacheError where error.code == .corruptRecord { return nil }
     }
 
+    /// The access-token half of ``importEntity(_:buckets:alreadyImported:written:report:priorRevisions:)``: the
+    /// stored record of the token's identity is read by its key, the other stored tokens of its bucket are met
+    /// through the bucket's ``MSALImportBucketIndex``. Writes nothing when a stored token is newer; returns whether
+    /// it wrote the token.
     private func importAccessToken(
-        _ token: AccessToken, alreadyImported: Set<RecordAddress>, written: inout Set<RecordAddress>, report: inout MSALImportReport,
-        priorRevisions: [RecordAddress: UInt64]
-    ) throws {
-        let index = store.keyring.index
-        let bucket = AccessToken.bucketPrefix(
-            homeAccountID: token.homeAccountID, clientID: token.clientID, realm: token.realm, tokenType: token.tokenType,
-            keyID: token.keyID, index: index)
-        let entryKey = AccessToken.entryKey(for: token.key, bucket: bucket, index: index)
-        func ofThisFile(_ key: [UInt8]) -> Bool {
-            let address = RecordAddress(kind: .accessToken, key: key)
-            return alreadyImported.contains(address) || written.contains(address)
-        }
-        let fromThisFile = ofThisFile(entryKey)
-        let scopes = try ScopeSet(parsing: token.target)
+        _ token: AccessToken, item: MSALImportItem, buckets: MSALImportBuckets, isImported: (RecordAddress) -> Bool,
+        fromThisFile: Bool, report: inout MSALImportReport, priorRevisions: [RecordAddress: UInt64]
+    ) throws -> Bool {
+        guard let plan = item.accessToken else { return false }
+        let entryKey = item.address.key
         let incoming = ImportMerge.stamp(of: token)
-        var doomed: [[UInt8]] = []
-        var superseded = 0
-        var previousRevision: UInt64 = 0
-        var newerStored = false
-        try writeTransaction.forEach(in: DatabaseName.accessTokens, prefix: bucket) { key, value in
-            // A damaged record in the bucket is left for `verify` and repair, not silently deleted.
-            guard let summary = try? store.openSummary(value, key: Array(key)), let storedScopes = try? summary.scopes else { return true }
-            let storedEntryKey = index.digest("at-entry", summary.environment, summary.canonicalTarget, after: bucket)
-            let sameIdentity = storedEntryKey == entryKey
-            guard sameIdentity || (store.aliases.areAliases(summary.environment, token.environment)
-                && IntersectDelete.evicts(newTarget: scopes, storedTarget: storedScopes))
-            else { return true }
-            if !sameIdentity && ofThisFile(storedEntryKey) { return true }
-            let stamp = ImportMerge.Stamp(writtenAt: summary.cachedAt, expiresOn: summary.expiresOn)
-            if ImportMerge.incomingWins(existing: stamp, incoming: incoming) {
-                doomed.append(Array(key))
-                if sameIdentity {
-                    previousRevision = (try? store.openRevision(value, slot: store.slot(DatabaseName.accessTokens, Array(key)))) ?? 0
-                } else {
-                    superseded += 1
-                }
-            } else {
-                newerStored = true
-            }
-            return true
+        if let existing = try storedOrDamaged(AccessToken.self, entryKey: entryKey),
+            !ImportMerge.incomingWins(existing: ImportMerge.stamp(of: existing.entity), incoming: incoming)
+        {
+            report.count(.accessToken, in: \.keptExisting, mergedInFile: fromThisFile)
+            return false
         }
-        guard !newerStored else {
+        let verdict = try buckets.withIndex(of: plan.bucket, in: self, isImported: isImported) { index in
+            index.verdict(scopes: plan.scopes, environment: token.environment, stamp: incoming, entryKey: entryKey, aliases: store.aliases)
+        }
+        guard case .supersedes(let superseded) = verdict else {
             // Something newer already answers for (part of) these scopes; nothing of the bucket changes.
             report.count(.accessToken, in: \.keptExisting, mergedInFile: fromThisFile)
-            return
+            return false
         }
-        _ = try deleteRecords(AccessToken.self, keys: doomed)
-        report.accessTokensSuperseded += superseded
+        var doomed: [[UInt8]] = []
+        for key in superseded {
+            if let location = try store.accessTokenLocation(entryKey: key, damagedMayMatch: false, in: writeTransaction) { doomed.append(location) }
+        }
+        report.accessTokensSuperseded += try deleteRecords(AccessToken.self, keys: doomed)
+        // The stored record of this identity, if any, is the import's now.
+        try buckets.withIndex(of: plan.bucket, in: self, isImported: isImported) { $0.remove(entryKey: entryKey) }
         // After a replacement, the revisions the records of this identity had (under its entry key, or as its
         // bucket's lone token under the bucket prefix) are continued.
-        for key in [entryKey, bucket] { previousRevision = max(previousRevision, priorRevisions[RecordAddress(kind: .accessToken, key: key)] ?? 0) }
+        var previousRevision: UInt64 = 0
+        for key in [entryKey, plan.bucket] { previousRevision = max(previousRevision, priorRevisions[RecordAddress(kind: .accessToken, key: key)] ?? 0) }
         _ = try putStorable(token, expectedRevision: nil, continuing: previousRevision, entryKey: entryKey)
-        written.insert(RecordAddress(kind: .accessToken, key: entryKey))
         report.count(.accessToken, in: \.written, mergedInFile: fromThisFile)
+        return true
     }
 
     /// Deletes every record of the five kinds and the kept MSAL sections; returns how many records, and the revision

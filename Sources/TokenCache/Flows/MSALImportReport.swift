@@ -27,6 +27,16 @@ public struct MSALImportOptions: Sendable, Hashable {
     /// Entries per write transaction when merging (each commit is durable).
     public var batchSize: Int
 
+    /// The most entries one write transaction of an import applies: a merge's ``batchSize`` at most, a replacing
+    /// import's whole file at most. It keeps the writer lock, which every other writer of the store waits for
+    /// (``Configuration/lockTimeout``), held for well under a second per transaction.
+    public static let maximumEntriesPerTransaction = 10_000
+    /// The most entries a replacing import takes: it writes the whole file in one transaction.
+    public static var maximumReplaceEntries: Int { maximumEntriesPerTransaction }
+    /// The most entity entries an import takes from one file (1,000,000): a larger file is refused before
+    /// anything is written. MSAL caches hold hundreds to thousands.
+    public static let maximumEntries = 1_000_000
+
     /// Merging, all or nothing, in transactions of 1,000 entries.
     public init(mode: Mode = .merge, skipInvalid: Bool = false, batchSize: Int = 1_000) {
         self.mode = mode
@@ -80,6 +90,9 @@ public struct MSALImportReport: Sendable, Hashable {
     public var keptSections: [String] = []
     /// Entries skipped as invalid (``MSALImportOptions/skipInvalid``).
     public var rejected: [MSALRejectedEntry] = []
+
+    /// The work of meeting the stored access tokens (merging only), for tests.
+    var work = MSALImportWork()
 
     /// Entities written, all kinds.
     public var writtenCount: Int { written.values.reduce(0, +) }

@@ -183,20 +183,7 @@ extension CacheReader {
     }
 
     /// Where the record of `entity`'s identity is stored (access tokens: under their entry key).
-    func address(of entity: MSALEntity) -> RecordAddress {
-        let index = store.keyring.index
-        switch entity {
-        case .accessToken(let token):
-            let bucket = AccessToken.bucketPrefix(
-                homeAccountID: token.homeAccountID, clientID: token.clientID, realm: token.realm, tokenType: token.tokenType,
-                keyID: token.keyID, index: index)
-            return RecordAddress(kind: .accessToken, key: AccessToken.entryKey(for: token.key, bucket: bucket, index: index))
-        case .refreshToken(let token): return RecordAddress(kind: .refreshToken, key: RefreshToken.storageKey(for: token.key, index: index))
-        case .idToken(let token): return RecordAddress(kind: .idToken, key: IDToken.storageKey(for: token.key, index: index))
-        case .account(let account): return RecordAddress(kind: .account, key: Account.storageKey(for: account.key, index: index))
-        case .appMetadata(let metadata): return RecordAddress(kind: .appMetadata, key: AppMetadata.storageKey(for: metadata.key, index: index))
-        }
-    }
+    func address(of entity: MSALEntity) -> RecordAddress { MSALImportItem.address(of: entity, index: store.keyring.index) }
 
     /// Written strictly later: the stored record would win if it were the one imported over the entry.
     private static func later(_ stored: ImportMerge.Stamp, than entry: ImportMerge.Stamp) -> Bool {

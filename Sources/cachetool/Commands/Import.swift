@@ -15,9 +15,11 @@ struct Import: ParsableCommand {
             Reads FILE, or standard input when it is '-' or absent. The whole file is checked before anything is \
             written: one invalid entry imports nothing (exit 65) unless --skip-invalid. Merging keeps, for each \
             identity, the record written later (cached_at, then expires_on), committing --batch-size entries per \
-            transaction: an import that is stopped or killed keeps what it committed, and running it again finishes \
-            it. --replace makes the store exactly the file, in one transaction: stopped or killed, the store is the \
-            old one or the new one. Unknown fields and sections are kept, encrypted, and written back by export.
+            transaction (at most 10000, so that no transaction keeps the store's other writers waiting): an import \
+            that is stopped or killed keeps what it committed, and running it again finishes it. --replace makes the \
+            store exactly the file, in one transaction, for a file of at most 10000 entries: stopped or killed, the \
+            store is the old one or the new one. A file of more than 1000000 entries is refused. Unknown fields and \
+            sections are kept, encrypted, and written back by export.
 
             --discover lists, without importing, the plaintext caches left for this user by Azure CLI \
             (~/.azure/msal_token_cache.json, or in $AZURE_CONFIG_DIR) and by the Azure Identity libraries \
@@ -27,7 +29,11 @@ struct Import: ParsableCommand {
             store (with the same secret, a record of the same identity written later, or another entry of the file \
             that the store holds for the identity), the file is overwritten \
             with zeros and removed. Never after rejected entries, never for standard input; if the file is kept, \
-            the command says why and exits 1. Overwriting cannot be guaranteed on copy-on-write or journaling file \
+            the command says why and exits 1. From before the import reads the file until it is removed, the \
+            command holds the lock Azure CLI and msal-extensions take to write it (an exclusive flock on \
+            FILE.lockfile), waiting for it at most TOKEN_CACHE_LOCK_TIMEOUT seconds (30; then it exits 75 naming \
+            the holder, nothing imported); a file whose identity or content changed since the command started is \
+            kept. Overwriting cannot be guaranteed on copy-on-write or journaling file \
             systems and SSDs, and copies may exist: if the file may have been copied, revoke its tokens.
 
             JSON keys (stable): entries, written {AccessToken, RefreshToken, IdToken, Account, AppMetadata}, \
@@ -48,7 +54,7 @@ struct Import: ParsableCommand {
     @Flag(name: .customLong("skip-invalid"), help: "Import the valid entries and list the invalid ones (by fingerprint).")
     var skipInvalid = false
 
-    @Option(name: .customLong("batch-size"), help: ArgumentHelp("Entries per write transaction when merging.", valueName: "n"))
+    @Option(name: .customLong("batch-size"), help: ArgumentHelp("Entries per write transaction when merging (at most 10000).", valueName: "n"))
     var batchSize = 1_000
 
     @Flag(help: "List the plaintext MSAL caches found for this user, without importing.")
@@ -71,6 +77,11 @@ struct Import: ParsableCommand {
     func validate() throws {
         if batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
         if file?.isEmpty == true { throw ValidationError("the FILE argument is empty: name an MSAL cache file, or '-' for standard input") }
+        if batchSize > MSALImportOptions.maximumEntriesPerTransaction {
+            throw ValidationError(
+                "--batch-size must be at most \(MSALImportOptions.maximumEntriesPerTransaction): a longer transaction keeps the store's other "
+                    + "writers waiting")
+        }
         if discover {
             let others = [(file != nil, "a FILE"), (from != nil, "--from"), (replace, "--replace"), (skipInvalid, "--skip-invalid"),
                           (shredSource, "--shred-source")].filter(\.0).map(\.1)
@@ -91,11 +102,22 @@ struct Import: ParsableCommand {
             if let from { path = try Self.resolve(from) }
             // Taken before anything reads the file: the shredding refuses a file that changed since.
             let identity: SourceShredding.Identity?
+            let content: SourceShredding.Content?
             do {
                 identity = try path.flatMap { shredSource ? try SourceShredding.identity(of: $0) : nil }
+                content = try path.flatMap { shredSource ? try SourceShredding.content(of: $0) : nil }
             } catch {
                 throw ValidationError("--shred-source: \(Terminal.sanitize(path ?? "")) cannot be shredded: \(error); nothing was imported")
             }
+            // Held from before the import reads the file until it is removed: Azure CLI waits meanwhile.
+            let lock: MSALCacheFileLock?
+            do {
+                lock = try path.flatMap { shredSource ? try MSALCacheFileLock.acquire(for: $0, timeout: lockTimeout) : nil }
+            } catch {
+                Output.error("kept \(Terminal.sanitize(path ?? "")), not shredded: \(error)")
+                throw ExitCode(75)
+            }
+            defer { lock?.release() }
             if let path {
                 source = .file(path: path)
             } else {
@@ -112,7 +134,7 @@ struct Import: ParsableCommand {
             bar?.finish()
             var verification: MSALImportVerification? = nil
             var shredded = false
-            if let path, let identity {
+            if let path, let identity, let content {
                 if !report.rejected.isEmpty {
                     keptBecause = "\(report.rejected.count) of its entries were not imported"
                 } else {
@@ -124,7 +146,7 @@ struct Import: ParsableCommand {
                         keptBecause = "\(readBack.unverified.count) of its entries are not in the store as they are or newer"
                     } else if verification != nil {
                         do throws(SourceShredding.Refusal) {
-                            try SourceShredding.shred(path, expected: identity)
+                            try SourceShredding.shred(path, expected: identity, content: content)
                             shredded = true
                         } catch {
                             keptBecause = error.description
@@ -160,6 +182,9 @@ struct Import: ParsableCommand {
         }
         if keptBecause != nil { throw ExitCode(1) }
     }
+
+    /// How long --shred-source waits for msal-extensions' lock on the file: the store's lock wait.
+    var lockTimeout: Duration { options.configuration(readOnly: false).lockTimeout }
 
     /// The one cache `tool` left, for --from.
     static func resolve(_ tool: PlaintextCaches.Tool) throws -> String {

@@ -133,6 +133,33 @@ import Glibc
         }
     }
 
+    /// MSAL's readers keep the last entry of a key repeated in one section: an import refuses such a file, naming
+    /// the section and both entries' offsets; with --skip-invalid it rejects the earlier ones and imports the last.
+    @Test func aKeyRepeatedInOneSectionIsRefusedOrTheLastIsImported() throws {
+        let first = Self.token("User.Read", secret: "FIRST", cachedAt: 200)
+        let last = Self.token("Mail.Read", secret: "LAST", cachedAt: 100)
+        let text = "{\"AccessToken\": {\"k\": \(first), \"other\": \(Self.token("Files.Read", secret: "O", cachedAt: 1)), \"k\": \(last)}}"
+        let bytes = Array(text.utf8)
+        let firstOffset = Array(text.utf8).firstRange(of: Array(first.utf8))!.lowerBound
+        let lastOffset = Array(text.utf8).lastRange(of: Array(last.utf8))!.lowerBound
+        try TestStore.with { _, cache in
+            let error = #expect(throws: TokenCacheError.self) { try cache.importMSAL(from: .bytes(bytes)) }
+            #expect(error?.code == .invalidArgument)
+            let message = error?.message ?? ""
+            #expect(message.contains("section \"AccessToken\" at byte \(lastOffset)"), "\(message)")
+            #expect(message.contains("as the entry at byte \(firstOffset)"), "\(message)")
+            #expect(message.contains("fingerprint "))
+            #expect(!message.contains("FIRST") && !message.contains("LAST"))
+            #expect(try cache.read { try $0.snapshot() }.accessTokens.isEmpty)
+
+            let report = try cache.importMSAL(from: .bytes(bytes), options: MSALImportOptions(skipInvalid: true))
+            #expect(report.rejected.map(\.offset) == [firstOffset])
+            #expect(report.rejected.first?.reason.contains("same key") == true)
+            let secrets = try cache.read { try $0.snapshot() }.accessTokens.map { $0.entity.secret.reveal() }.sorted()
+            #expect(secrets == ["LAST", "O"])
+        }
+    }
+
     @Test func overlappingTokensOfOneFileAreAllKept() throws {
         try TestStore.with { _, cache in
             let report = try cache.importMSAL(from: .bytes(Self.accessTokens([

@@ -13,8 +13,8 @@ internal import Foundation
 /// - entity section names match ASCII-case-insensitively (``MSALSection``); an entity section must be an object;
 /// - every other top-level member is yielded whole as an unknown section, to be kept and written back;
 /// - two top-level members with exactly the same name are rejected (as a duplicate member anywhere else is);
-///   two entries with the same key in a section are both yielded: keys carry no meaning here (identity comes
-///   from the fields), and remembering every key would make memory grow with the file;
+///   two entries with the same key in a section are both yielded: identity comes from the fields, and the
+///   importer, which remembers the keys (``MSALDuplicateKeys``), decides what a repeated key means;
 /// - nothing may follow the document but whitespace.
 ///
 /// Every failure is an ``MSALImportError`` with a byte offset and a fixed reason, never input bytes. After a
