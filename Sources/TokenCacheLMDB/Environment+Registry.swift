@@ -184,7 +184,7 @@ extension Environment {
             var dead: Int32 = 0
             try LMDBError.check(lmdb_reader_check(env, &dead))
 
-            let dbis = try openDatabases(env, names: names, readOnly: options.readOnly)
+            let dbis = try openDatabases(env, names: names, readOnly: options.readOnly, directory: directory, lockTimeout: options.lockTimeout)
             var databases: [String: Database] = [:]
             for (name, dbi) in zip(names, dbis) {
                 databases[name] = Database(name: name, dbi: dbi, owner: serial)
@@ -199,7 +199,7 @@ extension Environment {
                 serial: serial,
                 maxKeySize: lmdb_env_get_maxkeysize(env)
             )
-            if !options.readOnly { environment.withSharedGate { environment.padDataFileIfShort() } }
+            if !options.readOnly { environment.withSharedGate { environment.padDataFileIfShort(takingWriterLock: true) } }
             return environment
         } catch {
             // lmdb.h, mdb_env_open: "If this function fails, mdb_env_close() must be called to discard the
@@ -209,9 +209,23 @@ extension Environment {
         }
     }
 
-    /// Opens every named database in one transaction, before the environment is shared: `mdb_dbi_open`
-    /// "must not be called from multiple concurrent transactions in the same process".
-    private static func openDatabases(_ env: OpaquePointer, names: [String], readOnly: Bool) throws(LMDBError) -> [UInt32] {
+    /// Opens every named database, before the environment is shared. A store whose databases all exist (every store
+    /// once created) has them opened in a read transaction, which waits for no writer; only a new one is given them
+    /// in a write transaction, under the writer lock like every write (`WriterLock`: a writer stopped inside its
+    /// transaction holds LMDB's writer mutex, which cannot be waited on for a bounded time).
+    private static func openDatabases(
+        _ env: OpaquePointer, names: [String], readOnly: Bool, directory: String, lockTimeout: Duration
+    ) throws(LMDBError) -> [UInt32] {
+        if readOnly { return try openDatabasesInOneTransaction(env, names: names, readOnly: true) }
+        do { return try openDatabasesInOneTransaction(env, names: names, readOnly: true) } catch .notFound {}
+        let writerLock = try WriterLock.acquire(directory: directory, timeout: lockTimeout)
+        defer { writerLock.release() }
+        return try openDatabasesInOneTransaction(env, names: names, readOnly: false)
+    }
+
+    /// Opens every named database in one transaction: `mdb_dbi_open` "must not be called from multiple concurrent
+    /// transactions in the same process". A write transaction creates the missing ones.
+    private static func openDatabasesInOneTransaction(_ env: OpaquePointer, names: [String], readOnly: Bool) throws(LMDBError) -> [UInt32] {
         var txnPointer: OpaquePointer?
         var rc = lmdb_txn_begin(env, readOnly: readOnly, &txnPointer)
         if rc == MDB_MAP_RESIZED {

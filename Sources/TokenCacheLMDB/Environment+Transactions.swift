@@ -303,11 +303,16 @@ extension Environment {
     /// writer lock (so no other writer is extending the file) and grow the file with `ftruncate` on LMDB's
     /// own descriptor. Also run when a store is opened writable, for a file a writer killed between its commit and
     /// this step left short. Best effort; the caller holds the gate shared, as `mdb_env_info` reads the map.
-    func padDataFileIfShort() {
+    /// - Parameter takingWriterLock: whether to take the writer lock (`WriterLock`) first, bounded like every write's:
+    ///   an open does; a write, which holds it already, does not. Not padded when it cannot be had in time.
+    func padDataFileIfShort(takingWriterLock: Bool = false) {
         #if DEBUG
         if LMDBFaultInjection.consume(.padDataFile, env: handle) != nil { return }
         #endif
         guard let fd = lmdb_env_get_fd(handle), let needed = shortfall(fd: fd) else { return }
+        let writerLock = takingWriterLock ? try? WriterLock.acquire(directory: directory, timeout: options.lockTimeout) : nil
+        if takingWriterLock, writerLock == nil { return }
+        defer { writerLock?.release() }
         var txn: OpaquePointer?
         guard lmdb_txn_begin(handle, readOnly: false, &txn) == MDB_SUCCESS, let txn else { return }
         if let stillNeeded = shortfall(fd: fd) {

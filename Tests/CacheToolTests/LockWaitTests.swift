@@ -61,6 +61,61 @@ import Glibc
         }
     }
 
+    /// Stops `cachetool` inside its first `mdb_put`: a writer inside its transaction, holding LMDB's writer mutex and
+    /// the writer lock, as Ctrl-Z leaves it.
+    private static let stopInsideWriteShim = #"""
+        #define _GNU_SOURCE
+        #include <dlfcn.h>
+        #include <signal.h>
+        #include <stdlib.h>
+        typedef struct MDB_txn MDB_txn;
+        typedef unsigned int MDB_dbi;
+        typedef struct MDB_val MDB_val;
+        int mdb_put(MDB_txn *txn, MDB_dbi dbi, MDB_val *key, MDB_val *data, unsigned int flags) {
+            static int (*real)(MDB_txn *, MDB_dbi, MDB_val *, MDB_val *, unsigned int) = 0;
+            static int stopped = 0;
+            if (!real) real = (int (*)(MDB_txn *, MDB_dbi, MDB_val *, MDB_val *, unsigned int))dlsym(RTLD_NEXT, "mdb_put");
+            if (!stopped && getenv("TC_TEST_STOP_IN_WRITE")) { stopped = 1; raise(SIGSTOP); }
+            return real(txn, dbi, key, data, flags);
+        }
+        """#
+
+    @Test func aWriterStoppedInsideItsTransactionMakesWritableOpensAndWritesFail75() throws {
+        try CLIStore.with { store in
+            #expect(try store.run(["init"]).status == 0)
+            #expect(try store.run(["sample-data"]).status == 0)
+            let shim = try PreloadShim.build(Self.stopInsideWriteShim, named: "stop-in-write", in: store.root)
+            let writer = Process()
+            writer.executableURL = CacheTool.binary
+            writer.arguments = ["cap", "--access-tokens", "100"]
+            writer.environment = store.processEnvironment.merging(["LD_PRELOAD": shim, "TC_TEST_STOP_IN_WRITE": "1"]) { $1 }
+            writer.standardOutput = FileHandle.nullDevice
+            writer.standardError = FileHandle.nullDevice
+            try writer.run()
+            defer {
+                kill(writer.processIdentifier, SIGKILL)
+                writer.waitUntilExit()
+            }
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline {
+                let stat = (try? String(contentsOfFile: "/proc/\(writer.processIdentifier)/stat", encoding: .utf8)) ?? ""
+                if stat.split(separator: ")").last?.split(separator: " ").first == "T" { break }
+                usleep(10_000)
+            }
+            for verb in [["purge-expired"], ["sample-data"]] {
+                // Under a watchdog (`timeout`): a wait without a bound would hang the suite; it exits 124 instead.
+                let (run, seconds) = timed {
+                    (try? store.run(verb, extra: ["TOKEN_CACHE_LOCK_TIMEOUT": "1"], shell: "exec /usr/bin/timeout -s KILL 20 \"$0\" \"$@\"; :"))
+                        ?? CacheToolRun(stdout: "", stderr: "", status: -1, exitedNormally: false)
+                }
+                #expect(run.status == 75, "\(verb): \(run.output)")
+                #expect(run.stderr.contains("writer lock") && run.stderr.contains("process \(writer.processIdentifier)"), "\(verb): \(run.stderr)")
+                #expect(seconds < 15, "\(verb) waited \(seconds) s for a bound of 1 s")
+            }
+            #expect(try store.run(["inspect"], extra: ["TOKEN_CACHE_LOCK_TIMEOUT": "1"]).status == 0)
+        }
+    }
+
     @Test func aStoppedOpenerOrCompactionMakesOthersFailWith75NamingItNotHang() throws {
         try CLIStore.with { store in
             #expect(try store.run(["init"]).status == 0)
