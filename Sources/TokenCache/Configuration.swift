@@ -73,7 +73,8 @@ public struct Configuration: Sendable {
         public static let base64Key = "TOKEN_CACHE_KEY"
         /// `interactive`, `moderate` or `sensitive`: sets ``Configuration/maximumPassphraseCost``.
         public static let maximumPassphraseCost = "TOKEN_CACHE_MAX_PASSPHRASE_COST"
-        /// Seconds (a decimal number, more than 0): sets ``Configuration/lockTimeout``.
+        /// A duration, more than 0 and at most a day: `30`, `30s`, `500ms` or `2m` (a bare number is seconds); sets
+        /// ``Configuration/lockTimeout`` (``lockTimeout(parsing:)``).
         public static let lockTimeout = "TOKEN_CACHE_LOCK_TIMEOUT"
     }
 
@@ -110,10 +111,23 @@ public struct Configuration: Sendable {
         if let level = environment[Variable.maximumPassphraseCost].flatMap(PassphraseCost.named) {
             configuration.maximumPassphraseCost = level
         }
-        if let seconds = environment[Variable.lockTimeout].flatMap(Double.init), seconds > 0, seconds <= 86_400 {
-            configuration.lockTimeout = .milliseconds(Int64((seconds * 1000).rounded()))
+        if let timeout = environment[Variable.lockTimeout].flatMap(lockTimeout(parsing:)) {
+            configuration.lockTimeout = timeout
         }
         return configuration
+    }
+
+    /// A lock timeout as `TOKEN_CACHE_LOCK_TIMEOUT` gives it: a decimal number with an optional unit, `ms`, `s` (the
+    /// default) or `m`, more than 0 and at most a day; nil for anything else.
+    public static func lockTimeout(parsing text: String) -> Duration? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let units: [(suffix: String, milliseconds: Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("", 1000)]
+        guard let unit = units.first(where: { trimmed.hasSuffix($0.suffix) }),
+            let value = Double(trimmed.dropLast(unit.suffix.count)), value.isFinite
+        else { return nil }
+        let milliseconds = value * unit.milliseconds
+        guard milliseconds >= 1, milliseconds <= 86_400_000 else { return nil }
+        return .milliseconds(Int64(milliseconds.rounded()))
     }
 
     /// The defaults for this process's environment.

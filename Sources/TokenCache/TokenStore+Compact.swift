@@ -38,7 +38,7 @@ extension TokenStore {
             if let progress { relay = { written in progress(written, before) } }
             let outcome = try LMDBRecordBackend.compact(
                 directory: directory, spaces: DatabaseName.all, allowNetworkFilesystem: configuration.allowNetworkFilesystem,
-                progress: relay
+                lockTimeout: configuration.lockTimeout, progress: relay
             )
             var counts: [EntityKind: Int] = [:]
             for kind in EntityKind.allCases { counts[kind] = outcome.entries[DatabaseName.forKind(kind)] ?? 0 }

@@ -68,7 +68,7 @@ extension TokenStore {
         // names the new store).
         let resolved = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
         let target = Self.quarantineName(for: resolved, at: Date())
-        do { try LMDBRecordBackend.moveAside(directory: resolved, to: target) } catch { throw TokenCacheError.wrap(error, directory: directory) }
+        do { try LMDBRecordBackend.moveAside(directory: resolved, to: target, lockTimeout: configuration.lockTimeout) } catch { throw TokenCacheError.wrap(error, directory: directory) }
         var fresh = configuration
         fresh.directory = resolved
         do {

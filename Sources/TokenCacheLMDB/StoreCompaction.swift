@@ -51,7 +51,7 @@ package enum StoreCompaction {
     ///   does not hold what the store holds, errno values from writing (`ENOSPC`, `EIO`) and LMDB's errors from the
     ///   copy. The store is unchanged whenever it throws.
     package static func compact(
-        directory: String, databases: [String], progress: (@Sendable (Int) -> Void)? = nil
+        directory: String, databases: [String], lockTimeout: Duration = EnvironmentOptions().lockTimeout, progress: (@Sendable (Int) -> Void)? = nil
     ) throws -> Outcome {
         try Environment.checkLibraryVersion()
         let resolved = try FileSystem.resolvedPath(directory)
@@ -59,7 +59,7 @@ package enum StoreCompaction {
         guard FileSystem.isDirectory(resolved) else { throw LMDBError.invalidArgument }
         guard FileSystem.identity(at: dataPath) != nil else { throw LMDBError.noSuchFile }
         try checkNotOpenHere(resolved)
-        let openLock = try OpenLock.acquire(directory: resolved, readOnly: false, timeout: EnvironmentOptions().lockTimeout)
+        let openLock = try OpenLock.acquire(directory: resolved, readOnly: false, timeout: lockTimeout)
         // Again under the open lock: an environment opened by another thread meanwhile has finished opening now.
         try checkNotOpenHere(resolved)
         let exclusion = try LockTableExclusion.acquire(path: resolved + "/lock.mdb")

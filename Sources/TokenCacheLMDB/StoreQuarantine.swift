@@ -18,12 +18,12 @@ package enum StoreQuarantine {
     /// Renames `directory` to `target` (a path in the same parent directory that does not exist).
     /// - Throws: ``StoreInUse`` when a process (this one included) has the store open; `LMDBError`: `.noSuchFile`
     ///   without a `data.mdb`, errno values from `rename` (`EEXIST`/`ENOTEMPTY` when the target exists, `EXDEV`).
-    package static func moveAside(directory: String, to target: String) throws {
+    package static func moveAside(directory: String, to target: String, lockTimeout: Duration = EnvironmentOptions().lockTimeout) throws {
         let resolved = try FileSystem.resolvedPath(directory)
         guard FileSystem.isDirectory(resolved) else { throw LMDBError.invalidArgument }
         guard FileSystem.identity(at: resolved + "/data.mdb") != nil else { throw LMDBError.noSuchFile }
         if Environment.isInUseInThisProcess(directory: resolved) { throw StoreInUse(pid: Int(getpid()), command: nil, isThisProcess: true) }
-        let openLock = try OpenLock.acquire(directory: resolved, readOnly: false, timeout: EnvironmentOptions().lockTimeout)
+        let openLock = try OpenLock.acquire(directory: resolved, readOnly: false, timeout: lockTimeout)
         let exclusion = try LockTableExclusion.acquire(path: resolved + "/lock.mdb")
         // rename(2) replaces an empty directory at the target: refuse any existing target first.
         var status = stat()

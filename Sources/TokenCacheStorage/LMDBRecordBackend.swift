@@ -170,13 +170,13 @@ package final class LMDBRecordBackend: RecordBackend {
     /// - Throws: ``StorageError``: `.storeInUse` naming the process that has the store open, `.unsupportedEnvironment`
     ///   for a network filesystem, and the mapped LMDB errors. The store is unchanged whenever it throws.
     package static func compact(
-        directory: String, spaces: [String], allowNetworkFilesystem: Bool, progress: (@Sendable (Int) -> Void)?
+        directory: String, spaces: [String], allowNetworkFilesystem: Bool, lockTimeout: Duration, progress: (@Sendable (Int) -> Void)?
     ) throws(StorageError) -> (sizeBefore: Int, sizeAfter: Int, entries: [String: Int]) {
         if !allowNetworkFilesystem, let name = FilesystemKind.unsupportedFilesystem(at: directory) {
             throw StorageError(.unsupportedEnvironment, "\(directory) is on a \(name) filesystem; LMDB stores must be on a local filesystem")
         }
         do {
-            let outcome = try StoreCompaction.compact(directory: directory, databases: spaces, progress: progress)
+            let outcome = try StoreCompaction.compact(directory: directory, databases: spaces, lockTimeout: lockTimeout, progress: progress)
             return (outcome.sizeBefore, outcome.sizeAfter, outcome.entries)
         } catch let inUse as StoreInUse {
             throw StorageError(.storeInUse, Self.describe(inUse, directory: directory))
@@ -194,9 +194,9 @@ package final class LMDBRecordBackend: RecordBackend {
     }
 
     /// Moves the store directory aside to `target` (``StoreQuarantine``), refusing while any process has it open.
-    package static func moveAside(directory: String, to target: String) throws(StorageError) {
+    package static func moveAside(directory: String, to target: String, lockTimeout: Duration) throws(StorageError) {
         do {
-            try StoreQuarantine.moveAside(directory: directory, to: target)
+            try StoreQuarantine.moveAside(directory: directory, to: target, lockTimeout: lockTimeout)
         } catch let inUse as StoreInUse {
             throw StorageError(.storeInUse, Self.describe(inUse, directory: directory, doing: "moving it aside", retry: "move it aside"))
         } catch LMDBError.noSuchFile {

@@ -5,6 +5,12 @@ import TokenCache
 /// How `cachetool` reads the values people type: scopes as lists in either spelling, an account by its username,
 /// and argument values the library rejects reported as usage errors (exit 64) that name the option.
 enum Arguments {
+    /// Refuses an option or argument given as an empty (or blank) string, naming it: a usage error (64), not a path
+    /// or value that fails later with a less clear message.
+    static func requireNonEmpty(_ value: String?, _ name: String) throws {
+        if let value, value.allSatisfy(\.isWhitespace) { throw ValidationError("\(name) is empty") }
+    }
+
     /// Scopes separated by spaces, commas or both: MSAL's APIs and most documentation write a list (`a,b`), OAuth
     /// and `az` a space-separated string (`a b`). Empty pieces are dropped.
     static func scopes(_ text: String) -> [String] {

@@ -14,8 +14,19 @@ struct StoreOptions: ParsableArguments {
     @Option(name: .customLong("key-file"), help: ArgumentHelp("Key file (32 bytes, mode 0600).", valueName: "path"))
     var keyFile: String?
 
-    /// A store is a directory: one given as a URL is refused before anything is created (``StoreLocation``).
+    /// A store is a directory: one given as a URL is refused before anything is created (``StoreLocation``). Empty
+    /// paths, and a `TOKEN_CACHE_LOCK_TIMEOUT` that is not a duration, are usage errors too.
     func validate() throws {
+        try Arguments.requireNonEmpty(store, "--store")
+        try Arguments.requireNonEmpty(keyFile, "--key-file")
+        if let timeout = ProcessInfo.processInfo.environment[Configuration.Variable.lockTimeout],
+            Configuration.lockTimeout(parsing: timeout) == nil
+        {
+            throw ValidationError(
+                "\(Configuration.Variable.lockTimeout)=\(Terminal.sanitize(timeout)) is not a duration between 1 ms and a day "
+                    + "(for example 30, 30s, 500ms or 2m)"
+            )
+        }
         if let store {
             try StoreLocation.check(store, from: "--store")
         } else if let directory = ProcessInfo.processInfo.environment[Configuration.Variable.directory] {

@@ -44,13 +44,23 @@ import TokenCache
             #expect(try store.run(["init"]).status == 0)
             let authority = "https://login.microsoftonline.com/common"
             let cases: [([String], String)] = [
-                (["import", ""], "FILE argument is empty"),
+                (["import", ""], "the FILE argument (name an MSAL cache file, or '-' for standard input) is empty"),
                 (["ingest", "--client-id", "", "--authority", authority, "--scopes", "s", "-"], "--client-id is empty"),
                 (["ingest", "--client-id", "c", "--authority", " ", "--scopes", "s", "-"], "--authority is empty"),
                 (["ingest", "--client-id", "c", "--authority", authority, "--scopes", "", "-"], "--scopes is empty"),
-                (["ingest", "--client-id", "c", "--authority", authority, "--scopes", "s", ""], "RESPONSE-FILE argument is empty"),
-                (["bench", "--dir", "", "--tokens", "10"], "--dir is empty"),
+                (["ingest", "--client-id", "c", "--authority", authority, "--scopes", "s", ""], "RESPONSE-FILE argument (name a file, or '-' for standard input) is empty"),
+                (["backup", "-o", ""], "--output is empty"),
+                (["salvage", "-o", " "], "--output is empty"),
+                (["rekey", "--new-key-file", ""], "--new-key-file is empty"),
+                (["init", "--store", ""], "--store is empty"),
+                (["info", "--key-file", ""], "--key-file is empty"),
+                (["bench", "--dir", "", "--tokens", "10"], "--dir (name a directory"),
             ]
+            let timeout = try CacheTool.run(["info"], environment: store.environment.merging(["TOKEN_CACHE_LOCK_TIMEOUT": "5x"]) { $1 })
+            #expect(timeout.status == 64 && timeout.stderr.contains("TOKEN_CACHE_LOCK_TIMEOUT=5x is not a duration"), "\(timeout.output)")
+            for good in ["5", "5s", "500ms", "0.5m"] {
+                #expect(try CacheTool.run(["info"], environment: store.environment.merging(["TOKEN_CACHE_LOCK_TIMEOUT": good]) { $1 }).status == 0, "\(good)")
+            }
             for (arguments, message) in cases {
                 let run = try CacheTool.run(arguments, environment: store.environment, stdin: "{}")
                 #expect(run.status == 64 && run.stderr.contains(message), "\(arguments): \(run.output)")

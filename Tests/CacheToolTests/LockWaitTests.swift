@@ -120,7 +120,7 @@ import Glibc
         try CLIStore.with { store in
             #expect(try store.run(["init"]).status == 0)
             try withStoppedHolder(of: store.directory + "/open.lock") { pid in
-                for verb in [["inspect"], ["info"], ["sample-data"]] {
+                for verb in [["inspect"], ["info"], ["sample-data"], ["compact"]] {
                     let (run, seconds) = timed {
                         (try? store.run(verb, extra: ["TOKEN_CACHE_LOCK_TIMEOUT": "0.5"])) ?? CacheToolRun(stdout: "", stderr: "", status: -1, exitedNormally: false)
                     }

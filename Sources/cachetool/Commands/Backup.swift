@@ -23,6 +23,8 @@ struct Backup: ParsableCommand {
     @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("A new or empty directory for the copy.", valueName: "dir"))
     var output: String
 
+    func validate() throws { try Arguments.requireNonEmpty(output, "--output") }
+
     @Flag(help: "Print JSON.")
     var json = false
 

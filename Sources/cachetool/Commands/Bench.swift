@@ -90,7 +90,7 @@ struct Bench: ParsableCommand {
     func validate() throws {
         guard (1...100_000_000).contains(tokens) else { throw ValidationError("--tokens must be between 1 and 100000000.") }
         guard (1...10_000_000).contains(lookups) else { throw ValidationError("--lookups must be between 1 and 10000000.") }
-        if dir?.isEmpty == true { throw ValidationError("--dir is empty: name a directory, or leave --dir out for a fresh one in $TMPDIR") }
+        try Arguments.requireNonEmpty(dir, "--dir (name a directory, or leave --dir out for a fresh one in $TMPDIR)")
     }
 
     func run() throws {

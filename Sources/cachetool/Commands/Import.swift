@@ -76,7 +76,7 @@ struct Import: ParsableCommand {
 
     func validate() throws {
         if batchSize < 1 { throw ValidationError("--batch-size must be at least 1") }
-        if file?.isEmpty == true { throw ValidationError("the FILE argument is empty: name an MSAL cache file, or '-' for standard input") }
+        try Arguments.requireNonEmpty(file, "the FILE argument (name an MSAL cache file, or '-' for standard input)")
         if batchSize > MSALImportOptions.maximumEntriesPerTransaction {
             throw ValidationError(
                 "--batch-size must be at most \(MSALImportOptions.maximumEntriesPerTransaction): a longer transaction keeps the store's other "

@@ -33,11 +33,10 @@ struct Ingest: ParsableCommand {
     var responseFile: String?
 
     func validate() throws {
-        for (value, option) in [(clientID, "--client-id"), (authority, "--authority"), (scopes, "--scopes")]
-        where value.allSatisfy(\.isWhitespace) {
-            throw ValidationError("\(option) is empty")
+        for (value, option) in [(clientID, "--client-id"), (authority, "--authority"), (scopes, "--scopes")] {
+            try Arguments.requireNonEmpty(value, option)
         }
-        if responseFile?.isEmpty == true { throw ValidationError("the RESPONSE-FILE argument is empty: name a file, or '-' for standard input") }
+        try Arguments.requireNonEmpty(responseFile, "the RESPONSE-FILE argument (name a file, or '-' for standard input)")
     }
 
     func run() throws {

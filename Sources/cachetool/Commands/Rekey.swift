@@ -53,6 +53,7 @@ struct Rekey: ParsableCommand {
     static let newPassphraseVariable = "TOKEN_CACHE_NEW_PASSPHRASE"
 
     func validate() throws {
+        try Arguments.requireNonEmpty(newKeyFile, "--new-key-file")
         guard [newKeyFile != nil, newPassphrase, rotateDataKey].filter({ $0 }).count == 1 else {
             throw ValidationError("give exactly one of --new-key-file, --new-passphrase and --rotate-data-key")
         }

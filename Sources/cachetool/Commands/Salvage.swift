@@ -36,6 +36,8 @@ struct Salvage: ParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("The new store's directory (new or empty, or an unfinished salvage's).", valueName: "dir"))
     var output: String
 
+    func validate() throws { try Arguments.requireNonEmpty(output, "--output") }
+
     @Flag(help: "Print JSON.")
     var json = false
 
