@@ -29,7 +29,7 @@ let package = Package(
         ),
         // Fatal-signal handlers that replace the Swift runtime's backtracer (signal handlers belong in C).
         .target(name: "CCrashGuard"),
-        // cachetool's start-up before every library initialiser: its crash handler, and no Swift backtracer.
+        // cachetool's crash handler, installed before every library initialiser (the Swift runtime's among them).
         .target(name: "CCacheToolStartup", dependencies: ["CCrashGuard"]),
         // What `cachetool bench` counts besides time: allocations (a counting front of the C allocator, linked into the
         // executable only) and hardware instruction counters.

@@ -47,6 +47,8 @@ import Glibc
             // The key in the environment, where a report's memory dump of a register could show it.
             process.environment = store.processEnvironment.merging([
                 "LD_PRELOAD": shim, "TC_TEST_CRASH_AT": point, "TOKEN_CACHE_KEY": "Q0FOQVJZLUVOVi1LRVktMDAwMDAwMDAwMDAwMDAwMDA=",
+                // The backtracer asked for explicitly: the handler installed before the runtime's initialiser still wins.
+                "SWIFT_BACKTRACE": "enable=yes",
             ]) { $1 }
             let errors = Pipe()
             process.standardOutput = FileHandle.nullDevice
