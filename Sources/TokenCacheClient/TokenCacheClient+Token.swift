@@ -93,7 +93,8 @@ extension TokenCacheClient {
             guard error.accountHint == nil, !request.homeAccountID.isEmpty else { throw error }
             let username = try? self.username(of: request.homeAccountID)
             throw TokenClientError(
-                .interactionRequired, error.message, accountHint: TokenClientError.AccountHint(homeAccountID: request.homeAccountID, username: username)
+                .interactionRequired, error.message, accountHint: TokenClientError.AccountHint(homeAccountID: request.homeAccountID, username: username),
+                refusesRefreshToken: error.refusesRefreshToken
             )
         } catch {
             metrics.failed.increment()
@@ -201,7 +202,7 @@ extension TokenCacheClient {
                 metrics.refreshFailures.increment()
                 log.log(.warning, "refresh lease lost while redeeming: the redemption was cancelled", log.metadata(request))
                 return nil
-            } catch let refusal as TokenClientError where refusal.code == .interactionRequired {
+            } catch let refusal as TokenClientError where refusal.refusesRefreshToken {
                 // The token endpoint refused the token. Recorded, so that no process offers it again; then, if a newer
                 // one is stored (a holder that redeemed it first and lost its lease stores its rotation), use that.
                 _ = try? await committingUnreported { store in

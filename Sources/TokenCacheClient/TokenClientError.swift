@@ -52,19 +52,35 @@ public struct TokenClientError: Error, Sendable, LocalizedError, CustomStringCon
     public let message: String
     /// For ``Code/interactionRequired``: the account to sign in again, when the request named one.
     public let accountHint: AccountHint?
+    /// Whether the token endpoint refused the refresh token itself (``refreshTokenRefused(_:accountHint:)``), as
+    /// opposed to asking for an interaction for this request only (a claims challenge, consent for one resource).
+    public let refusesRefreshToken: Bool
 
-    init(_ code: Code, _ message: String, accountHint: AccountHint? = nil) {
+    init(_ code: Code, _ message: String, accountHint: AccountHint? = nil, refusesRefreshToken: Bool = false) {
         self.code = code
         self.message = message
         self.accountHint = accountHint
+        self.refusesRefreshToken = refusesRefreshToken
     }
 
-    /// The error a refresh closure throws when the token endpoint refused the refresh token (`invalid_grant`,
-    /// `interaction_required`): the user must sign in again. It reaches every caller waiting on the refresh, as any
-    /// error the closure throws; ``TokenCacheClient/token(for:refresh:)`` never deletes the refresh token for it
-    /// (a family token is other apps' too).
+    /// The error a refresh closure throws when the token endpoint asks for an interaction for this request
+    /// (`interaction_required`, `invalid_grant` with a claims challenge or a `suberror` such as `consent_required` for
+    /// one resource): the user must sign in for it. It reaches every caller waiting on the refresh, as any error the
+    /// closure throws; the refresh token stays usable for other requests. ``TokenCacheClient/token(for:refresh:)``
+    /// never deletes the refresh token for it (a family token is other apps' too).
     public static func interactionRequired(_ message: String = "the token endpoint refused the refresh token: the user must sign in", accountHint: AccountHint? = nil) -> TokenClientError {
         TokenClientError(.interactionRequired, message, accountHint: accountHint)
+    }
+
+    /// The error a refresh closure throws when the token endpoint refused the refresh token itself: `invalid_grant`
+    /// with no claims challenge and no `suberror` (the token expired, was revoked, or was redeemed already). As
+    /// ``interactionRequired(_:accountHint:)``, and the client also records the refusal in the store, so that no
+    /// process offers that token to the token endpoint again (a replay, which reuse detection answers by revoking
+    /// the whole grant) until a newer one is stored.
+    public static func refreshTokenRefused(
+        _ message: String = "the token endpoint refused the refresh token (invalid_grant): the user must sign in", accountHint: AccountHint? = nil
+    ) -> TokenClientError {
+        TokenClientError(.interactionRequired, message, accountHint: accountHint, refusesRefreshToken: true)
     }
 
     /// `code: message`.

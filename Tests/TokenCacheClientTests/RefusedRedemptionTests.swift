@@ -9,20 +9,39 @@ import TokenCache
 /// redeemed the token first and lost its lease (stopped, swapped out) ends in that holder's rotation, not in a
 /// sign-in: the two ways a strict token endpoint with reuse detection would otherwise revoke the whole grant.
 @Suite struct RefusedRedemptionTests {
-    /// The endpoint's refresh call as an app writes it: a refused token (`invalid_grant`) is interaction required.
-    /// Counts its calls.
+    /// The endpoint's refresh call as an app writes it: a refused token (`invalid_grant`) is
+    /// `refreshTokenRefused()`, or, as a claims challenge would be, plain `interactionRequired()`. Counts its calls.
     final class Redeemer: Sendable {
         let endpoint: FakeTokenEndpoint
+        let challenge: Bool
         let calls = Mutex(0)
-        init(_ endpoint: FakeTokenEndpoint) { self.endpoint = endpoint }
+        init(_ endpoint: FakeTokenEndpoint, challenge: Bool = false) {
+            self.endpoint = endpoint
+            self.challenge = challenge
+        }
 
         var refresh: TokenCacheClient.Refresh {
             { [self] refreshToken, scopes in
                 calls.withLock { $0 += 1 }
                 do { return try await endpoint.redeem(refreshToken, scopes: scopes) } catch is FakeTokenEndpoint.InvalidGrant {
-                    throw TokenClientError.interactionRequired()
+                    throw challenge ? TokenClientError.interactionRequired() : TokenClientError.refreshTokenRefused()
                 }
             }
+        }
+    }
+
+    /// An interaction asked for one request (a claims challenge, consent for one resource) says nothing about the refresh
+    /// token: nothing is recorded, and other requests go on redeeming it.
+    @Test func aChallengeForOneRequestRecordsNoRefusal() async throws {
+        try await withSignedInClient { (client, endpoint, clock) async throws in
+            clock.advance(by: 7200)
+            _ = try await endpoint.redeem(Secret("rt-1"), scopes: ["User.Read"])
+            let challenged = Redeemer(endpoint, challenge: true)
+            await #expect(throws: TokenClientError.self) { try await client.token(for: User.request(), refresh: challenged.refresh) }
+            let other = TokenCacheClient(store: client.store, clock: clock, refreshLeaseDuration: .seconds(2))
+            let second = Redeemer(endpoint, challenge: true)
+            await #expect(throws: TokenClientError.self) { try await other.token(for: User.request(scopes: ["Mail.Read"]), refresh: second.refresh) }
+            #expect(second.calls.withLock { $0 } == 1, "a challenge for one request kept another from redeeming the refresh token")
         }
     }
 

@@ -96,6 +96,28 @@ import Testing
         }
     }
 
+    /// The next taker on a token must learn that its lease follows one whose holder stopped (and may yet store a
+    /// rotation), even when leases on other tokens were taken in between, whose clean-up removes lapsed leases.
+    @Test func aLapsedLeaseOutlivesOtherTakersCleanUpLongEnoughToBeFollowed() throws {
+        try TestStore.with { _, store in
+            try store.put(Samples.refreshToken(home: "a.utid1"))
+            try store.put(Samples.refreshToken(home: "b.utid1"))
+            let first = try #require(try store.get(Samples.refreshToken(home: "a.utid1").key))
+            let other = try #require(try store.get(Samples.refreshToken(home: "b.utid1").key))
+            guard case .taken(let stopped) = try store.takeRefreshLease(on: first, duration: .seconds(1), now: Self.now) else {
+                Issue.record("no lease")
+                return
+            }
+            #expect(!stopped.followsLapsedLease)
+            _ = try store.takeRefreshLease(on: other, duration: .seconds(1), now: Self.now + 5_000)
+            guard case .taken(let next) = try store.takeRefreshLease(on: first, duration: .seconds(1), now: Self.now + 6_000) else {
+                Issue.record("the lapsed lease was not taken over")
+                return
+            }
+            #expect(next.followsLapsedLease)
+        }
+    }
+
     @Test func takingALeaseRemovesLapsedLeasesOfOtherTokensUpToSixteen() throws {
         try TestStore.with { testStore, store in
             // Twenty accounts' tokens, each leased by a holder that died long ago.

@@ -19,12 +19,15 @@ struct IdentityProvider: Sendable {
         return try TokenResponse(json: body)
     }
 
-    /// `grant_type=refresh_token`. A refused refresh token (`invalid_grant`) means the user must sign in again.
+    /// `grant_type=refresh_token`. A refused refresh token (`invalid_grant` with no `suberror` or claims challenge: it
+    /// expired, was revoked or was redeemed already) means the user must sign in again; this provider asks for no other
+    /// interaction.
     func redeem(_ refreshToken: Secret, scopes: [String]) async throws -> TokenResponse {
         let (status, body) = try await post(
             "token", ["grant_type": "refresh_token", "refresh_token": refreshToken.reveal(), "client_id": clientID, "scope": scopes.joined(separator: " ")]
         )
-        if status == 400, (try? JSONSerialization.jsonObject(with: body) as? [String: Any])?["error"] as? String == "invalid_grant" {
+        if status == 400, let error = try? JSONSerialization.jsonObject(with: body) as? [String: Any], error["error"] as? String == "invalid_grant" {
+            if error["suberror"] == nil, error["claims"] == nil { throw TokenClientError.refreshTokenRefused() }
             throw TokenClientError.interactionRequired()
         }
         guard status == 200 else { throw DemoError("the token endpoint answered HTTP \(status)") }

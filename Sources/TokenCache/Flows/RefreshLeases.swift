@@ -107,6 +107,9 @@ extension CacheWriter {
         }
     }
 
+    /// How long a lapsed lease stays before another taker's clean-up removes it: ten minutes, in milliseconds.
+    static let lapsedLeaseKept: Int64 = 600_000
+
     /// How long a refusal record stays: a day, in milliseconds.
     static let refusalLifetime: Int64 = 86_400_000
 
@@ -151,7 +154,11 @@ extension CacheWriter {
         var expired: [[UInt8]] = []
         try writeTransaction.forEach(in: DatabaseName.meta, prefix: RecordStore.refreshLeasePrefix) { key, value in
             let key = Array(key)
-            if key != kept, (try? store.refreshLease(sealed: value, key: key))?.expiresAt ?? .min <= now { expired.append(key) }
+            // A lapsed lease is kept a while longer: the next taker on its token must see that it follows a holder that
+            // stopped (``RefreshLease/followsLapsedLease``), and may wait for that holder's rotation.
+            let lease = try? store.refreshLease(sealed: value, key: key)
+            let removableAt = lease.map { $0.refusedRevision == nil ? $0.expiresAt.addingReportingOverflow(Self.lapsedLeaseKept).partialValue : $0.expiresAt }
+            if key != kept, removableAt ?? .min <= now { expired.append(key) }
             return expired.count < limit
         }
         for key in expired { _ = try writeTransaction.delete(in: DatabaseName.meta, key: key) }
