@@ -52,7 +52,7 @@ public struct TokenCacheError: Error, Sendable, CustomStringConvertible, Localiz
         public static let storeInUse = Code("storeInUse")
         /// Another process kept a lock of the store past the bound of the wait (``Configuration/lockTimeout``): its
         /// writer lock (a writer stopped inside its transaction), or its open lock (a compaction, or an opener stopped
-        /// inside the open). The message names that process and its command line. Nothing was changed; retry.
+        /// inside the open). The message names that process and its program. Nothing was changed; retry.
         public static let lockTimeout = Code("lockTimeout")
         /// Too many concurrent readers.
         public static let readersExhausted = Code("readersExhausted")

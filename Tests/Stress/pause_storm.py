@@ -22,6 +22,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -110,7 +111,7 @@ class Storm:
         elif code == 75:
             self.counts["busy"] += 1
             stats["busy"] += 1
-            if "lockTimeout" in err and "held by process" not in err:
+            if "lockTimeout" in err and not re.search(r"process \d+ \(", err):
                 self.problems.append(f"{verb}: a lock timeout that does not name the holder: {err.strip()[:200]}")
         else:
             self.problems.append(f"{verb} exited {code}: {err.strip()[:300]}")

@@ -10,10 +10,15 @@ import Darwin
 ///
 /// A blocking `flock` waits for as long as the holder keeps the lock, and a holder stopped with Ctrl-Z or `SIGSTOP`
 /// keeps it until it is resumed: every other process would hang with no word of why. So the lock is tried without
-/// blocking, and tried again after pauses that grow from a millisecond to 20 ms (a holder's usual turn is a
+/// blocking, and tried again after pauses that grow from a millisecond to 4 ms (a holder's usual turn is a
 /// transaction's fsync, milliseconds), until `timeout` has passed; then the wait ends with
-/// ``LMDBError/lockTimeout`` naming the process that holds the lock and its command line, as the kernel's
+/// ``LMDBError/lockTimeout`` naming the process that holds the lock now and its program, as the kernel's
 /// `/proc/locks` tells them. The holder's identity is looked up only then, so an uncontended lock costs one call.
+///
+/// Unlike a waiter the kernel queues, a poller has no turn: a process that takes the lock again within microseconds
+/// of releasing it, over and over for the whole bound, can keep a poller from it. Writers of this library do work
+/// between their transactions (reading, planning, an fsync each), which leaves pollers their openings; the message
+/// says the lock stayed taken, not that one holder kept it.
 enum BoundedFlock {
     /// Takes the exclusive lock on the open file `descriptor` (the file at `path`), waiting at most `timeout`.
     /// - Parameter what: What the lock guards, for the message (`"the writer lock"`).
@@ -38,23 +43,35 @@ enum BoundedFlock {
             var request = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
             var remaining = timespec()
             while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
-            pause = min(pause * 2, .milliseconds(20))
+            pause = min(pause * 2, .milliseconds(4))
         }
     }
 
     private static func timedOut(_ descriptor: Int32, what: String, timeout: Duration) -> LMDBError {
         let holder = holderOfFlock(on: descriptor)
-        let who = switch (holder, holder.flatMap(LockTableExclusion.commandLine(of:))) {
-        case let (pid?, command?): "process \(pid) (\(command))"
+        let who = switch (holder, holder.flatMap(programName(of:))) {
+        case let (pid?, program?): "process \(pid) (\(program))"
         case let (pid?, nil): "process \(pid)"
         default: "another process"
         }
         let tenths = timeout.components.seconds * 10 + timeout.components.attoseconds / 100_000_000_000_000_000
         let seconds = tenths % 10 == 0 ? "\(tenths / 10)" : "\(tenths / 10).\(tenths % 10)"
         return LMDBError.lockTimeout(
-            detail: "\(what) is held by \(who), which kept it longer than the \(seconds) s this process waits "
+            detail: "\(what) stayed taken for the \(seconds) s this process waits; \(who) holds it now "
                 + "(a process stopped with Ctrl-Z or SIGSTOP keeps it until it is resumed)"
         )
+    }
+
+    /// What names process `pid` in a message: its program and, when it looks like one, its subcommand
+    /// (`cachetool compact`), never the rest of its command line, which may carry a secret.
+    static func programName(of pid: pid_t) -> String? {
+        guard let line = LockTableExclusion.commandLine(of: pid) else { return nil }
+        let words = line.split(separator: " ")
+        guard let program = words.first?.split(separator: "/").last else { return nil }
+        if words.count > 1, let sub = words.dropFirst().first, sub.allSatisfy({ $0.isLetter || $0 == "-" }), sub.first?.isLetter == true {
+            return "\(program) \(sub)"
+        }
+        return String(program)
     }
 
     /// The process holding a `flock` on the file open as `descriptor`, from `/proc/locks`: the line of a `FLOCK` lock
