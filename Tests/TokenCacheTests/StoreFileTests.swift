@@ -48,7 +48,7 @@ import TokenCacheRecords
             try cache.put(Samples.account())
             try store.rawDelete(DatabaseName.meta, key: FormatConstants.headerKey)
             let error = try #require(throws: TokenCacheError.self) { try TokenStore.open(store.configuration) }
-            #expect(error.code == .corruptStore && error.message.contains("no header") && error.message.contains("1 records"), "\(error)")
+            #expect(error.code == .corruptStore && error.message.contains("no header") && error.message.contains("1 record but"), "\(error)")
             // Completing it would seal new records under a key beside ones no key opens.
             #expect(errorCode { try TokenStore.create(store.configuration) } == .corruptStore)
             #expect(errorCode { try TokenStore.openOrCreate(store.configuration) } == .corruptStore)

@@ -146,8 +146,9 @@ final class RecordStore: Sendable {
             // beside ones no key opens. This is damage, for salvage or quarantine, not an interrupted creation.
             throw TokenCacheError(
                 .corruptStore,
-                "the store at \(directory) holds \(recordCount) records but no header (the data keys that open them): it is "
-                    + "damaged or not a token-cache store; `cachetool quarantine` moves it aside, `cachetool salvage` copies what reads"
+                "the store at \(directory) holds \(recordCount) record\(recordCount == 1 ? "" : "s") but no header (the data keys "
+                    + "that open them): it is damaged or not a token-cache store, and no key opens its records. Restore it from a backup; "
+                    + "`cachetool quarantine --force` moves it aside and creates an empty store"
             )
         }
         switch (existing, newRoot) {
