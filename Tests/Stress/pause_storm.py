@@ -112,7 +112,7 @@ class Storm:
             self.counts["busy"] += 1
             stats["busy"] += 1
             # The holder's pid, and its program while /proc still has it (a holder exiting just then has none).
-            if "lockTimeout" in err and not re.search(r"process \d+ holds it", err):
+            if "lockTimeout" in err and not re.search(r"process \d+ (\([^)]*\) )?holds it", err):
                 self.problems.append(f"{verb}: a lock timeout that does not name the holder: {err.strip()[:200]}")
         else:
             self.problems.append(f"{verb} exited {code}: {err.strip()[:300]}")
