@@ -352,6 +352,8 @@ extension TokenCacheClient {
 
     /// The error for a request the cache cannot answer without the user, naming the account when it is known.
     private func interactionRequired(_ request: TokenRequest, _ answer: SilentLookupResult) throws -> TokenClientError {
+        // A refresh token the lookup holds back is one the token endpoint refused.
+        if try answer.refreshToken != nil { return refusedElsewhere(request, answer) }
         let username = try answer.account?.entity.username
         let hint = request.homeAccountID.isEmpty ? nil : TokenClientError.AccountHint(homeAccountID: request.homeAccountID, username: username)
         return TokenClientError(.interactionRequired, "the cache holds no refresh token for this request: the user must sign in", accountHint: hint)

@@ -96,6 +96,30 @@ import Testing
         }
     }
 
+    /// The silent lookup does not offer a refresh token the token endpoint refused: it answers interaction required
+    /// (still naming the token), until a rotation or a sign-in stores a new revision.
+    @Test func theSilentLookupHoldsBackARefusedRefreshToken() throws {
+        try TestStore.with { _, store in
+            try store.put(Samples.refreshToken(family: nil))
+            let query = SilentLookupQuery(
+                clientID: Samples.client, homeAccountID: Samples.home, environment: "login.microsoftonline.com", realm: "utid1",
+                scopes: ["User.Read"], now: Samples.now
+            )
+            #expect(try store.silentLookup(query).outcome == .refresh)
+            let stored = try #require(try store.get(Samples.refreshToken(family: nil).key))
+            guard case .taken(let lease) = try store.takeRefreshLease(on: stored, duration: .seconds(30), now: Self.now) else {
+                Issue.record("no lease")
+                return
+            }
+            try store.recordRefusedRedemption(lease, of: stored, now: Self.now + 100)
+            let refused = try store.silentLookup(query)
+            #expect(refused.outcome == .interactionRequired)
+            #expect(try refused.refreshToken?.revision == stored.revision)
+            try store.put(Samples.refreshToken(family: nil, secret: "rt-rotated"))
+            #expect(try store.silentLookup(query).outcome == .refresh)
+        }
+    }
+
     /// The next taker on a token must learn that its lease follows one whose holder stopped (and may yet store a
     /// rotation), even when leases on other tokens were taken in between, whose clean-up removes lapsed leases.
     @Test func aLapsedLeaseOutlivesOtherTakersCleanUpLongEnoughToBeFollowed() throws {

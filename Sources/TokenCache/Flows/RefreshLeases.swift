@@ -187,6 +187,16 @@ extension CacheReader {
     }
 }
 
+extension CacheReader {
+    /// Whether a refusal record names this revision of `refreshToken`, whatever its age: the silent lookup then answers
+    /// interaction required rather than offer a token the token endpoint refused (one get from `meta`).
+    func isRefused(_ refreshToken: StoredEntity<RefreshToken>) throws -> Bool {
+        let leaseKey = RecordStore.refreshLeaseKey(refreshTokenKey: RefreshToken.storageKey(for: refreshToken.entity.key, index: store.keyring.index))
+        guard let refused = try store.refreshLease(at: leaseKey, in: transaction)?.refusedRevision else { return false }
+        return refused == Int64(truncatingIfNeeded: refreshToken.revision)
+    }
+}
+
 extension RefreshLeaseState {
     /// What `record` means for the refresh token at `revision`: a refusal binds only the revision it names (a newer
     /// rotation is redeemed as usual) and lasts as long as the record; a lease binds until it lapses.

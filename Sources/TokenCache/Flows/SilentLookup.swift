@@ -59,10 +59,12 @@ extension CacheReader {
                 accessTokenCorrupt: corrupt, companions: source, snapshotID: transaction.snapshotID
             )
         }
-        // Without an access token the outcome depends on the refresh token: read the companions now.
+        // Without an access token the outcome depends on the refresh token: read the companions now. One the token
+        // endpoint refused is not offered again (a refusal record names its revision, FORMAT.md §5.7).
         let companions = try companions(for: request, aliases: aliases, lookupSnapshot: nil)
+        let redeemable = try companions.refreshToken.map { try !isRefused($0) } ?? false
         return SilentLookupResult(
-            outcome: companions.refreshToken != nil ? .refresh : .interactionRequired, refreshRecommended: false,
+            outcome: redeemable ? .refresh : .interactionRequired, refreshRecommended: false,
             accessToken: nil, accessTokenCorrupt: corrupt, companions: .loaded(companions), snapshotID: transaction.snapshotID
         )
     }

@@ -56,7 +56,8 @@ public struct SilentLookupResult: Sendable {
         case hit
         /// No usable access token, but a refresh token to redeem.
         case refresh
-        /// Neither: the user must sign in.
+        /// Neither, or the token endpoint refused the refresh token (a refusal record names its revision; it is still
+        /// in ``SilentLookupResult/refreshToken``): the user must sign in.
         case interactionRequired = "interaction_required"
     }
 
