@@ -143,7 +143,7 @@ final class RecordStore: Sendable {
         var readOnly = configuration.readOnly
         if existing == nil, recordCount > 0 {
             // Records without the header that holds their keys: completing it would seal new records under a new key
-            // beside ones no key opens. This is damage, for salvage or quarantine, not an interrupted creation.
+            // beside ones no key opens. This is damage, for a backup or quarantine, not an interrupted creation.
             throw TokenCacheError(
                 .corruptStore,
                 "the store at \(directory) holds \(recordCount) record\(recordCount == 1 ? "" : "s") but no header (the data keys "
@@ -153,8 +153,9 @@ final class RecordStore: Sendable {
         }
         switch (existing, newRoot) {
         case (nil, nil):
-            // Only an interrupted creation (by an older build, which made the directory before it had the key) leaves
-            // an empty store without a header. No store was ever there: `create` completes it.
+            // Only an interrupted creation leaves an empty store without a header: an older build's, which made the
+            // directory before it had the key, or one killed between the environment's open and the header's commit.
+            // No store was ever there: `create` completes it.
             throw TokenCacheError(
                 .storeNotFound,
                 "no token cache at \(directory): its creation was interrupted before it had a key (the directory holds an empty, "
