@@ -24,14 +24,18 @@ import Glibc
             kill(holder.processIdentifier, SIGKILL)
             holder.waitUntilExit()
         }
-        // Stopped: /proc/<pid>/stat's state is T.
+        Self.waitUntilStopped(holder.processIdentifier)
+        try body(holder.processIdentifier)
+    }
+
+    /// Returns once process `pid` is stopped (`/proc/<pid>/stat`'s state is T), or after 30 s.
+    private static func waitUntilStopped(_ pid: Int32) {
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
-            let stat = (try? String(contentsOfFile: "/proc/\(holder.processIdentifier)/stat", encoding: .utf8)) ?? ""
-            if stat.split(separator: ")").last?.split(separator: " ").first == "T" { break }
+            let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+            if stat.split(separator: ")").last?.split(separator: " ").first == "T" { return }
             usleep(10_000)
         }
-        try body(holder.processIdentifier)
     }
 
     private func timed(_ body: () throws -> CacheToolRun) rethrows -> (CacheToolRun, TimeInterval) {
@@ -96,12 +100,7 @@ import Glibc
                 kill(writer.processIdentifier, SIGKILL)
                 writer.waitUntilExit()
             }
-            let deadline = Date().addingTimeInterval(30)
-            while Date() < deadline {
-                let stat = (try? String(contentsOfFile: "/proc/\(writer.processIdentifier)/stat", encoding: .utf8)) ?? ""
-                if stat.split(separator: ")").last?.split(separator: " ").first == "T" { break }
-                usleep(10_000)
-            }
+            Self.waitUntilStopped(writer.processIdentifier)
             for verb in [["purge-expired"], ["sample-data"]] {
                 // Under a watchdog (`timeout`): a wait without a bound would hang the suite; it exits 124 instead.
                 let (run, seconds) = timed {
