@@ -65,8 +65,7 @@ extension CacheWriter {
     public func takeRefreshLease(on refreshToken: StoredEntity<RefreshToken>, duration: Duration, now: Int64) throws -> RefreshLeaseAttempt {
         try mappingErrors {
             guard let current = try get(refreshToken.entity.key), current.revision == refreshToken.revision else { return .superseded }
-            let storageKey = RefreshToken.storageKey(for: refreshToken.entity.key, index: store.keyring.index)
-            let leaseKey = RecordStore.refreshLeaseKey(refreshTokenKey: storageKey)
+            let leaseKey = refreshLeaseKey(of: refreshToken.entity.key)
             let previous = try store.refreshLease(at: leaseKey, in: writeTransaction)
             switch previous.map({ RefreshLeaseState(of: $0, revision: refreshToken.revision, now: now) }) ?? .free {
             case .refused: return .refused
@@ -97,8 +96,7 @@ extension CacheWriter {
     @discardableResult
     public func recordRefusedRedemption(_ lease: RefreshLease, of refreshToken: StoredEntity<RefreshToken>, now: Int64) throws -> Bool {
         try mappingErrors {
-            let storageKey = RefreshToken.storageKey(for: lease.refreshToken, index: store.keyring.index)
-            let leaseKey = RecordStore.refreshLeaseKey(refreshTokenKey: storageKey)
+            let leaseKey = refreshLeaseKey(of: lease.refreshToken)
             guard var held = try store.refreshLease(at: leaseKey, in: writeTransaction), held.holder == lease.holder else { return false }
             held.refusedRevision = Int64(truncatingIfNeeded: refreshToken.revision)
             held.expiresAt = now.addingReportingOverflow(Self.refusalLifetime).partialValue
@@ -119,8 +117,7 @@ extension CacheWriter {
     /// took it, or it is gone): the holder must then assume another process may redeem the same token.
     public func renewRefreshLease(_ lease: RefreshLease, duration: Duration, now: Int64) throws -> RefreshLease? {
         try mappingErrors {
-            let storageKey = RefreshToken.storageKey(for: lease.refreshToken, index: store.keyring.index)
-            let leaseKey = RecordStore.refreshLeaseKey(refreshTokenKey: storageKey)
+            let leaseKey = refreshLeaseKey(of: lease.refreshToken)
             guard var held = try store.refreshLease(at: leaseKey, in: writeTransaction), held.holder == lease.holder,
                 held.refusedRevision == nil
             else { return nil }
@@ -141,8 +138,7 @@ extension CacheWriter {
     @discardableResult
     public func releaseRefreshLease(_ lease: RefreshLease) throws -> Bool {
         try mappingErrors {
-            let storageKey = RefreshToken.storageKey(for: lease.refreshToken, index: store.keyring.index)
-            let leaseKey = RecordStore.refreshLeaseKey(refreshTokenKey: storageKey)
+            let leaseKey = refreshLeaseKey(of: lease.refreshToken)
             guard let held = try store.refreshLease(at: leaseKey, in: writeTransaction), held.holder == lease.holder,
                 held.refusedRevision == nil
             else { return false }
@@ -166,11 +162,16 @@ extension CacheWriter {
 }
 
 extension CacheReader {
+    /// The `meta` key of the lease on the refresh token stored under `refreshToken` (FORMAT.md §5.7).
+    func refreshLeaseKey(of refreshToken: RefreshToken.Key) -> [UInt8] {
+        RecordStore.refreshLeaseKey(refreshTokenKey: RefreshToken.storageKey(for: refreshToken, index: store.keyring.index))
+    }
+
     /// The lease on `refreshToken`'s key, if one is held and unexpired at `now` (Unix milliseconds). A refusal record
     /// is no lease: see ``refreshLeaseState(on:now:)``.
     public func refreshLeaseExpiry(on refreshToken: RefreshToken.Key, now: Int64) throws -> Int64? {
         try mappingErrors {
-            let leaseKey = RecordStore.refreshLeaseKey(refreshTokenKey: RefreshToken.storageKey(for: refreshToken, index: store.keyring.index))
+            let leaseKey = refreshLeaseKey(of: refreshToken)
             guard let held = try store.refreshLease(at: leaseKey, in: transaction), held.refusedRevision == nil, held.expiresAt > now else { return nil }
             return held.expiresAt
         }
@@ -180,7 +181,7 @@ extension CacheReader {
     /// free, held by another until a time, or refused by the token endpoint (do not redeem).
     public func refreshLeaseState(on refreshToken: StoredEntity<RefreshToken>, now: Int64) throws -> RefreshLeaseState {
         try mappingErrors {
-            let leaseKey = RecordStore.refreshLeaseKey(refreshTokenKey: RefreshToken.storageKey(for: refreshToken.entity.key, index: store.keyring.index))
+            let leaseKey = refreshLeaseKey(of: refreshToken.entity.key)
             guard let held = try store.refreshLease(at: leaseKey, in: transaction) else { return .free }
             return RefreshLeaseState(of: held, revision: refreshToken.revision, now: now)
         }
@@ -191,7 +192,7 @@ extension CacheReader {
     /// Whether a refusal record names this revision of `refreshToken`, whatever its age: the silent lookup then answers
     /// interaction required rather than offer a token the token endpoint refused (one get from `meta`).
     func isRefused(_ refreshToken: StoredEntity<RefreshToken>) throws -> Bool {
-        let leaseKey = RecordStore.refreshLeaseKey(refreshTokenKey: RefreshToken.storageKey(for: refreshToken.entity.key, index: store.keyring.index))
+        let leaseKey = refreshLeaseKey(of: refreshToken.entity.key)
         guard let refused = try store.refreshLease(at: leaseKey, in: transaction)?.refusedRevision else { return false }
         return refused == Int64(truncatingIfNeeded: refreshToken.revision)
     }
