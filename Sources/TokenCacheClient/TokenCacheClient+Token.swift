@@ -140,7 +140,7 @@ extension TokenCacheClient {
             // never offered to it again (reuse detection would revoke the whole grant): the user signs in.
             var heldUntil: Int64?
             switch try store.read({ try $0.refreshLeaseState(on: redeemed, now: Self.systemMilliseconds()) }) {
-            case .refused: throw refusedElsewhere(request, answer)
+            case .refused: throw try interactionRequired(request, answer)
             case .held(let until): heldUntil = until
             case .free: heldUntil = nil
             }
@@ -157,7 +157,7 @@ extension TokenCacheClient {
                 case .superseded:
                     continue
                 case .refused:
-                    throw refusedElsewhere(request, answer)
+                    throw try interactionRequired(request, answer)
                 case .held(let until):
                     heldUntil = until
                 }
@@ -304,17 +304,6 @@ extension TokenCacheClient {
         }
     }
 
-    /// The error for a refresh token that the token endpoint refused when another process redeemed it: it is not
-    /// offered again, so the user signs in.
-    private func refusedElsewhere(_ request: TokenRequest, _ answer: SilentLookupResult) -> TokenClientError {
-        let username = try? answer.account?.entity.username
-        let hint = request.homeAccountID.isEmpty ? nil : TokenClientError.AccountHint(homeAccountID: request.homeAccountID, username: username)
-        return TokenClientError(
-            .interactionRequired, "the token endpoint refused the cached refresh token (another process tried it): the user must sign in",
-            accountHint: hint
-        )
-    }
-
     /// A duration in whole nanoseconds, for a timer.
     static func nanoseconds(_ duration: Duration) -> Int64 {
         duration.components.seconds &* 1_000_000_000 &+ duration.components.attoseconds / 1_000_000_000
@@ -350,12 +339,14 @@ extension TokenCacheClient {
         return true
     }
 
-    /// The error for a request the cache cannot answer without the user, naming the account when it is known.
+    /// The error for a request the cache cannot answer without the user, naming the account when it is known: the cache
+    /// holds no refresh token for it, or holds one the token endpoint refused (not offered again).
     private func interactionRequired(_ request: TokenRequest, _ answer: SilentLookupResult) throws -> TokenClientError {
-        // A refresh token the lookup holds back is one the token endpoint refused.
-        if try answer.refreshToken != nil { return refusedElsewhere(request, answer) }
         let username = try answer.account?.entity.username
         let hint = request.homeAccountID.isEmpty ? nil : TokenClientError.AccountHint(homeAccountID: request.homeAccountID, username: username)
-        return TokenClientError(.interactionRequired, "the cache holds no refresh token for this request: the user must sign in", accountHint: hint)
+        let reason = try answer.refreshToken == nil
+            ? "the cache holds no refresh token for this request"
+            : "the token endpoint refused the cached refresh token (another process tried it)"
+        return TokenClientError(.interactionRequired, reason + ": the user must sign in", accountHint: hint)
     }
 }
