@@ -79,7 +79,7 @@ import Testing
             #expect(mapping != MAP_FAILED)
             mappings.append(mapping)
         }
-        let text = try #require(MemoryMapRegion.readWholeFile("/proc/self/maps"))
+        let text = try #require(FileSystem.readWholeFile("/proc/self/maps"))
         #expect(text.split(separator: "\n").count > 600)
         for mapping in [mappings[0], mappings[299], mappings[599]] {
             let region = try #require(MemoryMapRegion.containing(mapping))

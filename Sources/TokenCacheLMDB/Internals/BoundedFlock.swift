@@ -20,8 +20,8 @@ import Darwin
 /// between their transactions (reading, planning, an fsync each), which leaves pollers their openings; the message
 /// says the lock stayed taken, not that one holder kept it.
 enum BoundedFlock {
-    /// Takes the exclusive lock on the open file `descriptor` (the file at `path`), waiting at most `timeout`.
-    /// - Parameter what: What the lock guards, for the message (`"the writer lock"`).
+    /// Takes the exclusive lock on the open file `descriptor`, waiting at most `timeout`.
+    /// - Parameter what: The lock, for the message (`"the store's writer lock"`).
     /// - Throws: ``LMDBError/lockTimeout`` with the holder in its detail; other `LMDBError`s from `flock`.
     static func lock(_ descriptor: Int32, what: String, timeout: Duration) throws(LMDBError) {
         let clock = ContinuousClock()
@@ -86,7 +86,7 @@ enum BoundedFlock {
         let minor = (device & 0xff) | ((device >> 12) & ~0xff)
         let wanted = String(major, radix: 16, uppercase: false).leftPadded(to: 2) + ":"
             + String(minor, radix: 16, uppercase: false).leftPadded(to: 2) + ":" + String(UInt64(info.st_ino))
-        guard let text = readWholeFile("/proc/locks") else { return nil }
+        guard let text = FileSystem.readWholeFile("/proc/locks") else { return nil }
         for line in text.split(separator: "\n") {
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             // "1:" "FLOCK" "ADVISORY" "WRITE" pid dev:inode start end; a waiter's line has "->" after the number.
@@ -94,22 +94,6 @@ enum BoundedFlock {
             return pid
         }
         return nil
-    }
-
-    private static func readWholeFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while true {
-            let count = read(fd, &chunk, chunk.count)
-            if count < 0 && errno == EINTR { continue }
-            guard count > 0 else { break }
-            bytes += chunk[..<count]
-            if bytes.count > 16 << 20 { break }
-        }
-        return String(decoding: bytes, as: UTF8.self)
     }
 }
 

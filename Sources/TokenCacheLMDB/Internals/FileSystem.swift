@@ -102,3 +102,28 @@ extension FileIdentity {
         self.init(device: UInt64(truncatingIfNeeded: status.st_dev), inode: UInt64(truncatingIfNeeded: status.st_ino))
     }
 }
+
+extension FileSystem {
+    /// A file read to its end, for `/proc` files. The kernel hands them out a page at a time and says nothing of their
+    /// size (`stat` gives 0): a single read of `/proc/self/maps` returns only the first few dozen mappings, and readers
+    /// that stop at the first short read (as `String(contentsOfFile:)` does here) miss the rest, which in a process
+    /// with many threads or libraries holds the store's map (`MemoryMapRegion`), or the lock a process holds
+    /// (`BoundedFlock`, from `/proc/locks`).
+    static func readWholeFile(_ path: String) -> Substring? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                return nil
+            }
+            if count == 0 { break }
+            bytes.append(contentsOf: chunk[0..<count])
+        }
+        return Substring(String(decoding: bytes, as: UTF8.self))
+    }
+}

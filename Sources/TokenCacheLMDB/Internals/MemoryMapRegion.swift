@@ -17,35 +17,13 @@ struct MemoryMapRegion: Equatable {
 
     /// The mapping that holds `address`; nil if none does or `/proc/self/maps` cannot be read.
     static func containing(_ address: UnsafeRawPointer) -> MemoryMapRegion? {
-        guard let text = readWholeFile("/proc/self/maps") else { return nil }
+        guard let text = FileSystem.readWholeFile("/proc/self/maps") else { return nil }
         let target = UInt(bitPattern: address)
         for line in text.split(separator: "\n") {
             guard let region = parse(line), region.start <= target, target < region.end else { continue }
             return region
         }
         return nil
-    }
-
-    /// A file read to its end. The kernel hands `/proc/self/maps` out a page at a time and says nothing of its size
-    /// (`stat` gives 0), and a single read of it returns only the first few dozen mappings: readers that stop at the
-    /// first short read (as `String(contentsOfFile:)` does here) miss the rest, which in a process with many threads
-    /// or libraries holds the store's map.
-    static func readWholeFile(_ path: String) -> Substring? {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 << 10)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                return nil
-            }
-            if count == 0 { break }
-            bytes.append(contentsOf: chunk[0..<count])
-        }
-        return Substring(String(decoding: bytes, as: UTF8.self))
     }
 
     /// `start-end perms offset dev inode path` (the path may be absent or hold spaces).
