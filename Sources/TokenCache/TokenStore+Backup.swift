@@ -45,19 +45,23 @@ extension TokenStore {
     /// Throws `.invalidArgument` when `directory` is, or would be once created, inside the store's own directory: a
     /// copy nested in the live store would be copied into every later backup, and removed with the store.
     package func checkBackupDestinationOutsideStore(_ directory: String) throws {
-        guard FileSystem.placement(of: directory, relativeTo: store.directory) == .inside else { return }
-        throw TokenCacheError(.invalidArgument, "\(directory) is inside the store's own directory: back it up somewhere else; nothing was written")
+        if FileSystem.placement(of: directory, relativeTo: store.directory) == .inside { throw Self.insideStore(directory) }
     }
 
-    /// Creates the destination (0700) or checks that an existing one is empty and private, and that it is not the
-    /// store's own directory. Returns it resolved (`realpath`).
+    private static func insideStore(_ directory: String) -> TokenCacheError {
+        TokenCacheError(.invalidArgument, "\(directory) is inside the store's own directory: back it up somewhere else; nothing was written")
+    }
+
+    /// Creates the destination (0700) or checks that an existing one is empty and private, and that it is neither the
+    /// store's own directory nor inside it. Returns it resolved (`realpath`).
     private func prepareBackupDirectory(_ directory: String) throws -> String {
-        try checkBackupDestinationOutsideStore(directory)
+        let placement = FileSystem.placement(of: directory, relativeTo: store.directory)
+        if placement == .inside { throw Self.insideStore(directory) }
         if FileSystem.exists(directory) {
             guard FileSystem.isDirectory(directory) else {
                 throw TokenCacheError(.invalidArgument, "\(directory) is a file, not a directory: a backup is a store directory")
             }
-            if let source = FileSystem.resolvedPath(store.directory), source == FileSystem.resolvedPath(directory) {
+            if placement == .same {
                 throw TokenCacheError(.invalidArgument, "\(directory) is the store itself: back it up into another directory")
             }
             if FileSystem.exists(LMDBRecordBackend.dataFilePath(directory)) {

@@ -59,9 +59,6 @@ enum FileSystem {
         return String(cString: resolved)
     }
 
-    /// Where `path` is or would be created: its longest existing ancestor resolved (``resolvedPath(_:)``), then the
-    /// components that do not exist yet (`.` and `..` among them taken as written). To compare places before creating
-    /// anything.
     /// Where `directory` is, or would be once created, relative to the store directory `store`: to refuse a copy (a
     /// backup, a salvage) into the store itself or nested inside it, before anything is created.
     static func placement(of directory: String, relativeTo store: String) -> Placement {
@@ -72,6 +69,9 @@ enum FileSystem {
 
     enum Placement { case same, inside, outside }
 
+    /// Where `path` is or would be created: its longest existing ancestor resolved (``resolvedPath(_:)``), then the
+    /// components that do not exist yet (`.` and `..` among them taken as written). To compare places before creating
+    /// anything.
     static func resolvedPathAllowingMissing(_ path: String) -> String {
         var existing = URL(fileURLWithPath: path).standardized
         var missing: [String] = []
