@@ -65,11 +65,18 @@ final class RecordStore: Sendable {
         return try open(backend, configuration: configuration, newRoot: newRoot, completing: dataFileExisted, now: now)
     }
 
+    /// The path of the key file `source` names, when it is one that does not exist: creating and opening each say
+    /// what that means for them.
+    private static func missingKeyFile(_ source: KeySource) -> String? {
+        guard case .keyFile(let path) = source, !FileSystem.exists(path) else { return nil }
+        return path
+    }
+
     /// The root key and header parameters of a store about to be created, with the errors a first run meets named
     /// for what they are: a key file that is not there yet is the user's to create (with the store, by
     /// `cachetool init`), never made silently here.
     private static func newRootKey(_ configuration: Configuration) throws -> (root: SecureKey, salt: [UInt8], cost: PassphraseCost?) {
-        if case .keyFile(let path) = configuration.keySource, !FileSystem.exists(path) {
+        if let path = missingKeyFile(configuration.keySource) {
             throw TokenCacheError(
                 .keyUnavailable,
                 "cannot create the store at \(configuration.directory): its key file \(path) does not exist, and nothing was "
@@ -177,7 +184,7 @@ final class RecordStore: Sendable {
                 try bytes.withUnsafeBytes { try txn.put(in: DatabaseName.meta, key: FormatConstants.headerKey, value: $0) }
             }
         case (.some(let bytes), nil):
-            if case .keyFile(let path) = configuration.keySource, !FileSystem.exists(path) {
+            if let path = missingKeyFile(configuration.keySource) {
                 // A store's key cannot be made again: the one way on is the file it was created with.
                 throw TokenCacheError(
                     .keyUnavailable,
