@@ -31,6 +31,14 @@ enum ChildProcesses {
         return status.state == "Z" || status.state == "X"
     }
 
+    /// Ends a test's `cachetool` and its contained child, whatever state the test left them in: SIGKILL to each still
+    /// running, then the parent reaped.
+    static func endBoth(child: pid_t, parent: Process) {
+        if !hasEnded(child) { kill(child, SIGKILL) }
+        if parent.isRunning { kill(parent.processIdentifier, SIGKILL) }
+        parent.waitUntilExit()
+    }
+
     /// Polls `condition` every 10 ms for at most `seconds`; whether it held.
     static func within(seconds: Double, _ condition: () -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)

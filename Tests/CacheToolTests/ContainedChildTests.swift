@@ -39,9 +39,7 @@ import Glibc
             try parent.run()
             let child = try ChildProcesses.containedChild(of: parent)
             defer {
-                if !ChildProcesses.hasEnded(child) { kill(child, SIGKILL) }
-                if parent.isRunning { kill(parent.processIdentifier, SIGKILL) }
-                parent.waitUntilExit()
+                ChildProcesses.endBoth(child: child, parent: parent)
                 try? output.fileHandleForReading.close()
             }
             #expect(ChildProcesses.within(seconds: 10) { ChildProcesses.status(child)?.state == "S" }, "the child is not waiting on its output")

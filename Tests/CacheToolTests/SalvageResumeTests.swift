@@ -31,11 +31,7 @@ import Glibc
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors))
         try process.run()
         var child = try ChildProcesses.containedChild(of: process)
-        defer {
-            if !ChildProcesses.hasEnded(child) { kill(child, SIGKILL) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-        }
+        defer { ChildProcesses.endBoth(child: child, parent: process) }
         let reached = ChildProcesses.within(seconds: 60) { (SalvageFixtures.readingPosition(target) ?? 0) >= position || !process.isRunning }
         #expect(reached && process.isRunning, "the salvage ended before it read range \(position)")
         // The child now: on a damaged store, the one started again after a crash.
