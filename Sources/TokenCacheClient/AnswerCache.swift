@@ -1,7 +1,7 @@
 import Synchronization
 import TokenCache
 
-/// The client's in-process L1: recent answers of ``TokenCacheClient/token(for:refresh:)`` that the store gave,
+/// The client's in-process L1: recent answers of ``TokenClient/token(for:refresh:)`` that the store gave,
 /// each stamped with the commit its lookup read (``SilentLookupResult/snapshotID``).
 ///
 /// **Why it is never stale.** A hit is served only while the store's last commit id (``TokenStore/lastCommitID``,

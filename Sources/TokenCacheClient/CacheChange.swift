@@ -1,4 +1,4 @@
-/// Something that changed in the store, as ``TokenCacheClient/changes()`` reports it. Names accounts and clients,
+/// Something that changed in the store, as ``TokenClient/changes()`` reports it. Names accounts and clients,
 /// never a token.
 public enum CacheChange: Sendable, Hashable {
     /// An account signed in for the first time (or again after it was signed out everywhere).

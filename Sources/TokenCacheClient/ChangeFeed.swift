@@ -31,7 +31,7 @@ final class ChangeFeed: Sendable {
     init(interval: Duration) { self.interval = interval }
 
     /// A new listener's stream; polling runs while there is at least one.
-    func subscribe(client: TokenCacheClient) -> AsyncStream<CacheChange> {
+    func subscribe(client: TokenClient) -> AsyncStream<CacheChange> {
         let (stream, continuation) = AsyncStream<CacheChange>.makeStream(bufferingPolicy: .bufferingNewest(1024))
         let store = client.store
         let baseline = try? Self.accountReferences(store)

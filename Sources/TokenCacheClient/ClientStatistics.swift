@@ -1,10 +1,10 @@
 import Synchronization
 
-/// What a ``TokenCacheClient`` did since it was made: how many requests the cache answered and how many needed the
+/// What a ``TokenClient`` did since it was made: how many requests the cache answered and how many needed the
 /// token endpoint. Single flight shows as ``joinedRefreshes``: callers that got the result of a refresh another
 /// caller started.
 public struct ClientStatistics: Sendable, Hashable {
-    /// Calls of ``TokenCacheClient/token(for:refresh:)``.
+    /// Calls of ``TokenClient/token(for:refresh:)``.
     public var tokenRequests = 0
     /// Requests answered from the cache (a usable access token was stored), the in-process L1's included.
     public var cacheHits = 0

@@ -1,6 +1,6 @@
 public import Foundation
 
-/// What ``TokenCacheClient`` throws besides the store's own ``TokenCacheError`` and the caller's refresh closure's
+/// What ``TokenClient`` throws besides the store's own ``TokenCacheError`` and the caller's refresh closure's
 /// errors (which reach the caller unchanged).
 ///
 /// Messages never contain a token, an account id or a username; the account a sign-in is needed for travels in
@@ -21,7 +21,7 @@ public struct TokenClientError: Error, Sendable, LocalizedError, CustomStringCon
         /// The token endpoint's response did not yield a token that answers the request (its scopes do not cover
         /// the requested ones, or it expires within the usability margin). The response was stored.
         public static let unusableResponse = Code("unusableResponse")
-        /// A refresh was needed, and ``TokenCacheClient/token(for:)`` was called on a client made without a refresh
+        /// A refresh was needed, and ``TokenClient/token(for:)`` was called on a client made without a refresh
         /// closure.
         public static let refreshNotConfigured = Code("refreshNotConfigured")
     }
@@ -66,7 +66,7 @@ public struct TokenClientError: Error, Sendable, LocalizedError, CustomStringCon
     /// The error a refresh closure throws when the token endpoint asks for an interaction for this request
     /// (`interaction_required`, `invalid_grant` with a claims challenge or a `suberror` such as `consent_required` for
     /// one resource): the user must sign in for it. It reaches every caller waiting on the refresh, as any error the
-    /// closure throws; the refresh token stays usable for other requests. ``TokenCacheClient/token(for:refresh:)``
+    /// closure throws; the refresh token stays usable for other requests. ``TokenClient/token(for:refresh:)``
     /// never deletes the refresh token for it (a family token is other apps' too).
     public static func interactionRequired(_ message: String = "the token endpoint refused the refresh token: the user must sign in", accountHint: AccountHint? = nil) -> TokenClientError {
         TokenClientError(.interactionRequired, message, accountHint: accountHint)

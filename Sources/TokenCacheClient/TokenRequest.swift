@@ -1,6 +1,6 @@
 public import TokenCache
 
-/// What ``TokenCacheClient/token(for:refresh:)`` is asked for: a token of one account, for one client, from one
+/// What ``TokenClient/token(for:refresh:)`` is asked for: a token of one account, for one client, from one
 /// authority, with these scopes.
 public struct TokenRequest: Sendable, Hashable {
     /// The requesting application's client id.
@@ -32,7 +32,7 @@ public struct TokenRequest: Sendable, Hashable {
         self.forceRefresh = forceRefresh
     }
 
-    /// A request for a token of an account the client listed (``TokenCacheClient/accounts(clientID:)``).
+    /// A request for a token of an account the client listed (``TokenClient/accounts(clientID:)``).
     public init(clientID: String, account: AccountInfo, authority: Authority, scopes: [String], forceRefresh: Bool = false) {
         self.init(clientID: clientID, homeAccountID: account.homeAccountID, authority: authority, scopes: scopes, forceRefresh: forceRefresh)
     }

@@ -60,7 +60,7 @@ public struct TokenResult: Sendable {
     public var scopes: [String] { fields.target.split(separator: " ").map(String.init) }
     /// `Bearer`, or the type of a proof-of-possession token.
     public var tokenType: String { fields.tokenType }
-    /// The token's `refresh_on` has passed. ``TokenCacheClient/token(for:refresh:)`` has started a refresh in the
+    /// The token's `refresh_on` has passed. ``TokenClient/token(for:refresh:)`` has started a refresh in the
     /// background already; the token is still usable.
     public var refreshRecommended: Bool { fields.refreshRecommended }
 

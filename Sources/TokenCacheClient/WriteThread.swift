@@ -48,7 +48,7 @@ private final class JobQueue: Sendable {
         var closed = false
     }
 
-    static let marker = "TokenCacheClient.WriteThread"
+    static let marker = "TokenClient.WriteThread"
 
     private let state = Mutex(State())
     private let wakeUp = DispatchSemaphore(value: 0)

@@ -587,20 +587,19 @@ enum HelpText {
         Figures (stable names, also the keys of --json): lookup_hit, lookup_miss (an
         account never signed in), lookup_refresh (no access token for the scope, a
         refresh token to redeem), lookup_hit_companions (a hit, then its refresh token,
-        ID token and account read); client_token_hit
-        (TokenCacheClient.token(for:refresh:) answered by a lookup, its L1 off),
-        client_token_l1_hit (each request asked, then at once again: the repeat,
-        answered by the client's in-process L1), client_refresh (a forced refresh whose
-        closure returns a prepared response at once: lease, rotation and ingest in two
-        fsync'd commits, then the answer read back); ingest_durable (one refresh-grant
-        token response, fsync'd); cold_open_first_lookup (a fresh process: open the
-        store and answer one hit); process_start (spawn to main of that process);
-        floor_get_decrypt (one read transaction: get a stored access-token record and
-        decrypt it, no token-cache logic). Each has p50_ns, p90_ns, p99_ns (nearest
-        rank) and samples; the lookup figures also allocations_per_call (calls to the C
-        allocator, counted in this process) and instructions_per_call (user-space, from
-        the CPU's counters; null where the machine has none), from a second, untimed
-        pass over the same queries.
+        ID token and account read); client_token_hit (TokenClient.token(for:refresh:)
+        answered by a lookup, its L1 off), client_token_l1_hit (each request asked,
+        then at once again: the repeat, answered by the client's in-process L1),
+        client_refresh (a forced refresh whose closure returns a prepared response at
+        once: lease, rotation and ingest in two fsync'd commits, then the answer read
+        back); ingest_durable (one refresh-grant token response, fsync'd);
+        cold_open_first_lookup (a fresh process: open the store and answer one hit);
+        process_start (spawn to main of that process); floor_get_decrypt (one read
+        transaction: get a stored access-token record and decrypt it, no token-cache
+        logic). Each has p50_ns, p90_ns, p99_ns (nearest rank) and samples; the lookup
+        figures also allocations_per_call (calls to the C allocator, counted in this
+        process) and instructions_per_call (user-space, from the CPU's counters; null
+        where the machine has none), from a second, untimed pass over the same queries.
 
         readers: lookups per second of one reader thread, two threads sharing one open
         store, one reader process and two processes each opening the store (hit

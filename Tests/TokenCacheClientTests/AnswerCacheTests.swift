@@ -123,7 +123,7 @@ import Glibc
         try KeyFile.create(at: root + "/key")
         let configuration = Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key"))
         let clock = TestClock()
-        let client = try TokenCacheClient(configuration: configuration, clock: clock)
+        let client = try TokenClient(configuration: configuration, clock: clock)
         let endpoint = FakeTokenEndpoint(clock: clock)
         try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
 

@@ -29,7 +29,7 @@ import Glibc
         }
     }
 
-    static func listen(_ client: TokenCacheClient) -> (Collected, Task<Void, Never>) {
+    static func listen(_ client: TokenClient) -> (Collected, Task<Void, Never>) {
         let collected = Collected()
         let stream = client.changes()
         let task = Task {
@@ -69,12 +69,12 @@ import Glibc
         defer { try? FileManager.default.removeItem(atPath: root) }
         try KeyFile.create(at: root + "/key")
         let configuration = Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key"))
-        let client = try TokenCacheClient(configuration: configuration, changePollInterval: .milliseconds(50))
+        let client = try TokenClient(configuration: configuration, changePollInterval: .milliseconds(50))
         let (collected, task) = Self.listen(client)
         defer { task.cancel() }
         await #expect(processExitsWith: .success) { [root = root as String] in
             let clock = TestClock()
-            let other = try TokenCacheClient(configuration: Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key")), clock: clock)
+            let other = try TokenClient(configuration: Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key")), clock: clock)
             try await other.ingest(
                 FakeTokenEndpoint(clock: clock).signIn(username: "megan.bowen@contoso.example", uid: "11111111-0000-0000-66f3-3332eca7ea81"),
                 clientID: User.client, authority: User.authority, scopes: ["User.Read"]
@@ -146,7 +146,7 @@ import Glibc
 
     @Test func streamsEndWhenTheirClientGoes() async throws {
         try await withClient { owner in
-            var client: TokenCacheClient? = TokenCacheClient(store: owner.store)
+            var client: TokenClient? = TokenClient(store: owner.store)
             let stream = client!.changes()
             let ended = Task { for await _ in stream {}; return true }
             client = nil

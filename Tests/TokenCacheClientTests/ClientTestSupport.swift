@@ -120,13 +120,13 @@ final class FakeTokenEndpoint: Sendable {
 }
 
 /// A new client of a new store in a temporary directory, removed afterwards.
-func withClient<R>(clock: TestClock = TestClock(), _ body: (TokenCacheClient) async throws -> R) async throws -> R {
+func withClient<R>(clock: TestClock = TestClock(), _ body: (TokenClient) async throws -> R) async throws -> R {
     let root = FileManager.default.temporaryDirectory.appendingPathComponent("token-cache-client-\(UUID().uuidString)").path
     try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(atPath: root) }
     try KeyFile.create(at: root + "/key")
     let configuration = Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key"))
-    let client = try TokenCacheClient(configuration: configuration, clock: clock)
+    let client = try TokenClient(configuration: configuration, clock: clock)
     return try await body(client)
 }
 
@@ -145,7 +145,7 @@ extension Responses {
 /// A new client of a new store with the user signed in at the clock's start, the endpoint that signed them in
 /// (answering after `latency`, recommending a refresh after `refreshIn`), and the clock.
 func withSignedInClient<R>(
-    latency: Duration = .zero, refreshIn: Int64? = nil, _ body: (TokenCacheClient, FakeTokenEndpoint, TestClock) async throws -> R
+    latency: Duration = .zero, refreshIn: Int64? = nil, _ body: (TokenClient, FakeTokenEndpoint, TestClock) async throws -> R
 ) async throws -> R {
     let clock = TestClock()
     let endpoint = FakeTokenEndpoint(clock: clock, latency: latency, refreshIn: refreshIn)

@@ -20,7 +20,7 @@ import Glibc
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         try KeyFile.create(at: root + "/key")
         let clock = TestClock(signedInAt)
-        let client = try TokenCacheClient(configuration: configuration(root), clock: clock)
+        let client = try TokenClient(configuration: configuration(root), clock: clock)
         try await client.ingest(FakeTokenEndpoint(clock: clock).signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
         return root
     }
@@ -31,7 +31,7 @@ import Glibc
 
     /// A token endpoint shared by processes: each redemption appends the redeemed token to `log`, takes `latency`
     /// and returns an access token named after this process.
-    static func redeemLogging(to log: String, latency: Duration) -> TokenCacheClient.Refresh {
+    static func redeemLogging(to log: String, latency: Duration) -> TokenClient.Refresh {
         { refreshToken, scopes in
             let line = refreshToken.reveal() + "\n"
             let descriptor = open(log, O_WRONLY | O_APPEND | O_CREAT, 0o600)
@@ -55,7 +55,7 @@ import Glibc
                 group.addTask {
                     await #expect(processExitsWith: .success) { [root = root as String, startAt = startAt as Int64, child = child as Int] in
                         let clock = TestClock(CrossProcessRefreshTests.signedInAt + 7200)
-                        let client = try TokenCacheClient(configuration: CrossProcessRefreshTests.configuration(root), clock: clock)
+                        let client = try TokenClient(configuration: CrossProcessRefreshTests.configuration(root), clock: clock)
                         let wait = startAt - CrossProcessRefreshTests.nowMilliseconds()
                         if wait > 0 { try await Task.sleep(for: .milliseconds(wait)) }
                         let refresh = CrossProcessRefreshTests.redeemLogging(to: root + "/redeemed", latency: .milliseconds(300))
@@ -93,7 +93,7 @@ import Glibc
         // The first process takes the lease and dies inside its refresh, before storing anything.
         await #expect(processExitsWith: .signal(SIGKILL)) { [root = root as String] in
             let clock = TestClock(CrossProcessRefreshTests.signedInAt + 7200)
-            let client = try TokenCacheClient(configuration: CrossProcessRefreshTests.configuration(root), clock: clock, refreshLeaseDuration: .seconds(5))
+            let client = try TokenClient(configuration: CrossProcessRefreshTests.configuration(root), clock: clock, refreshLeaseDuration: .seconds(5))
             _ = try await client.token(for: User.request()) { _, _ in
                 kill(getpid(), SIGKILL)
                 throw CancellationError()
@@ -109,7 +109,7 @@ import Glibc
         // 50 ms): measured in a process of its own, whose tasks no other test holds up.
         await #expect(processExitsWith: .success) { [root = root as String, lease = lease as Int64] in
             let clock = TestClock(CrossProcessRefreshTests.signedInAt + 7200)
-            let client = try TokenCacheClient(
+            let client = try TokenClient(
                 configuration: CrossProcessRefreshTests.configuration(root), clock: clock, refreshLeaseDuration: .seconds(5)
             )
             let token = try await client.token(for: User.request(), refresh: CrossProcessRefreshTests.redeemLogging(to: root + "/redeemed", latency: .zero))
@@ -122,5 +122,5 @@ import Glibc
         #expect(try String(contentsOfFile: root + "/redeemed", encoding: .utf8) == "rt-1\n")
     }
 
-    static func nowMilliseconds() -> Int64 { TokenCacheClient.systemMilliseconds() }
+    static func nowMilliseconds() -> Int64 { TokenClient.systemMilliseconds() }
 }

@@ -38,9 +38,9 @@ import TokenCache
         var description: String { "invalid_grant for rt-1 of \(User.username)" }
     }
 
-    static func client(_ clock: TestClock, root: String, reveal: Bool, metrics: TestMetrics, records: Records) throws -> TokenCacheClient {
+    static func client(_ clock: TestClock, root: String, reveal: Bool, metrics: TestMetrics, records: Records) throws -> TokenClient {
         let logger = Logger(label: "test") { _ in CapturingHandler(records: records) }
-        return try TokenCacheClient(
+        return try TokenClient(
             configuration: Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key")), clock: clock,
             observability: ClientObservability(logger: logger, revealIdentifiers: reveal, metricsFactory: metrics)
         )

@@ -5,7 +5,7 @@ import TokenCacheClient
 import DocumentationTestSupport
 
 /// The client type, under a name the snippet's stand-in below does not shadow.
-private typealias RealClient = TokenCacheClient
+private typealias RealClient = TokenClient
 
 /// The README's async-client snippet (also the DocC article "Getting started"'s), compiled and run: it holds the snippet verbatim (between the `README snippet`
 /// markers), with the names the README leaves to the reader defined around it, and ``snippetMatchesTheReadme()``
@@ -25,7 +25,7 @@ private typealias RealClient = TokenCacheClient
         let calls = Calls()
         // Stands in for the client's initializer: the README opens the store the environment names; here a temporary
         // one is opened, on a clock the test moves.
-        func TokenCacheClient(configuration ignored: Configuration) throws -> RealClient {
+        func TokenClient(configuration ignored: Configuration) throws -> RealClient {
             try RealClient(configuration: Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key")), clock: clock)
         }
         // What the snippet leaves to the reader, declared as the README declares it.
@@ -52,7 +52,7 @@ private typealias RealClient = TokenCacheClient
         //   func signIn(loginHint: String?) async throws -> String                       // interactive sign-in
         //   func redeem(refreshToken: String, scopes: [String]) async throws -> String   // grant_type=refresh_token
 
-        let client = try TokenCacheClient(configuration: .fromEnvironment())   // one per process, shared by every task
+        let client = try TokenClient(configuration: .fromEnvironment())   // one per process, shared by every task
         let authority = try Authority("https://login.microsoftonline.com/common")
 
         func accessToken() async throws -> String {

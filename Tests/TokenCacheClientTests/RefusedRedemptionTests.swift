@@ -20,7 +20,7 @@ import TokenCache
             self.challenge = challenge
         }
 
-        var refresh: TokenCacheClient.Refresh {
+        var refresh: TokenClient.Refresh {
             { [self] refreshToken, scopes in
                 calls.withLock { $0 += 1 }
                 do { return try await endpoint.redeem(refreshToken, scopes: scopes) } catch is FakeTokenEndpoint.InvalidGrant {
@@ -38,7 +38,7 @@ import TokenCache
             _ = try await endpoint.redeem(Secret("rt-1"), scopes: ["User.Read"])
             let challenged = Redeemer(endpoint, challenge: true)
             await #expect(throws: TokenClientError.self) { try await client.token(for: User.request(), refresh: challenged.refresh) }
-            let other = TokenCacheClient(store: client.store, clock: clock, refreshLeaseDuration: .seconds(2))
+            let other = TokenClient(store: client.store, clock: clock, refreshLeaseDuration: .seconds(2))
             let second = Redeemer(endpoint, challenge: true)
             await #expect(throws: TokenClientError.self) { try await other.token(for: User.request(scopes: ["Mail.Read"]), refresh: second.refresh) }
             #expect(second.calls.withLock { $0 } == 1, "a challenge for one request kept another from redeeming the refresh token")
@@ -57,7 +57,7 @@ import TokenCache
             #expect(refused?.code == .interactionRequired)
             #expect(first.calls.withLock { $0 } == 1)
             // Another process (a client of its own on the same store) does not redeem it again.
-            let other = TokenCacheClient(store: client.store, clock: clock, refreshLeaseDuration: .seconds(2))
+            let other = TokenClient(store: client.store, clock: clock, refreshLeaseDuration: .seconds(2))
             let second = Redeemer(endpoint)
             for request in [User.request(), User.request(forceRefresh: true)] {
                 let again = await #expect(throws: TokenClientError.self) { try await other.token(for: request, refresh: second.refresh) }
@@ -107,7 +107,7 @@ import TokenCache
             }
             // Another process waits for the lease, takes it once lapsed, is refused, and uses the stopped holder's
             // rotation once stored instead of asking the user to sign in.
-            let other = TokenCacheClient(store: client.store, clock: clock, refreshLeaseDuration: .seconds(5))
+            let other = TokenClient(store: client.store, clock: clock, refreshLeaseDuration: .seconds(5))
             let redeemer = Redeemer(endpoint)
             let result = try await other.token(for: request, refresh: redeemer.refresh)
             try await resumed.value

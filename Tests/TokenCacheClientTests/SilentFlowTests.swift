@@ -239,7 +239,7 @@ import TokenCache
         let endpoint = FakeTokenEndpoint(clock: clock)
         try await withClient(clock: clock) { plain in
             try await plain.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
-            let client = TokenCacheClient(store: plain.store, clock: clock, refresh: endpoint.redeem)
+            let client = TokenClient(store: plain.store, clock: clock, refresh: endpoint.redeem)
             #expect(try await client.token(for: User.request()).value == "at-1")
             clock.advance(by: 7200)
             #expect(try await client.token(for: User.request()).value == "at-2")
@@ -273,8 +273,8 @@ import TokenCache
             try await withClient(clock: clock) { first in
                 try await first.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
                 clock.advance(by: 7200)
-                let holder = TokenCacheClient(store: first.store, clock: clock, refreshLeaseDuration: .milliseconds(300))
-                let waiter = TokenCacheClient(store: first.store, clock: clock, refreshLeaseDuration: .milliseconds(300))
+                let holder = TokenClient(store: first.store, clock: clock, refreshLeaseDuration: .milliseconds(300))
+                let waiter = TokenClient(store: first.store, clock: clock, refreshLeaseDuration: .milliseconds(300))
                 let a = Task { try await holder.token(for: User.request(), refresh: endpoint.redeem) }
                 try await Task.sleep(for: .milliseconds(100))
                 let b = Task { try await waiter.token(for: User.request(), refresh: endpoint.redeem) }

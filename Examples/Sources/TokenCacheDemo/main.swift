@@ -18,12 +18,12 @@ let clientID = "3c5e9a7b-2f14-4d8e-b6a0-9d1c7e4f2a53"
 let scopes = ["User.Read"]
 let provider = IdentityProvider(endpoint: endpoint, clientID: clientID)
 
-func openClient() throws -> TokenCacheClient {
+func openClient() throws -> TokenClient {
     if !FileManager.default.fileExists(atPath: directory + "/key") {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         try KeyFile.create(at: directory + "/key")
     }
-    return try TokenCacheClient(
+    return try TokenClient(
         configuration: Configuration(directory: directory + "/store", keySource: .keyFile(path: directory + "/key")),
         changePollInterval: .milliseconds(50)
     )
@@ -32,14 +32,14 @@ func openClient() throws -> TokenCacheClient {
 let authority = try Authority("https://login.microsoftonline.com/organizations")
 
 /// The silent flow an app runs before every call of its API.
-func accessToken(_ client: TokenCacheClient) async throws -> TokenResult {
+func accessToken(_ client: TokenClient) async throws -> TokenResult {
     guard let account = try await client.currentAccount(clientID: clientID) else { throw DemoError("nobody is signed in") }
     let request = TokenRequest(clientID: clientID, account: account, authority: authority, scopes: scopes)
     return try await client.token(for: request) { refreshToken, scopes in try await provider.redeem(refreshToken, scopes: scopes) }
 }
 
 /// A token and where this call got it from: the client's counters before and after the call tell.
-func describedToken(_ client: TokenCacheClient) async throws -> String {
+func describedToken(_ client: TokenClient) async throws -> String {
     let before = client.statistics
     let token = try await accessToken(client)
     let after = client.statistics

@@ -24,7 +24,7 @@ struct Bench: ParsableCommand {
             ingests (20 to 1,000), M/200 cold opens (5 to 30). Figures (stable names, also the keys of \
             --json): lookup_hit, lookup_miss (an account never signed in), lookup_refresh (no access token for \
             the scope, a refresh token to redeem), lookup_hit_companions (a hit, then its refresh token, ID \
-            token and account read); client_token_hit (TokenCacheClient.token(for:refresh:) answered by a lookup, \
+            token and account read); client_token_hit (TokenClient.token(for:refresh:) answered by a lookup, \
             its L1 off), client_token_l1_hit (each request asked, then at once again: the repeat, answered by the client's in-process L1), \
             client_refresh (a forced refresh whose closure returns a prepared response at once: lease, rotation \
             and ingest in two fsync'd commits, then the answer read back); ingest_durable (one refresh-grant token \

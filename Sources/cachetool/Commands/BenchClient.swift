@@ -39,10 +39,10 @@ enum BenchClient {
         }
         let clock = FixedClock(time: SyntheticPopulation.queryNow)
         return try blocking {
-            let withoutL1 = TokenCacheClient(store: cache, clock: clock, answerCacheCapacity: 0)
+            let withoutL1 = TokenClient(store: cache, clock: clock, answerCacheCapacity: 0)
             let hit = try await timeHits(withoutL1, requests)
             // A repeat: each request asked once (answered by a lookup, which the L1 keeps), then at once again, timed.
-            let withL1 = TokenCacheClient(store: cache, clock: clock, answerCacheCapacity: requests.count)
+            let withL1 = TokenClient(store: cache, clock: clock, answerCacheCapacity: requests.count)
             let answerCacheHit = try await timeHits(withL1, requests, repeating: true)
             var times: [UInt64] = []
             for (request, response) in responses {
@@ -55,12 +55,12 @@ enum BenchClient {
         }
     }
 
-    private static let mustNotRefresh: TokenCacheClient.Refresh = { _, _ in
+    private static let mustNotRefresh: TokenClient.Refresh = { _, _ in
         throw BenchFailure("a benchmark hit needed a refresh: the figures would be wrong")
     }
 
     /// Times one hit per request; `repeating`: each asked first, untimed, and the timed call must be the L1's.
-    private static func timeHits(_ client: TokenCacheClient, _ requests: [TokenRequest], repeating: Bool = false) async throws -> LatencySummary {
+    private static func timeHits(_ client: TokenClient, _ requests: [TokenRequest], repeating: Bool = false) async throws -> LatencySummary {
         var times = [UInt64](repeating: 0, count: requests.count)
         for (index, request) in requests.enumerated() {
             if repeating { _ = try await client.token(for: request, refresh: mustNotRefresh) }

@@ -12,7 +12,7 @@ import Metrics
 ///
 /// **Time.** Every expiry is judged against the injected ``WallClock`` (the system clock by default); no method
 /// needs a `now:`, and those that take one use it instead of the clock.
-public final class TokenCacheClient: Sendable {
+public final class TokenClient: Sendable {
     /// The store underneath: for what this type does not wrap (operator commands, raw records).
     public let store: TokenStore
     /// The clock every expiry is judged against.
@@ -36,7 +36,7 @@ public final class TokenCacheClient: Sendable {
     /// - Parameter refreshLeaseDuration: how long a refresh may take (the caller's token-endpoint call included)
     ///   before another process sharing the store may redeem the same refresh token: longer than the HTTP client's
     ///   timeout. A process that crashes while refreshing holds the others up this long at most.
-    /// - Parameter answerCacheCapacity: how many answers the in-process L1 keeps (0: none). See ``TokenCacheClient``.
+    /// - Parameter answerCacheCapacity: how many answers the in-process L1 keeps (0: none). See ``TokenClient``.
     /// - Parameter changePollInterval: how often, while someone listens to ``changes()``, the client looks for other
     ///   processes' commits (one read of a word in the map): the longest they wait to be reported.
     /// - Parameter observability: the logger (none by default) and whether identifiers are logged as they are.

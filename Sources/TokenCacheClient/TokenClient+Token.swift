@@ -3,7 +3,7 @@ import Logging
 import Metrics
 public import TokenCache
 
-extension TokenCacheClient {
+extension TokenClient {
     /// What the caller's refresh closure gets: the refresh token to redeem (`grant_type=refresh_token`) and the
     /// scopes to ask for. It returns the token endpoint's response (``TokenResponse/init(json:)`` parses one).
     public typealias Refresh = @Sendable (_ refreshToken: Secret, _ scopes: [String]) async throws -> TokenResponse
