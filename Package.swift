@@ -46,7 +46,12 @@ let package = Package(
         // The record format (FORMAT.md): bytes, field maps, envelopes, the header, keyring and blind index. It knows
         // no entity and no backend.
         .target(name: "TokenCacheRecords", dependencies: ["TokenCacheSodium"]),
-        .target(name: "TokenCache", dependencies: ["TokenCacheRecords", "TokenCacheStorage", "TokenCacheSodium", "CCrashGuard"]),
+        // The entities as plain values and the MSAL cache rules as pure functions, with the one error type. It knows no
+        // codec, record, key or backend; the rules are `package`, so the client calls them instead of copying them.
+        // It uses the record module's ASCII folding (FORMAT.md's `ascii_lower`, one definition for keys and
+        // comparisons) and libsodium's wiping of secrets, nothing else below it.
+        .target(name: "TokenCacheModel", dependencies: ["TokenCacheRecords", "TokenCacheSodium"]),
+        .target(name: "TokenCache", dependencies: ["TokenCacheModel", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheSodium", "CCrashGuard"]),
         // What an auth client calls: async, the whole silent flow with single-flight refresh, writes off the
         // cooperative pool.
         .target(
@@ -75,7 +80,7 @@ let package = Package(
         .testTarget(name: "TokenCacheSodiumTests", dependencies: ["TokenCacheSodium", "ExitTestSupport"]),
         .testTarget(
             name: "TokenCacheTests",
-            dependencies: ["TokenCache", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheLMDB", "TokenCacheSodium", "DocumentationTestSupport"],
+            dependencies: ["TokenCache", "TokenCacheModel", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheLMDB", "TokenCacheSodium", "DocumentationTestSupport"],
             resources: [.copy("FormatVectors"), .copy("MSALFixtures")]
         ),
         .testTarget(

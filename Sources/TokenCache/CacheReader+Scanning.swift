@@ -41,8 +41,8 @@ extension CacheReader {
 
     /// The partition `stored` was read from; nil for app metadata.
     public func partition<Entity: CacheEntity>(of stored: StoredEntity<Entity>) -> HomeAccountPartition? {
-        guard Entity.self != AppMetadata.self, stored.location.key.count >= Self.partitionPrefixLength else { return nil }
-        return HomeAccountPartition(prefix: stored.location.key.prefix(Self.partitionPrefixLength))
+        guard Entity.self != AppMetadata.self, stored.record.key.count >= Self.partitionPrefixLength else { return nil }
+        return HomeAccountPartition(prefix: stored.record.key.prefix(Self.partitionPrefixLength))
     }
 
     /// Visits, in storage order, every record of a kind that matches `filter`, until `body` returns false. A damaged

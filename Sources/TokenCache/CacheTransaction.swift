@@ -139,7 +139,7 @@ public class CacheReader {
         return try store.accessTokenLocation(entryKey: key, damagedMayMatch: damagedMayMatch, in: transaction)
     }
 
-    static func storableType<E: CacheEntity>(_ type: E.Type) -> any StorableEntity.Type { E.recordCodec.storable }
+    static func storableType<E: CacheEntity>(_ type: E.Type) -> any StorableEntity.Type { E.storableType }
 }
 
 @available(*, unavailable)

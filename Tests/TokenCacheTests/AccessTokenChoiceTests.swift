@@ -42,7 +42,7 @@ import TokenCacheRecords
                 return .success(
                     StoredEntity(
                         entity: token, revision: 1, updatedAt: 0,
-                        location: RecordLocation(keyring: keyring, database: DatabaseName.accessTokens, key: Array(entry.key))
+                        record: RecordFingerprint(space: DatabaseName.accessTokens, key: Array(entry.key), deriver: keyring)
                     )
                 )
             case .damagedBody, .damaged:

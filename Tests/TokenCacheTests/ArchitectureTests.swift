@@ -90,7 +90,7 @@ import Testing
 
     @Test func theRulesArePure() throws {
         try Self.expectModule(
-            "TokenCache/Rules", atLeast: 8, imports: ["TokenCacheRecords"],
+            "TokenCacheModel/Rules", atLeast: 8, imports: ["TokenCacheRecords"],
             names: ["RecordStore", "RecordReading", "RecordWriting", "RecordBackend", "CacheReader", "CacheWriter", "TokenStore"]
                 + Self.recordNames)
     }
@@ -98,7 +98,7 @@ import Testing
     /// Entities are plain values: how they are encoded, keyed and found lives in `Codecs/` and `Flows/`.
     @Test func theModelKnowsNoFormatKeyOrQuery() throws {
         try Self.expectModule(
-            "TokenCache/Model", atLeast: 8, imports: ["TokenCacheSodium", "Foundation"],
+            "TokenCacheModel/Model", atLeast: 8, imports: ["TokenCacheSodium", "Foundation"],
             names: ["RecordStore", "SilentLookupQuery", "StorableEntity", "storageKey", "bucketPrefix"] + Self.recordNames)
     }
 

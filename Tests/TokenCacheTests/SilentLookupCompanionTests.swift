@@ -128,7 +128,7 @@ import TokenCacheRecords
         try TestStore.with(backend) { store, cache in
             try ingest(cache)
             let eager = try cache.silentLookup(query(.withLookup))
-            let idTokenKey = try #require(try eager.idToken).location.key
+            let idTokenKey = try #require(try eager.idToken).record.key
             let original = try #require(store.rawEntries(DatabaseName.idTokens).first { $0.0 == idTokenKey }?.1)
             var damaged = original
             damaged[damaged.count - 1] ^= 0x80
@@ -154,7 +154,7 @@ import TokenCacheRecords
             newer.expiresOn += 10  // same cached_at: the later expiry wins
             try cache.put(newer)
             #expect(try cache.silentLookup(query(.onFirstAccess)).accessToken?.entity.secret.reveal() == "at-new")
-            let newest = try #require(try cache.silentLookup(query(.onFirstAccess)).accessToken).location.key
+            let newest = try #require(try cache.silentLookup(query(.onFirstAccess)).accessToken).record.key
             for (position, _) in [(40, "summary"), (-1, "body")] {
                 var damaged = try #require(store.rawEntries(DatabaseName.accessTokens).first { $0.0 == newest }?.1)
                 damaged[position < 0 ? damaged.count - 1 : position] ^= 0x01

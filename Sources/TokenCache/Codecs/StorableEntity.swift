@@ -1,26 +1,21 @@
 internal import TokenCacheRecords
 
-/// The store's encoding of an entity type (its field names, field map and storage key): a witness that only the
-/// library's own entity types can give, so that ``CacheEntity`` is closed to conformances elsewhere.
-public struct RecordCodec<Entity: CacheEntity>: Sendable {
-    /// The library's side of the entity type, which every ``CacheEntity`` is.
-    let storable: any StorableEntity.Type
-}
-
-extension RecordCodec where Entity: StorableEntity {
-    init() { storable = Entity.self }
-}
-
-extension Account { public static var recordCodec: RecordCodec<Account> { RecordCodec() } }
-extension AccessToken { public static var recordCodec: RecordCodec<AccessToken> { RecordCodec() } }
-extension RefreshToken { public static var recordCodec: RecordCodec<RefreshToken> { RecordCodec() } }
-extension IDToken { public static var recordCodec: RecordCodec<IDToken> { RecordCodec() } }
-extension AppMetadata { public static var recordCodec: RecordCodec<AppMetadata> { RecordCodec() } }
-
 extension CacheEntity {
-    /// This entity as the library's side of its type (every ``CacheEntity`` is one; see ``recordCodec``).
+    /// The library's side of this entity type. `CacheEntity` is closed to the five entity types (see
+    /// ``CacheEntity/witness``), each of one kind, so the kind names the type.
+    static var storableType: any StorableEntity.Type {
+        switch kind {
+        case .account: Account.self
+        case .accessToken: AccessToken.self
+        case .refreshToken: RefreshToken.self
+        case .idToken: IDToken.self
+        case .appMetadata: AppMetadata.self
+        }
+    }
+
+    /// This entity as the library's side of its type (every ``CacheEntity`` is one; see ``CacheEntity/witness``).
     var storable: any StorableEntity {
-        guard let storable = self as? any StorableEntity else { preconditionFailure("\(Self.self) has a record codec but is not storable") }
+        guard let storable = self as? any StorableEntity else { preconditionFailure("\(Self.self) is a cache entity but is not storable") }
         return storable
     }
 }

@@ -126,7 +126,7 @@ extension CacheWriter {
         let prefix = store.keyring.index.accountPrefix(homeAccountID)
         try scan(S.self, prefix: prefix, corrupt: &damaged, damagedKeys: { damagedKeys.append($0) }) { stored in
             if let storedHome = stored.entity.homeAccountIDForIndex, ASCII.equalIgnoringCase(storedHome, homeAccountID), matches(stored.entity) {
-                doomed.append(stored.location.key)  // where it is stored (a lone access token: its bucket prefix)
+                doomed.append(stored.record.key)  // where it is stored (a lone access token: its bucket prefix)
             }
         }
         let removed = try deleteRecords(S.self, keys: doomed + damagedKeys)

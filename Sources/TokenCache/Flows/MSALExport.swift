@@ -77,7 +77,7 @@ final class StoreExportSource: MSALExportSource {
             case .success(let stored):
                 let entity = wrap(stored.entity)
                 if let environment = options.environment, !aliases.areAliases(environment, entity.environment) { return }
-                keys.append(MSALExportKey(entity, handle: stored.location.key))
+                keys.append(MSALExportKey(entity, handle: stored.record.key))
             case .failure(let corrupt):
                 report.corrupt.append(corrupt)
             }

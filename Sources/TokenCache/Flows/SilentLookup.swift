@@ -162,7 +162,7 @@ extension CacheReader {
         }
         var found: StoredEntity<AppMetadata>? = nil
         try scan(AppMetadata.self, prefix: AppMetadata.clientPrefix(clientID, index: store.keyring.index), corrupt: &corrupt) { stored in
-            guard aliases.areAliases(stored.entity.environment, environment), stored.location.key != exactKey else { return }
+            guard aliases.areAliases(stored.entity.environment, environment), stored.record.key != exactKey else { return }
             if let current = found, current.updatedAt > stored.updatedAt { return }
             found = stored
         }

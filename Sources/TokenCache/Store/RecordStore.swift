@@ -367,7 +367,7 @@ final class RecordStore: Sendable {
             return .success(
                 StoredEntity(
                     entity: entity, revision: revision, updatedAt: updatedAt,
-                    location: RecordLocation(keyring: keyring, database: database, key: key)
+                    record: RecordFingerprint(space: database, key: key, deriver: keyring)
                 )
             )
         case .failure(let error):

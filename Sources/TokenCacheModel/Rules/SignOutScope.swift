@@ -7,20 +7,27 @@ internal import TokenCacheRecords
 /// leaves it alone). For every client (`clientID == nil`): every token. Accounts (the profiles) go in both cases,
 /// as MSAL removes them. An environment restricts all of it to that host's alias group; none means every cloud.
 /// App metadata is never removed: it describes the client, not the user.
-struct SignOutScope {
+package struct SignOutScope {
     /// The client signing out; nil for every client.
-    let clientID: String?
+    package let clientID: String?
     /// Only records of this host's alias group; nil for every cloud.
-    let environment: String?
+    package let environment: String?
     /// The family the client's app metadata names, if any.
-    let familyID: String?
-    let aliases: EnvironmentAliases
+    package let familyID: String?
+    package let aliases: EnvironmentAliases
 
-    func removes(_ token: AccessToken) -> Bool { inScope(token.environment) && isTheClient(token.clientID) }
+    package init(clientID: String?, environment: String?, familyID: String?, aliases: EnvironmentAliases) {
+        self.clientID = clientID
+        self.environment = environment
+        self.familyID = familyID
+        self.aliases = aliases
+    }
 
-    func removes(_ token: IDToken) -> Bool { inScope(token.environment) && isTheClient(token.clientID) }
+    package func removes(_ token: AccessToken) -> Bool { inScope(token.environment) && isTheClient(token.clientID) }
 
-    func removes(_ token: RefreshToken) -> Bool {
+    package func removes(_ token: IDToken) -> Bool { inScope(token.environment) && isTheClient(token.clientID) }
+
+    package func removes(_ token: RefreshToken) -> Bool {
         guard inScope(token.environment) else { return false }
         switch token.owner {
         case .client(let owner): return isTheClient(owner)
@@ -28,7 +35,7 @@ struct SignOutScope {
         }
     }
 
-    func removes(_ account: Account) -> Bool { inScope(account.environment) }
+    package func removes(_ account: Account) -> Bool { inScope(account.environment) }
 
     private func inScope(_ host: String) -> Bool {
         environment.map { aliases.areAliases(host, $0) } ?? true

@@ -1,9 +1,9 @@
 import Foundation
 
 /// JSON text ⇄ ``JSONValue``, for the JSON-typed fields of a record's field map (FORMAT.md §5.3).
-enum JSONText {
+package enum JSONText {
     /// Compact UTF-8 JSON with sorted object keys; the deterministic form written to disk.
-    static func encode(_ value: JSONValue) -> String {
+    package static func encode(_ value: JSONValue) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding a JSONValue cannot fail: every case maps to a JSON value (non-finite doubles excepted,
@@ -13,7 +13,7 @@ enum JSONText {
     }
 
     /// Parses JSON text; `nil` if it is not a single valid JSON value.
-    static func decode(_ text: some Collection<UInt8>) -> JSONValue? {
+    package static func decode(_ text: some Collection<UInt8>) -> JSONValue? {
         try? JSONDecoder().decode(JSONValue.self, from: Data(text))
     }
 }

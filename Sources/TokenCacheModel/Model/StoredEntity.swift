@@ -17,15 +17,23 @@ public struct StoredEntity<Entity: CacheEntity>: Sendable, Hashable {
     public var revision: UInt64
     /// Unix seconds of the last write, by the writer's clock.
     public var updatedAt: Int64
-    let location: RecordLocation
+    /// Where the record was read from, and what names it by fingerprint.
+    package let record: RecordFingerprint
+
+    package init(entity: Entity, revision: UInt64, updatedAt: Int64, record: RecordFingerprint) {
+        self.entity = entity
+        self.revision = revision
+        self.updatedAt = updatedAt
+        self.record = record
+    }
 
     /// The record's keyed, non-secret fingerprint (16 hex digits). Computed on demand: most reads never need it.
-    public var fingerprint: String { location.fingerprint }
+    public var fingerprint: String { record.value }
 
     /// Equal when the entity, revision, write time and storage location are equal.
     public static func == (lhs: Self, rhs: Self) -> Bool {
         lhs.entity == rhs.entity && lhs.revision == rhs.revision && lhs.updatedAt == rhs.updatedAt
-            && lhs.location.key == rhs.location.key
+            && lhs.record.key == rhs.record.key
     }
 
     /// Hashes the entity and the revision.
@@ -46,12 +54,18 @@ public struct CorruptRecord: Error, Sendable, Hashable, CustomStringConvertible 
 
     /// Kind, fingerprint and reason; no content of the record.
     public var description: String { "\(kind) record \(fingerprint): \(reason)" }
+
+    package init(kind: EntityKind, fingerprint: String, reason: String) {
+        self.kind = kind
+        self.fingerprint = fingerprint
+        self.reason = reason
+    }
 }
 
 extension [CorruptRecord] {
     /// Each record once, in first-met order: a flow that probes a record by key and then scans its range meets a
     /// damaged one twice.
-    func removingDuplicates() -> [CorruptRecord] {
+    package func removingDuplicates() -> [CorruptRecord] {
         var seen: Set<CorruptRecord> = []
         return filter { seen.insert($0).inserted }
     }
@@ -63,6 +77,11 @@ public struct RecordList<Entity: CacheEntity>: Sendable {
     public var records: [StoredEntity<Entity>]
     /// Records that could not be read (failed authentication or decoding); skipped.
     public var corrupt: [CorruptRecord]
+
+    package init(records: [StoredEntity<Entity>], corrupt: [CorruptRecord]) {
+        self.records = records
+        self.corrupt = corrupt
+    }
 }
 
 /// Restricts a listing to one home account and/or one client.
@@ -97,4 +116,6 @@ public struct CacheSnapshot: Sendable {
     public var appMetadata: [StoredEntity<AppMetadata>] = []
     /// Records that could not be read; the rest of the snapshot is complete.
     public var corrupt: [CorruptRecord] = []
+
+    package init() {}
 }

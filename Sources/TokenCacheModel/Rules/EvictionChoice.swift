@@ -10,21 +10,27 @@
 ///
 /// Only access tokens are ever evicted. A refresh token is the one credential that needs the user to sign in again
 /// when lost, so no cap removes one; sign-out and `purge-expired` are the ways refresh tokens leave a store.
-enum EvictionChoice {
+package enum EvictionChoice {
     /// A sampled token: its storage key and the two times the choice looks at (from its summary).
-    struct Candidate: Equatable {
-        var key: [UInt8]
-        var cachedAt: Int64
-        var expiresOn: Int64
+    package struct Candidate: Equatable {
+        package var key: [UInt8]
+        package var cachedAt: Int64
+        package var expiresOn: Int64
+
+        package init(key: [UInt8], cachedAt: Int64, expiresOn: Int64) {
+            self.key = key
+            self.cachedAt = cachedAt
+            self.expiresOn = expiresOn
+        }
     }
 
     /// Tokens read per sample.
-    static let sampleSize = 16
+    package static let sampleSize = 16
 
     /// The keys to evict from `sample` when `needed` tokens must go: expired tokens before valid ones, each group
     /// oldest by `cached_at` first (ties: storage order). At most `needed`, and of valid tokens at most a quarter of
     /// the sample, so that each eviction stays among the oldest of the store; at least one.
-    static func victims(from sample: [Candidate], needed: Int, now: Int64) -> [[UInt8]] {
+    package static func victims(from sample: [Candidate], needed: Int, now: Int64) -> [[UInt8]] {
         guard needed > 0, !sample.isEmpty else { return [] }
         let expired = sample.filter { $0.expiresOn <= now }.count
         let take = min(needed, max(expired, 1, sample.count / 4))
@@ -36,16 +42,21 @@ enum EvictionChoice {
     }
 
     /// The order tokens are evicted in: expired first, then by age.
-    static func rank(_ candidate: Candidate, now: Int64) -> Rank {
+    package static func rank(_ candidate: Candidate, now: Int64) -> Rank {
         Rank(valid: candidate.expiresOn > now, cachedAt: candidate.cachedAt)
     }
 
     /// Expired (`valid == false`) before valid, then older before newer.
-    struct Rank: Comparable {
-        var valid: Bool
-        var cachedAt: Int64
+    package struct Rank: Comparable {
+        package var valid: Bool
+        package var cachedAt: Int64
 
-        static func < (lhs: Rank, rhs: Rank) -> Bool {
+        package init(valid: Bool, cachedAt: Int64) {
+            self.valid = valid
+            self.cachedAt = cachedAt
+        }
+
+        package static func < (lhs: Rank, rhs: Rank) -> Bool {
             lhs.valid != rhs.valid ? !lhs.valid : lhs.cachedAt < rhs.cachedAt
         }
     }

@@ -1,13 +1,13 @@
 /// One access token that matches a lookup, reduced to what ``CandidateOrder`` compares.
-struct AccessTokenCandidate: Sendable, Hashable {
+package struct AccessTokenCandidate: Sendable, Hashable {
     /// `cached_at`, Unix seconds.
-    var cachedAt: Int64
+    package var cachedAt: Int64
     /// `expires_on`, Unix seconds.
-    var expiresOn: Int64
+    package var expiresOn: Int64
     /// Bytes unique per record (e.g. its storage key), compared last so that no two records tie.
-    var tiebreak: [UInt8]
+    package var tiebreak: [UInt8]
 
-    init(cachedAt: Int64, expiresOn: Int64, tiebreak: [UInt8]) {
+    package init(cachedAt: Int64, expiresOn: Int64, tiebreak: [UInt8]) {
         self.cachedAt = cachedAt
         self.expiresOn = expiresOn
         self.tiebreak = tiebreak
@@ -23,7 +23,7 @@ struct AccessTokenCandidate: Sendable, Hashable {
 /// Docs/Semantics.md, "Differences from the MSAL SDKs"); this engine takes the newest, deterministically. The
 /// order is a strict total order on distinct candidates, so the winner does not depend on the order in which the
 /// store visits records.
-enum CandidateOrder {
+package enum CandidateOrder {
     /// Whether candidate `a` is preferred over candidate `b`: later `cachedAt`, then later `expiresOn`, then the
     /// bytewise smaller `tiebreak`. Irreflexive: a candidate is never preferred over an equal one.
     ///
@@ -34,7 +34,7 @@ enum CandidateOrder {
     ///   - bCached: `cached_at` of the second candidate.
     ///   - bExp: `expires_on` of the second candidate.
     ///   - bKey: tiebreak bytes of the second candidate.
-    static func prefers(
+    package static func prefers(
         cachedAt a: Int64, expiresOn aExp: Int64, tiebreak aKey: some Collection<UInt8>,
         over bCached: Int64, _ bExp: Int64, _ bKey: some Collection<UInt8>
     ) -> Bool {
@@ -44,13 +44,13 @@ enum CandidateOrder {
     }
 
     /// Whether `a` is preferred over `b` (see ``prefers(cachedAt:expiresOn:tiebreak:over:_:_:)``).
-    static func prefers(_ a: AccessTokenCandidate, over b: AccessTokenCandidate) -> Bool {
+    package static func prefers(_ a: AccessTokenCandidate, over b: AccessTokenCandidate) -> Bool {
         prefers(cachedAt: a.cachedAt, expiresOn: a.expiresOn, tiebreak: a.tiebreak, over: b.cachedAt, b.expiresOn, b.tiebreak)
     }
 
     /// The index of the preferred candidate, or `nil` when there is none. Among fully equal candidates (same
     /// tiebreak bytes, which distinct records never share) the first wins.
-    static func best(_ candidates: [AccessTokenCandidate]) -> Int? {
+    package static func best(_ candidates: [AccessTokenCandidate]) -> Int? {
         var best: Int? = nil
         for index in candidates.indices {
             if let current = best, !prefers(candidates[index], over: candidates[current]) { continue }

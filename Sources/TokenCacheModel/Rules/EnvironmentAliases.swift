@@ -39,16 +39,16 @@ internal import TokenCacheRecords
 public struct EnvironmentAliases: Sendable, Hashable {
     /// A host, ASCII-lower-cased, compared by bytes.
     fileprivate struct Host: Hashable, Sendable {
-        let bytes: [UInt8]
+        package let bytes: [UInt8]
 
-        init(_ text: String) {
+        package init(_ text: String) {
             bytes = text.utf8.map(ASCII.lowercased)
         }
 
-        var text: String { String(decoding: bytes, as: UTF8.self) }
+        package var text: String { String(decoding: bytes, as: UTF8.self) }
 
         /// The bytes in one call: the synthesized hash feeds the hasher byte by byte.
-        func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
+        package func hash(into hasher: inout Hasher) { bytes.withUnsafeBytes { hasher.combine(bytes: $0) } }
     }
 
     /// Each known host → the canonical host of its group.
@@ -164,16 +164,16 @@ public struct EnvironmentAliases: Sendable, Hashable {
 
 /// The hosts of one alias group, matched against stored environments as bytes: a lookup judges every candidate
 /// without building a string.
-struct AliasGroup: Sendable {
+package struct AliasGroup: Sendable {
     /// ASCII-lower-cased, canonical first: the table's own array (shared, not copied, so a lookup builds no group).
     fileprivate let members: [EnvironmentAliases.Host]
 
     /// Whether `host` (any case) is a member: for the group of `h`, exactly `EnvironmentAliases.areAliases(host, h)`.
-    func contains(_ host: UnsafeRawBufferPointer) -> Bool {
+    package func contains(_ host: UnsafeRawBufferPointer) -> Bool {
         members.contains { ASCII.equal(host, toFolded: $0.bytes) }
     }
 
-    func contains(_ host: String) -> Bool {
+    package func contains(_ host: String) -> Bool {
         var host = host
         return host.withUTF8 { contains(UnsafeRawBufferPointer($0)) }
     }
@@ -183,7 +183,7 @@ extension EnvironmentAliases {
     /// The alias group of `host`: its built-in or configured group, or the host alone when it is unknown.
     ///
     /// Found as ``areAliases(_:_:)`` finds it (``knownMembers(of:)``): every lookup asks this once.
-    func group(of host: String) -> AliasGroup {
+    package func group(of host: String) -> AliasGroup {
         var host = host
         let known = host.withUTF8 { knownMembers(of: UnsafeRawBufferPointer($0)) }
         return AliasGroup(members: known ?? [Host(host)])

@@ -106,11 +106,11 @@ public struct ScopeSet: Sendable, Hashable, CustomStringConvertible {
 
     private init(normalized: [String]) { self.normalized = normalized }
 
-    static func isWhitespace(_ byte: UInt8) -> Bool {
+    package static func isWhitespace(_ byte: UInt8) -> Bool {
         byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0B || byte == 0x0C
     }
 
-    static func isScopeByte(_ byte: UInt8) -> Bool {
+    package static func isScopeByte(_ byte: UInt8) -> Bool {
         byte == 0x21 || (0x23...0x5B).contains(byte) || (0x5D...0x7E).contains(byte)
     }
 }
@@ -119,13 +119,13 @@ extension ScopeSet {
     /// Whether every scope of this set appears in `target`, a scope string as a server sent it (any case, order
     /// and spacing): the same answer as `ScopeSet(parsing: target).isSuperset(of: self)` for a valid target, without
     /// building the set.
-    func isCovered(byTarget target: String) -> Bool {
+    package func isCovered(byTarget target: String) -> Bool {
         var target = target
         return target.withUTF8 { isCovered(byTarget: UnsafeRawBufferPointer($0)) }
     }
 
     /// ``isCovered(byTarget:)`` over the target's bytes (a token's body field, or a summary's canonical target).
-    func isCovered(byTarget target: UnsafeRawBufferPointer) -> Bool {
+    package func isCovered(byTarget target: UnsafeRawBufferPointer) -> Bool {
         normalized.allSatisfy { scope in
             var scope = scope
             return scope.withUTF8 { wanted in

@@ -7,7 +7,7 @@
 /// A client with no app metadata gets ``familyThenOwn(familyID:)`` like a known member. In that case a failed
 /// redemption of the family token must not delete it (the client may just not be a member); that
 /// is the redeeming client's business, and it can tell the cases apart by whether it had app metadata.
-enum RefreshTokenPlan: Sendable, Hashable {
+package enum RefreshTokenPlan: Sendable, Hashable {
     /// App metadata says family `id`, or there is no app metadata for the client: try the family refresh token
     /// first, then the client's own.
     case familyThenOwn(familyID: String)
@@ -16,7 +16,7 @@ enum RefreshTokenPlan: Sendable, Hashable {
 
     /// The only family in use: the server sends `"foci": "1"` (msal-dotnet `TheOnlyFamilyId`, msal-js
     /// `THE_FAMILY_ID`, msal-python "we have only 1 family for now"). Tried when the family status is unknown.
-    static let theOnlyFamilyID = "1"
+    package static let theOnlyFamilyID = "1"
 
     /// The plan for a client, from its app metadata.
     ///
@@ -30,7 +30,7 @@ enum RefreshTokenPlan: Sendable, Hashable {
     ///   - appMetadataExists: Whether the cache holds app metadata for the client in the request's alias group.
     ///   - familyID: The app metadata's `family_id`; `nil` and `""` both mean "no family" (msal-dotnet treats
     ///     null as ""). Ignored without app metadata, where the family status is unknown.
-    static func plan(appMetadataExists: Bool, familyID: String?) -> RefreshTokenPlan {
+    package static func plan(appMetadataExists: Bool, familyID: String?) -> RefreshTokenPlan {
         guard appMetadataExists else { return .familyThenOwn(familyID: theOnlyFamilyID) }
         guard let familyID, !familyID.isEmpty else { return .ownOnly }
         return .familyThenOwn(familyID: familyID)

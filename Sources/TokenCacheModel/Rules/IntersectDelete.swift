@@ -23,9 +23,9 @@
 /// IntersectDelete.evicts(newTarget: try ScopeSet(parsing: "User.Read openid"),
 ///                        storedTarget: try ScopeSet(parsing: "files.read openid"))     // false
 /// ```
-enum IntersectDelete {
+package enum IntersectDelete {
     /// Whether saving an access token for `newTarget` deletes a stored one for `storedTarget` in the same bucket.
-    static func evicts(newTarget: ScopeSet, storedTarget: ScopeSet) -> Bool {
+    package static func evicts(newTarget: ScopeSet, storedTarget: ScopeSet) -> Bool {
         let newScopes = newTarget.withoutReservedScopes
         if newScopes.isEmpty { return newTarget.intersects(storedTarget) }
         // `newScopes` holds no reserved scope, so the reserved scopes of `storedTarget` cannot intersect it:
@@ -36,7 +36,7 @@ enum IntersectDelete {
     /// Whether ingesting `new` deletes a stored token of its bucket with this environment, target and expiry: one of
     /// `new`'s alias group whose scopes ``evicts(newTarget:storedTarget:)`` says the new ones supersede, or any that
     /// has expired by `now` (a dead token is never worth keeping, whatever its cloud).
-    static func supersedes(
+    package static func supersedes(
         new newTarget: ScopeSet, environment newEnvironment: String, stored storedTarget: ScopeSet, environment storedEnvironment: String,
         expiresOn: Int64, now: Int64, aliases: EnvironmentAliases
     ) -> Bool {

@@ -15,7 +15,7 @@ public struct TokenCacheError: Error, Sendable, CustomStringConvertible, Localiz
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         /// The code's name, e.g. `wrongKey`.
         public let name: String
-        init(_ name: String) { self.name = name }
+        package init(_ name: String) { self.name = name }
         /// The code's ``name``.
         public var description: String { name }
 
@@ -79,7 +79,7 @@ public struct TokenCacheError: Error, Sendable, CustomStringConvertible, Localiz
     /// For ``Code/conflict``: the revision currently stored (`nil` if the record does not exist).
     public let currentRevision: UInt64?
 
-    init(_ code: Code, _ message: String, recordFingerprint: String? = nil, currentRevision: UInt64? = nil) {
+    package init(_ code: Code, _ message: String, recordFingerprint: String? = nil, currentRevision: UInt64? = nil) {
         self.code = code
         self.message = message
         self.recordFingerprint = recordFingerprint

@@ -24,7 +24,7 @@ public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
     }
 
     /// Copies raw bytes straight into the secret's zeroizing storage (no intermediate copy).
-    init(copying bytes: UnsafeRawBufferPointer) {
+    package init(copying bytes: UnsafeRawBufferPointer) {
         storage = Storage(bytes)
     }
 
@@ -64,11 +64,11 @@ public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
         // SAFETY: written once in init, read-only afterwards, wiped in deinit when no reader can remain.
         nonisolated(unsafe) let buffer: UnsafeMutableBufferPointer<UInt8>
 
-        init(_ bytes: [UInt8]) {
+        package init(_ bytes: [UInt8]) {
             buffer = bytes.withUnsafeBytes(Self.copy)
         }
 
-        init(_ bytes: UnsafeRawBufferPointer) {
+        package init(_ bytes: UnsafeRawBufferPointer) {
             buffer = Self.copy(bytes)
         }
 

@@ -4,13 +4,13 @@
 /// AAD adds them to responses (`target` often reads `openid profile email User.Read`), so they say nothing
 /// about which resource a token is for. This is msal-dotnet's list (`OAuthConstants.cs`): `email` is *not*
 /// reserved, unlike in msal-js, because this engine follows .NET here (Docs/Semantics.md, "Scopes").
-enum ReservedScopes {
+package enum ReservedScopes {
     /// openid, profile, offline_access: removed from requests (the .NET rule) and ignored for intersect-delete.
-    static let all: Set<String> = ["openid", "profile", "offline_access"]
+    package static let all: Set<String> = ["openid", "profile", "offline_access"]
 
     /// Whether a normalized (lower-cased) scope is one of ``all``: three byte comparisons, cheaper than hashing the
     /// scope into the set on every lookup.
-    static func contains(_ scope: String) -> Bool {
+    package static func contains(_ scope: String) -> Bool {
         scope == "openid" || scope == "profile" || scope == "offline_access"
     }
 }
@@ -45,7 +45,7 @@ extension ScopeSet {
     }
 
     /// The set minus the reserved scopes (for the intersect-delete rule).
-    var withoutReservedScopes: ScopeSet {
+    package var withoutReservedScopes: ScopeSet {
         normalized.contains(where: ReservedScopes.contains) ? subtracting(ReservedScopes.all) : self
     }
 }
