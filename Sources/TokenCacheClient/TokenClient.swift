@@ -1,3 +1,6 @@
+// Every caller of the client names the library's types: the configuration it opens, the token responses its
+// refresh returns, the accounts and errors it gets back. So the client re-exports the library, and an app writes one
+// import.
 @_exported public import TokenCache
 import Metrics
 
@@ -13,8 +16,10 @@ import Metrics
 /// **Time.** Every expiry is judged against the injected ``WallClock`` (the system clock by default); no method
 /// needs a `now:`, and those that take one use it instead of the clock.
 public final class TokenClient: Sendable {
-    /// The store underneath: for what this type does not wrap (operator commands, raw records).
-    public let store: TokenStore
+    /// The store underneath. Not public: an app that needs the store itself (operator commands, raw records) opens
+    /// it and makes the client with ``init(store:clock:refreshLeaseDuration:answerCacheCapacity:changePollInterval:observability:refresh:)``,
+    /// so the store it holds is its own and no second path to it hides in the client.
+    package let store: TokenStore
     /// The clock every expiry is judged against.
     public let clock: any WallClock
 
