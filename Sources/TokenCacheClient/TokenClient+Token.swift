@@ -220,12 +220,14 @@ extension TokenClient {
                 clientID: request.clientID, authority: request.authority, requestedScopes: request.scopes, grantType: "refresh_token",
                 now: clock.now()
             )
+            // Derived and keyed here, before the write: under the writer lock only the compare-and-swap and the puts.
+            let prepared = try store.prepareRefresh(response, redeemed: redeemed, context: context)
             stored = try await committing { store in
                 try store.write { writer in
                     // Not released if lost at the last moment (another process may then have redeemed the same
-                    // token): the compare-and-swap below keeps whichever rotation is stored.
+                    // token): the compare-and-swap of the rotation keeps whichever rotation is stored.
                     _ = try writer.releaseRefreshLease(lease)
-                    return try Self.storeRefreshed(response, redeemed: redeemed, context: context, in: writer)
+                    return try writer.storeRefresh(prepared)
                 }
             }
             if stored {
@@ -312,32 +314,6 @@ extension TokenClient {
     /// The system clock in Unix milliseconds: leases coordinate processes in real time, whatever clock judges
     /// token expiry.
     static func systemMilliseconds() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded(.down)) }
-
-    /// Stores a refresh's response: the rotated refresh token by compare-and-swap against the redeemed one, then the
-    /// rest. False, with nothing written, when the account was signed out since the redeemed token was read.
-    private static func storeRefreshed(
-        _ response: TokenResponse, redeemed: RefreshToken, context: TokenRequestContext, in writer: CacheWriter
-    ) throws -> Bool {
-        var response = response
-        if let rotatedSecret = response.refreshToken {
-            let rotated = RefreshToken(
-                homeAccountID: redeemed.homeAccountID, environment: redeemed.environment, clientID: context.clientID,
-                secret: rotatedSecret, familyID: response.foci
-            )
-            do { try writer.replaceRefreshToken(rotated, expectedSecret: redeemed.secret) } catch let error as TokenCacheError
-                where error.code == .conflict
-            {
-                // No refresh token left under either owner: signed out. Else another process rotated it first;
-                // its token is as new as this one, and overwriting it would lose its rotation.
-                if error.currentRevision == nil { return false }
-                response.refreshToken = nil
-            }
-        } else if try writer.get(redeemed.key) == nil {
-            return false
-        }
-        try writer.ingest(response, context: context)
-        return true
-    }
 
     /// The error for a request the cache cannot answer without the user, naming the account when it is known: the cache
     /// holds no refresh token for it, or holds one the token endpoint refused (not offered again).

@@ -6,8 +6,8 @@ internal import TokenCacheRecords
 /// Pure (the keys come from the store's blind index, a keyed hash): computed outside the writer lock, and not again
 /// when a transaction re-runs after the map grows. The transaction only reads, judges and writes
 /// (``CacheWriter/ingest(_:now:)``).
-struct IngestPlan {
-    let derived: DerivedEntities
+struct IngestPlan: Sendable {
+    var derived: DerivedEntities
     /// The access token's bucket and its entry key in it (FORMAT.md §4.3).
     let bucket: [UInt8]
     let accessTokenKey: [UInt8]
