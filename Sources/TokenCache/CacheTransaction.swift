@@ -157,6 +157,9 @@ public final class CacheWriter: CacheReader {
     var loadedCap: Int?? = nil
     /// Access tokens this transaction evicted to keep the store under its cap.
     public internal(set) var accessTokensEvicted = 0
+    /// Where the next expiry sweep starts, once this transaction swept (nil before): the store takes it when the
+    /// transaction commits.
+    var sweepCursor: [UInt8]? = nil
 
     init(store: RecordStore, transaction: any RecordWriting, now: Int64) {
         writeTransaction = transaction

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import TokenCache
 
@@ -149,6 +150,35 @@ import Testing
             #expect(left.count == CacheWriter.sweepSize / 2)
             #expect(left.allSatisfy { $0.expiresOn > context.now })
             #expect(try cache.verify().isClean)
+        }
+    }
+
+    /// The sweep's cursor is the store's, shared by its writes: a transaction hands it over only when it commits, so
+    /// that a body that throws (or re-runs) moves no state outside its transaction.
+    @Test func onlyACommittedSweepMovesTheCursor() throws {
+        try TestStore.with { _, cache in
+            try cache.write { writer in
+                for index in 0..<CacheWriter.sweepSize + 4 { try writer.put(AccessTokenCapTests.token(index)) }
+            }
+            struct Abandon: Error {}
+            let before = cache.store.sweepCursor.withLock { $0 }
+            #expect(throws: Abandon.self) {
+                try cache.write { writer in
+                    _ = try writer.sweepExpiredAccessTokens(now: 0, protecting: [])
+                    throw Abandon()
+                }
+            }
+            #expect(cache.store.sweepCursor.withLock { $0 } == before)
+            try cache.write { writer in _ = try writer.sweepExpiredAccessTokens(now: 0, protecting: []) }
+            let after = cache.store.sweepCursor.withLock { $0 }
+            #expect(after != before)
+            // Two sweeps in one transaction continue from each other, as two transactions do.
+            try cache.write { writer in
+                _ = try writer.sweepExpiredAccessTokens(now: 0, protecting: [])
+                #expect(writer.sweepCursor != after)
+                _ = try writer.sweepExpiredAccessTokens(now: 0, protecting: [])
+            }
+            #expect(cache.store.sweepCursor.withLock { $0 } == after)
         }
     }
 }

@@ -186,15 +186,15 @@ extension CacheWriter {
         return sample
     }
 
-    /// The opportunistic sweep: reads the next ``sweepSize`` access tokens after where this store's last sweep
-    /// stopped (wrapping around), and removes those expired at `now`, except the one under `protected`. Each ingest
+    /// The opportunistic sweep: reads the next ``sweepSize`` access tokens after where the last sweep stopped (this
+    /// transaction's, else the store's last committed one; wrapping around), and removes those expired at `now`, except the one under `protected`. Each ingest
     /// runs one, so that expired tokens leave the store at a bounded cost per write even in buckets nobody writes
     /// again. Returns how many it removed.
     func sweepExpiredAccessTokens(now: Int64, protecting protected: [UInt8]) throws -> Int {
         var doomed: [[UInt8]] = []
         var examined = 0
         var last: [UInt8]? = nil
-        let start = store.sweepCursor.withLock { $0 }
+        let start = sweepCursor ?? store.sweepCursor.withLock { $0 }
         let loneKey = Array(protected.prefix(RecordStore.bucketPrefixCount))
         try transaction.forEach(in: DatabaseName.accessTokens, from: start) { key, value in
             examined += 1
@@ -208,8 +208,10 @@ extension CacheWriter {
             return examined < Self.sweepSize
         }
         // At the end of the key space, the next sweep starts again from its beginning.
-        let next = examined < Self.sweepSize ? [] : (last.map { $0 + [0] } ?? [])
-        store.sweepCursor.withLock { $0 = next }
+        // Kept by this transaction (its next sweep continues from it) and handed to the store only once it commits
+        // (``RecordStore/write(now:freeingSpace:_:)``): a body that re-runs, or a transaction that aborts, moves no
+        // cursor outside it.
+        sweepCursor = examined < Self.sweepSize ? [] : (last.map { $0 + [0] } ?? [])
         return try deleteRecords(AccessToken.self, keys: doomed)
     }
 

@@ -278,10 +278,18 @@ final class RecordStore: Sendable {
     func write<R>(now: Int64, freeingSpace: Bool = false, _ body: (CacheWriter) throws -> R) throws -> R {
         try checkWritable()
         do {
-            return try backend.write(freeingSpace: freeingSpace) { transaction in
+            // Where the run that committed left the expiry sweep: a body re-runs when the map grows, and only the
+            // last run counts; a body that throws commits nothing and moves nothing.
+            var committedSweepCursor: [UInt8]? = nil
+            let result = try backend.write(freeingSpace: freeingSpace) { transaction in
                 try checkHeaderUnchanged(in: transaction)
-                return try body(CacheWriter(store: self, transaction: transaction, now: now))
+                let writer = CacheWriter(store: self, transaction: transaction, now: now)
+                let result = try body(writer)
+                committedSweepCursor = writer.sweepCursor
+                return result
             }
+            if let committedSweepCursor { sweepCursor.withLock { $0 = committedSweepCursor } }
+            return result
         } catch { throw TokenCacheError.wrapKeepingCallerErrors(error, directory: directory) }
     }
 
