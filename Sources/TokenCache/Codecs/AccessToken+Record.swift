@@ -26,16 +26,9 @@ extension AccessToken: StorableEntity {
         try self.init(decoding: fields, homeAccountID: nil, environment: nil, clientID: nil, realm: nil)
     }
 
-    /// Decoding for a lookup: fields equal to the query's identifiers share its strings (the usual case for the
-    /// account, host, client and realm), so a hit copies only what the query does not already hold. The query is
-    /// borrowed: no copy of it per decoded token.
-    init(decoding fields: FieldTable, reusing query: borrowing SilentLookupQuery) throws(FormatError) {
-        try self.init(
-            decoding: fields, homeAccountID: query.homeAccountID, environment: query.environment, clientID: query.clientID,
-            realm: query.realm)
-    }
-
-    private init(
+    /// Decoding for a lookup: fields equal to the identifiers the caller already holds (a query's account, host,
+    /// client and realm: the usual case) share its strings, so a hit copies only what the caller does not hold.
+    init(
         decoding fields: FieldTable, homeAccountID knownAccount: String?, environment knownEnvironment: String?,
         clientID knownClient: String?, realm knownRealm: String?
     ) throws(FormatError) {

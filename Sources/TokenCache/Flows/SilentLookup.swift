@@ -266,7 +266,9 @@ extension RecordStore: AccessTokenOpening {
 
     func decodeAccessToken(_ entry: BucketEntry, reusing query: SilentLookupQuery) -> Result<StoredEntity<AccessToken>, CorruptRecord> {
         decode(AccessToken.self, value: entry.value, key: Array(entry.key)) { fields throws(FormatError) in
-            try AccessToken(decoding: fields, reusing: query)
+            try AccessToken(
+                decoding: fields, homeAccountID: query.homeAccountID, environment: query.environment, clientID: query.clientID,
+                realm: query.realm)
         }
     }
 
