@@ -5,6 +5,9 @@ let package = Package(
     name: "token-cache",
     products: [
         .library(name: "TokenCache", targets: ["TokenCache"]),
+        .library(name: "TokenCacheMSAL", targets: ["TokenCacheMSAL"]),
+        // For the Benchmarks/ package only: its declarations are SPI (`@_spi(Benchmarking)`), not an app API.
+        .library(name: "TokenCacheBenchmarking", targets: ["TokenCacheBenchmarking"]),
         .library(name: "TokenCacheClient", targets: ["TokenCacheClient"]),
         .executable(name: "cachetool", targets: ["cachetool"]),
     ],
@@ -52,6 +55,12 @@ let package = Package(
         // comparisons) and libsodium's wiping of secrets, nothing else below it.
         .target(name: "TokenCacheModel", dependencies: ["TokenCacheRecords", "TokenCacheSodium"]),
         .target(name: "TokenCache", dependencies: ["TokenCacheModel", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheSodium", "CCrashGuard"]),
+        // Import and export of MSAL's serialized caches (every SDK's spelling), on the library's API: the interop an
+        // app or cachetool adds when it moves tokens between MSAL and this store.
+        .target(name: "TokenCacheMSAL", dependencies: ["TokenCache", "TokenCacheRecords", "TokenCacheStorage"]),
+        // What `cachetool bench` and the Benchmarks/ package measure with (SPI, no app API): the synthetic population,
+        // the get + decrypt floor, percentiles. Nothing else links it.
+        .target(name: "TokenCacheBenchmarking", dependencies: ["TokenCache", "TokenCacheMSAL", "TokenCacheRecords", "TokenCacheStorage"]),
         // What an auth client calls: async, the whole silent flow with single-flight refresh, writes off the
         // cooperative pool.
         .target(
@@ -64,6 +73,8 @@ let package = Package(
             name: "cachetool",
             dependencies: [
                 "TokenCache",
+                "TokenCacheMSAL",
+                "TokenCacheBenchmarking",
                 "TokenCacheClient",
                 "CCacheToolStartup",
                 "CBenchProbes",
@@ -80,7 +91,7 @@ let package = Package(
         .testTarget(name: "TokenCacheSodiumTests", dependencies: ["TokenCacheSodium", "ExitTestSupport"]),
         .testTarget(
             name: "TokenCacheTests",
-            dependencies: ["TokenCache", "TokenCacheModel", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheLMDB", "TokenCacheSodium", "DocumentationTestSupport"],
+            dependencies: ["TokenCache", "TokenCacheModel", "TokenCacheMSAL", "TokenCacheBenchmarking", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheLMDB", "TokenCacheSodium", "DocumentationTestSupport"],
             resources: [.copy("FormatVectors"), .copy("MSALFixtures")]
         ),
         .testTarget(
@@ -91,7 +102,7 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "CacheToolTests", dependencies: ["cachetool", "TokenCache", "TokenCacheLMDB", "TokenCacheRecords", "TokenCacheStorage"], exclude: ["InspectGoldens", "TableGoldens"]
+            name: "CacheToolTests", dependencies: ["cachetool", "TokenCache", "TokenCacheMSAL", "TokenCacheBenchmarking", "TokenCacheLMDB", "TokenCacheRecords", "TokenCacheStorage"], exclude: ["InspectGoldens", "TableGoldens"]
         ),
     ],
     swiftLanguageModes: [.v6]

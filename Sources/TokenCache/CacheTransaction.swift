@@ -1,5 +1,5 @@
 import Foundation
-internal import TokenCacheStorage
+package import TokenCacheStorage
 internal import TokenCacheRecords
 
 /// Read access to the store inside ``TokenStore/read(_:)``: one consistent snapshot.
@@ -7,8 +7,8 @@ internal import TokenCacheRecords
 /// Valid only inside the closure that received it; it must not escape. Not `Sendable`: LMDB binds a
 /// transaction to the thread that runs it.
 public class CacheReader {
-    let store: RecordStore
-    let transaction: any RecordReading
+    package let store: RecordStore
+    package let transaction: any RecordReading
 
     init(store: RecordStore, transaction: any RecordReading) {
         self.store = store
@@ -28,7 +28,7 @@ public class CacheReader {
 
     /// The entity whose storage key (FORMAT.md §4.3, from its fields) is `entryKey`, or nil; damage throws
     /// `.corruptRecord`.
-    func stored<S: StorableEntity>(_ type: S.Type, entryKey: [UInt8]) throws -> StoredEntity<S>? {
+    package func stored<S: StorableEntity>(_ type: S.Type, entryKey: [UInt8]) throws -> StoredEntity<S>? {
         guard let storageKey = try location(S.self, of: entryKey, damagedMayMatch: true)
         else { return nil }
         let database = DatabaseName.forKind(S.kind)
@@ -64,7 +64,7 @@ public class CacheReader {
 
     /// Visits, in storage order, every record of a kind that matches `filter` (a damaged one as a failure), one at a
     /// time: for readers that keep less than every entity (an export keeps keys).
-    func forEachStored<S: StorableEntity>(
+    package func forEachStored<S: StorableEntity>(
         _ type: S.Type, filter: RecordFilter, _ body: (Result<StoredEntity<S>, CorruptRecord>) throws -> Void
     ) throws {
         try forEachStored(S.self, prefix: scanPrefix(S.self, filter: filter), filter: filter) { try body($0); return true }
@@ -151,8 +151,8 @@ extension CacheReader: Sendable {}
 /// A writer exists only inside a write transaction the store began after checking that it may write (not opened
 /// read-only, format not newer), so its methods do not check that again.
 public final class CacheWriter: CacheReader {
-    let writeTransaction: any RecordWriting
-    let now: Int64
+    package let writeTransaction: any RecordWriting
+    package let now: Int64
     /// The store's access-token cap as this transaction read it: nil until read, then `.some(nil)` for no cap.
     var loadedCap: Int?? = nil
     /// Access tokens this transaction evicted to keep the store under its cap.
@@ -183,7 +183,7 @@ public final class CacheWriter: CacheReader {
     /// (intersect-delete evicts the token a response replaces): the new revision follows it, so revisions keep
     /// growing across the replacement.
     /// `entryKey`, when given, is the entity's storage key already derived (an ingest plan's).
-    func putStorable<S: StorableEntity>(
+    package func putStorable<S: StorableEntity>(
         _ entity: S, expectedRevision: UInt64?, continuing removed: UInt64 = 0, entryKey: [UInt8]? = nil
     ) throws -> UInt64 {
         try entity.validate()
@@ -236,7 +236,7 @@ public final class CacheWriter: CacheReader {
     }
 
     /// Deletes the records of one kind stored under `keys`; returns how many existed.
-    func deleteRecords<S: StorableEntity>(_ type: S.Type, keys: [[UInt8]]) throws -> Int {
+    package func deleteRecords<S: StorableEntity>(_ type: S.Type, keys: [[UInt8]]) throws -> Int {
         let database = DatabaseName.forKind(S.kind)
         var deleted: [[UInt8]] = []
         for key in keys where try writeTransaction.delete(in: database, key: key) { deleted.append(key) }

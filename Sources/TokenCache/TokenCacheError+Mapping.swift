@@ -7,7 +7,7 @@ extension TokenCacheError {
     /// the one error type the library throws. A `TokenCacheError` passes through unchanged; an error of a type no
     /// layer of the library throws on purpose becomes ``Code/internalError``, named by its type only (its text
     /// could hold anything).
-    static func wrap(_ error: any Error, directory: String) -> TokenCacheError {
+    package static func wrap(_ error: any Error, directory: String) -> TokenCacheError {
         libraryError(error, directory: directory)
             ?? TokenCacheError(.internalError, "an unexpected \(type(of: error)) escaped the library (its text is not shown)")
     }

@@ -19,7 +19,7 @@ internal import TokenCacheRecords
 /// Instances are `Sendable` and cheap to share; opening the same store twice in one process shares one LMDB
 /// environment. Transactions are synchronous: never `await` inside one, never start a write inside a write.
 public final class TokenStore: Sendable {
-    let store: RecordStore
+    package let store: RecordStore
     /// The configuration the store was opened with. Its ``Configuration/environmentAliases`` are the alias groups
     /// that ``ingest(_:context:)``, ``silentLookup(_:)``, ``accounts(clientID:environment:username:)`` and
     /// ``removeAccount(homeAccountID:clientID:environment:)`` use.
@@ -91,7 +91,7 @@ public final class TokenStore: Sendable {
         }
     }
 
-    static func currentTime() -> Int64 { Int64(Date().timeIntervalSince1970) }
+    package static func currentTime() -> Int64 { Int64(Date().timeIntervalSince1970) }
 
     /// Whether ``create(_:)`` completed a store whose creation an older build left unfinished (an empty data file
     /// without a header), rather than creating one in an empty place: `cachetool init` says so.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@_spi(Benchmarking) import TokenCache
+import TokenCache
+@_spi(Benchmarking) import TokenCacheBenchmarking
 
 /// `cachetool bench`: the one-command benchmark. Its JSON names are a stable interface (README, "Benchmark it
 /// yourself"); its figures must be real percentiles of real samples.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@_spi(Benchmarking) import TokenCache
+import TokenCache
+@_spi(Benchmarking) import TokenCacheBenchmarking
 
 /// `inspect` reads a store record by record: its peak memory does not grow with the store. Measured as the peak
 /// resident set of the `cachetool` process and its worker child (`wait4` reports the larger), mapped store pages

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
-@_spi(Benchmarking) @testable import TokenCache
+@testable import TokenCache
+@_spi(Benchmarking) @testable import TokenCacheBenchmarking
+@testable import TokenCacheMSAL
 import TokenCacheRecords
 import TokenCacheStorage
 

@@ -1,12 +1,12 @@
-internal import TokenCacheRecords
+package import TokenCacheRecords
 
 extension AccessToken: StorableEntity {
-    static let modelledFieldNames: Set<String> = [
+    package static let modelledFieldNames: Set<String> = [
         "home_account_id", "environment", "client_id", "realm", "target", "secret", "cached_at", "expires_on",
         "extended_expires_on", "refresh_on", "token_type", "key_id", "user_assertion_hash",
     ]
 
-    func encodeFields() -> FieldMap {
+    package func encodeFields() -> FieldMap {
         var encoder = FieldEncoder()
         encoder.setCredential("AccessToken", homeAccountID: homeAccountID, environment: environment, clientID: clientID, secret: secret)
         encoder.set("realm", realm)
@@ -22,7 +22,7 @@ extension AccessToken: StorableEntity {
         return encoder.map
     }
 
-    init(decoding fields: FieldTable) throws(FormatError) {
+    package init(decoding fields: FieldTable) throws(FormatError) {
         try self.init(decoding: fields, homeAccountID: nil, environment: nil, clientID: nil, realm: nil)
     }
 
@@ -57,7 +57,7 @@ extension AccessToken: StorableEntity {
     }
 
     /// The lookup summary: enough to pick a candidate (environment, scopes, times) without the token.
-    func summaryFields() -> FieldMap? {
+    package func summaryFields() -> FieldMap? {
         var encoder = FieldEncoder()
         encoder.set("environment", environment)
         encoder.set("target", (try? ScopeSet(parsing: target))?.canonical ?? "")
@@ -67,7 +67,7 @@ extension AccessToken: StorableEntity {
         return encoder.map
     }
 
-    func validate() throws(TokenCacheError) {
+    package func validate() throws(TokenCacheError) {
         // Client-credential (app) tokens have no home account.
         try Self.validateCredential(homeAccountID: nil, environment: environment, clientID: clientID, secret: secret)
         try Self.requireNonEmpty(target, "target")
@@ -77,6 +77,6 @@ extension AccessToken: StorableEntity {
         try validateAdditionalFields()
     }
 
-    var homeAccountIDForIndex: String? { homeAccountID }
-    var clientIDForFilter: String? { clientID }
+    package var homeAccountIDForIndex: String? { homeAccountID }
+    package var clientIDForFilter: String? { clientID }
 }

@@ -1,12 +1,12 @@
-internal import TokenCacheRecords
+package import TokenCacheRecords
 
 extension Account: StorableEntity {
-    static let modelledFieldNames: Set<String> = [
+    package static let modelledFieldNames: Set<String> = [
         "home_account_id", "environment", "realm", "local_account_id", "username", "authority_type",
         "account_source", "name", "given_name", "family_name", "middle_name", "alternative_account_id", "client_info",
     ]
 
-    func encodeFields() -> FieldMap {
+    package func encodeFields() -> FieldMap {
         var encoder = FieldEncoder()
         encoder.set("home_account_id", homeAccountID)
         encoder.set("environment", environment)
@@ -25,7 +25,7 @@ extension Account: StorableEntity {
         return encoder.map
     }
 
-    init(decoding fields: FieldTable) throws(FormatError) {
+    package init(decoding fields: FieldTable) throws(FormatError) {
         var decoder = FieldDecoder(fields, kind: Self.kind)
         self.init(
             homeAccountID: try decoder.string("home_account_id"),
@@ -45,13 +45,13 @@ extension Account: StorableEntity {
         )
     }
 
-    func validate() throws(TokenCacheError) {
+    package func validate() throws(TokenCacheError) {
         try Self.requireNonEmpty(homeAccountID, "homeAccountID")
         try Self.requireNonEmpty(environment, "environment")
         try Self.requireNonEmpty(authorityType, "authorityType")
         try validateAdditionalFields()
     }
 
-    var homeAccountIDForIndex: String? { homeAccountID }
-    var clientIDForFilter: String? { nil }
+    package var homeAccountIDForIndex: String? { homeAccountID }
+    package var clientIDForFilter: String? { nil }
 }

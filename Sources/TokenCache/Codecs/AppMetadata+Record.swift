@@ -1,9 +1,9 @@
-internal import TokenCacheRecords
+package import TokenCacheRecords
 
 extension AppMetadata: StorableEntity {
-    static let modelledFieldNames: Set<String> = ["client_id", "environment", "family_id"]
+    package static let modelledFieldNames: Set<String> = ["client_id", "environment", "family_id"]
 
-    func encodeFields() -> FieldMap {
+    package func encodeFields() -> FieldMap {
         var encoder = FieldEncoder()
         encoder.set("client_id", clientID)
         encoder.set("environment", environment)
@@ -12,7 +12,7 @@ extension AppMetadata: StorableEntity {
         return encoder.map
     }
 
-    init(decoding fields: FieldTable) throws(FormatError) {
+    package init(decoding fields: FieldTable) throws(FormatError) {
         var decoder = FieldDecoder(fields, kind: Self.kind)
         self.init(
             clientID: try decoder.string("client_id"),
@@ -22,12 +22,12 @@ extension AppMetadata: StorableEntity {
         )
     }
 
-    func validate() throws(TokenCacheError) {
+    package func validate() throws(TokenCacheError) {
         try Self.requireNonEmpty(clientID, "clientID")
         try Self.requireNonEmpty(environment, "environment")
         try validateAdditionalFields()
     }
 
-    var homeAccountIDForIndex: String? { nil }
-    var clientIDForFilter: String? { clientID }
+    package var homeAccountIDForIndex: String? { nil }
+    package var clientIDForFilter: String? { clientID }
 }

@@ -74,7 +74,7 @@ extension FieldDecoder {
 
 extension DatabaseName {
     /// The key space of each kind (FORMAT.md §3).
-    static func forKind(_ kind: EntityKind) -> String {
+    package static func forKind(_ kind: EntityKind) -> String {
         switch kind {
         case .account: accounts
         case .accessToken: accessTokens

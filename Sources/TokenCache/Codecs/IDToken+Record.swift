@@ -1,9 +1,9 @@
-internal import TokenCacheRecords
+package import TokenCacheRecords
 
 extension IDToken: StorableEntity {
-    static let modelledFieldNames: Set<String> = ["home_account_id", "environment", "client_id", "realm", "secret"]
+    package static let modelledFieldNames: Set<String> = ["home_account_id", "environment", "client_id", "realm", "secret"]
 
-    func encodeFields() -> FieldMap {
+    package func encodeFields() -> FieldMap {
         var encoder = FieldEncoder()
         encoder.setCredential("IdToken", homeAccountID: homeAccountID, environment: environment, clientID: clientID, secret: secret)
         encoder.set("realm", realm)
@@ -11,7 +11,7 @@ extension IDToken: StorableEntity {
         return encoder.map
     }
 
-    init(decoding fields: FieldTable) throws(FormatError) {
+    package init(decoding fields: FieldTable) throws(FormatError) {
         var decoder = FieldDecoder(fields, kind: Self.kind)
         let credential = try decoder.credential()
         self.init(
@@ -22,11 +22,11 @@ extension IDToken: StorableEntity {
         )
     }
 
-    func validate() throws(TokenCacheError) {
+    package func validate() throws(TokenCacheError) {
         try Self.validateCredential(homeAccountID: homeAccountID, environment: environment, clientID: clientID, secret: secret)
         try validateAdditionalFields()
     }
 
-    var homeAccountIDForIndex: String? { homeAccountID }
-    var clientIDForFilter: String? { clientID }
+    package var homeAccountIDForIndex: String? { homeAccountID }
+    package var clientIDForFilter: String? { clientID }
 }

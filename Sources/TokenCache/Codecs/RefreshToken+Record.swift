@@ -1,12 +1,12 @@
-internal import TokenCacheRecords
+package import TokenCacheRecords
 
 extension RefreshToken: StorableEntity {
-    static let modelledFieldNames: Set<String> = [
+    package static let modelledFieldNames: Set<String> = [
         "home_account_id", "environment", "client_id", "secret", "family_id", "target", "realm",
         "last_modification_time", "user_assertion_hash", "expires_on",
     ]
 
-    func encodeFields() -> FieldMap {
+    package func encodeFields() -> FieldMap {
         var encoder = FieldEncoder()
         encoder.setCredential("RefreshToken", homeAccountID: homeAccountID, environment: environment, clientID: clientID, secret: secret)
         encoder.set("family_id", familyID)
@@ -19,7 +19,7 @@ extension RefreshToken: StorableEntity {
         return encoder.map
     }
 
-    init(decoding fields: FieldTable) throws(FormatError) {
+    package init(decoding fields: FieldTable) throws(FormatError) {
         var decoder = FieldDecoder(fields, kind: Self.kind)
         let credential = try decoder.credential()
         self.init(
@@ -35,7 +35,7 @@ extension RefreshToken: StorableEntity {
         )
     }
 
-    func validate() throws(TokenCacheError) {
+    package func validate() throws(TokenCacheError) {
         try Self.validateCredential(homeAccountID: homeAccountID, environment: environment, clientID: clientID, secret: secret)
         if let target {
             do { _ = try ScopeSet(parsing: target) } catch {
@@ -45,6 +45,6 @@ extension RefreshToken: StorableEntity {
         try validateAdditionalFields()
     }
 
-    var homeAccountIDForIndex: String? { homeAccountID }
-    var clientIDForFilter: String? { clientID }
+    package var homeAccountIDForIndex: String? { homeAccountID }
+    package var clientIDForFilter: String? { clientID }
 }

@@ -1,4 +1,4 @@
-internal import TokenCacheRecords
+package import TokenCacheRecords
 
 extension CacheEntity {
     /// The library's side of this entity type. `CacheEntity` is closed to the five entity types (see
@@ -21,7 +21,7 @@ extension CacheEntity {
 }
 
 /// The library-internal side of an entity: how it maps to a field map and to a storage key.
-protocol StorableEntity: CacheEntity {
+package protocol StorableEntity: CacheEntity {
     /// MSAL wire names the model owns; `additionalFields` may not reuse them.
     static var modelledFieldNames: Set<String> { get }
     func encodeFields() -> FieldMap
@@ -37,7 +37,7 @@ protocol StorableEntity: CacheEntity {
 }
 
 extension StorableEntity {
-    func summaryFields() -> FieldMap? { nil }
+    package func summaryFields() -> FieldMap? { nil }
 
     /// Rejects additional fields that would shadow modelled ones, and non-finite numbers.
     func validateAdditionalFields() throws(TokenCacheError) {

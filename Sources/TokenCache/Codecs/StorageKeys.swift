@@ -1,4 +1,4 @@
-internal import TokenCacheRecords
+package import TokenCacheRecords
 
 /// Canonical scope string for keys: the normalized set joined by spaces (or the lower-cased text if it does not
 /// parse, which `validate` prevents for stored records).
@@ -8,7 +8,7 @@ func canonicalTarget(_ target: String) -> String {
 
 // The storage key of each kind (FORMAT.md §4.3). Identifiers are ASCII-lower-cased; key ids are exact.
 extension Account {
-    static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
+    package static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
         storageKey(accountPrefix: index.accountPrefix(key.homeAccountID), environment: key.environment, realm: key.realm, index: index)
     }
 
@@ -21,7 +21,7 @@ extension Account {
 extension AccessToken {
     /// The bucket is what a silent lookup knows exactly; the environment (matched by alias group) and the
     /// scopes (matched as a subset) are resolved inside the bucket.
-    static func bucketPrefix(homeAccountID: String, clientID: String, realm: String, tokenType: String?, keyID: String?, index: BlindIndex) -> [UInt8] {
+    package static func bucketPrefix(homeAccountID: String, clientID: String, realm: String, tokenType: String?, keyID: String?, index: BlindIndex) -> [UInt8] {
         bucketPrefix(accountPrefix: index.accountPrefix(homeAccountID), clientID: clientID, realm: realm, tokenType: tokenType, keyID: keyID, index: index)
     }
 
@@ -29,7 +29,7 @@ extension AccessToken {
         index.digest("at-bucket", clientID, realm, canonicalTokenType(tokenType), exact: keyID ?? "", after: accountPrefix)
     }
 
-    static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
+    package static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
         let bucket = bucketPrefix(
             homeAccountID: key.homeAccountID, clientID: key.clientID, realm: key.realm, tokenType: key.tokenType,
             keyID: key.keyID, index: index
@@ -38,7 +38,7 @@ extension AccessToken {
     }
 
     /// The entry key of `key` in its bucket, `bucket` already computed.
-    static func entryKey(for key: Key, bucket: [UInt8], index: BlindIndex) -> [UInt8] {
+    package static func entryKey(for key: Key, bucket: [UInt8], index: BlindIndex) -> [UInt8] {
         index.digest("at-entry", key.environment, canonicalTarget(key.target), after: bucket)
     }
 }
@@ -55,7 +55,7 @@ extension RefreshToken {
         }
     }
 
-    static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
+    package static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
         storageKey(for: key, accountPrefix: index.accountPrefix(key.homeAccountID), index: index)
     }
 
@@ -75,7 +75,7 @@ extension IDToken {
         index.digest("idt-owner", clientID, realm, after: accountPrefix)
     }
 
-    static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
+    package static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
         storageKey(for: key, accountPrefix: index.accountPrefix(key.homeAccountID), index: index)
     }
 
@@ -91,7 +91,7 @@ extension AppMetadata {
         index.digest("app", clientID)
     }
 
-    static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
+    package static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
         index.digest("app-entry", key.environment, after: clientPrefix(key.clientID, index: index))
     }
 }

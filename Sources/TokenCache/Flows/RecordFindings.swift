@@ -16,7 +16,7 @@ struct RecordFinding {
 
     var database: String
     /// The entity kind, nil for a `meta` record (the access-token cap, the kept MSAL sections).
-    var kind: EntityKind?
+    package var kind: EntityKind?
     var key: [UInt8]
     var fingerprint: String
     var reason: String

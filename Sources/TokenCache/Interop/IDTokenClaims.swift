@@ -117,13 +117,13 @@ extension JSONValue {
 extension ImportMerge {
     /// An ID token's stamp for an import's merge: its JWT's issue time (`iat`) as the write time, and `exp`. ID tokens
     /// record no write time of their own.
-    static func stamp(of token: IDToken) -> Stamp {
+    package static func stamp(of token: IDToken) -> Stamp {
         let (issuedAt, expiresAt) = IDTokenClaims.issueTimes(of: token.secret)
         return Stamp(writtenAt: issuedAt, expiresOn: expiresAt)
     }
 
     /// ``idTokenWins(existing:incoming:stamp:)`` with the stamps read from the tokens' JWTs.
-    static func idTokenWins(existing: IDToken, incoming: IDToken) -> Bool {
+    package static func idTokenWins(existing: IDToken, incoming: IDToken) -> Bool {
         idTokenWins(existing: existing, incoming: incoming, stamp: stamp(of:))
     }
 }

@@ -5,7 +5,7 @@
 /// rounding); strings stay UTF-8 bytes (a token goes straight into a ``Secret`` without an intermediate `String`);
 /// duplicate member names are rejected (two `access_token` members must not be resolved by parser accident); and
 /// nesting depth is bounded. Failures carry a byte offset and a fixed reason, never any of the input.
-indirect enum ResponseJSON: Equatable {
+package indirect enum ResponseJSON: Equatable {
     case null
     case bool(Bool)
     /// The number exactly as written (RFC 8259 §6 grammar, already checked).
@@ -16,16 +16,16 @@ indirect enum ResponseJSON: Equatable {
     case object([String: ResponseJSON])
 
     /// Why a text is not JSON: a fixed phrase and where. Deliberately carries none of the input.
-    struct SyntaxError: Error, Equatable {
-        var offset: Int
-        var reason: String
+    package struct SyntaxError: Error, Equatable {
+        package var offset: Int
+        package var reason: String
     }
 
     /// Nesting deeper than this is rejected (token responses are flat; this bounds recursion).
-    static let maximumDepth = 32
+    package static let maximumDepth = 32
 
     /// Parses exactly one JSON value surrounded by optional whitespace. A leading UTF-8 BOM is skipped.
-    static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> ResponseJSON {
+    package static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> ResponseJSON {
         var reader = Reader(bytes: bytes)
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { reader.index = 3 }
         reader.skipWhitespace()
@@ -59,7 +59,7 @@ indirect enum ResponseJSON: Equatable {
         return Int64(String(decoding: bytes, as: UTF8.self))
     }
 
-    static func isDigit(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) }
+    package static func isDigit(_ byte: UInt8) -> Bool { (0x30...0x39).contains(byte) }
 
     private struct Reader {
         let bytes: [UInt8]

@@ -6,7 +6,7 @@ enum RootKey {
     static let byteCount = 32
 
     /// The root kind a new store created from `source` will have.
-    static func kind(of source: KeySource) -> RootKind {
+    package static func kind(of source: KeySource) -> RootKind {
         if case .passphrase = source { return .passphrase }
         return .rawKey
     }

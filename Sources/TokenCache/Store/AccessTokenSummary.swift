@@ -1,4 +1,4 @@
-internal import TokenCacheRecords
+package import TokenCacheRecords
 
 /// The sealed summary of an access token (FORMAT.md §5.4), read in place: what a lookup needs to pick a candidate
 /// without decrypting the token.
@@ -89,11 +89,11 @@ struct AccessTokenSummaryView {
 }
 
 /// An owned copy of an access token's summary, for callers outside the lookup path (intersect-delete on ingest).
-struct AccessTokenSummary {
-    var environment: String
-    var canonicalTarget: String
-    var cachedAt: Int64
-    var expiresOn: Int64
+package struct AccessTokenSummary {
+    package var environment: String
+    package var canonicalTarget: String
+    package var cachedAt: Int64
+    package var expiresOn: Int64
     var refreshOn: Int64?
 
     init(_ view: AccessTokenSummaryView) {
@@ -130,7 +130,7 @@ struct AccessTokenSummary {
     }
 
     /// The scopes as a set (for intersect-delete, off the lookup path).
-    var scopes: ScopeSet {
+    package var scopes: ScopeSet {
         get throws(FormatError) {
             guard let scopes = try? ScopeSet(parsing: canonicalTarget) else { throw FormatError("summary target is not a scope list") }
             return scopes
@@ -157,7 +157,7 @@ extension RecordStore {
     }
 
     /// An owned copy of the summary of an access-token value (see ``withSummary(_:key:_:)``).
-    func openSummary(_ value: UnsafeRawBufferPointer, key: [UInt8]) throws(FormatError) -> AccessTokenSummary {
+    package func openSummary(_ value: UnsafeRawBufferPointer, key: [UInt8]) throws(FormatError) -> AccessTokenSummary {
         try key.withUnsafeBytes { key in
             Result { () throws(FormatError) in try withSummary(value, key: key) { AccessTokenSummary($0) } }
         }.get()

@@ -1,5 +1,5 @@
-internal import TokenCacheStorage
-internal import TokenCacheRecords
+package import TokenCacheStorage
+package import TokenCacheRecords
 internal import TokenCacheSodium
 
 /// The top-level sections of an imported MSAL cache that are not one of the five entity kinds (an SDK's own
@@ -13,7 +13,7 @@ extension RecordStore {
     static let foreignSectionsKey: [UInt8] = Array("foreign-sections".utf8)
 
     /// The kept sections, by name; empty when there are none.
-    func foreignSections(in txn: any RecordReading) throws -> [String: JSONValue] {
+    package func foreignSections(in txn: any RecordReading) throws -> [String: JSONValue] {
         let key = Self.foreignSectionsKey
         let decoded = try txn.withValue(in: DatabaseName.meta, forKey: key) { value in
             Result { () throws(FormatError) -> [String: JSONValue] in
@@ -45,7 +45,7 @@ extension RecordStore {
     }
 
     /// Replaces the kept sections with `sections` (none: the record is removed).
-    func setForeignSections(_ sections: [String: JSONValue], now: Int64, in txn: any RecordWriting) throws {
+    package func setForeignSections(_ sections: [String: JSONValue], now: Int64, in txn: any RecordWriting) throws {
         let key = Self.foreignSectionsKey
         guard !sections.isEmpty else {
             _ = try txn.delete(in: DatabaseName.meta, key: key)
@@ -57,7 +57,7 @@ extension RecordStore {
 
     /// The record body that keeps `sections`, checked: names of 1 to 1,024 bytes, finite numbers, and the record
     /// within the format's size limit. An import checks this before it writes anything.
-    static func foreignSectionsBody(_ sections: [String: JSONValue], now: Int64) throws(TokenCacheError) -> RecordBody {
+    package static func foreignSectionsBody(_ sections: [String: JSONValue], now: Int64) throws(TokenCacheError) -> RecordBody {
         var fields = FieldMap()
         for (name, value) in sections {
             guard !name.isEmpty, name.utf8.count <= FieldMap.maximumNameLength else {

@@ -1,5 +1,5 @@
-internal import TokenCacheRecords
-internal import TokenCacheSodium
+package import TokenCacheRecords
+package import TokenCacheSodium
 
 extension RecordEnvelope {
     /// Authenticates and decrypts one section into a temporary buffer that is lent to `body` and wiped when it
@@ -9,7 +9,7 @@ extension RecordEnvelope {
     /// It lives beside the store's readers, not in the record module, because it is generic over what a reader
     /// returns: here each reader gets a specialised copy, while a generic across the module boundary runs
     /// unspecialised (about 2,800 instructions more per lookup, measured with callgrind).
-    static func withOpened<R>(
+    package static func withOpened<R>(
         _ section: Section, of value: UnsafeRawBufferPointer, storeID: [UInt8], database: String, key: UnsafeRawBufferPointer,
         keys: (UInt32) -> SecureKey?, _ body: (UnsafeRawBufferPointer) throws(FormatError) -> R
     ) throws(FormatError) -> R? {

@@ -1,5 +1,5 @@
 internal import TokenCacheSodium
-internal import TokenCacheStorage
+package import TokenCacheStorage
 internal import TokenCacheRecords
 
 /// Where access tokens sit in their bucket (FORMAT.md §4.3, format version 2): a bucket's only token under the
@@ -10,7 +10,7 @@ internal import TokenCacheRecords
 /// B-tree step, often to another page). No record is added for this. The measured gain is in Benchmarks/README.md.
 extension RecordStore {
     /// Length of a bucket prefix `P(hid) ‖ D("at-bucket", …)`, and so of a lone token's key.
-    static let bucketPrefixCount = 2 * FormatConstants.indexDigestCount
+    package static let bucketPrefixCount = 2 * FormatConstants.indexDigestCount
 
     /// Whether a token may be stored under its bucket prefix (format version 2 on): readers look there, and writers
     /// move one out when a second token joins its bucket (a MUST of §4.3, whichever backend writes). A version-1
@@ -19,7 +19,7 @@ extension RecordStore {
 
     /// Whether writers put a bucket's only token under the bucket prefix (a SHOULD of §4.3): when the store may hold
     /// lone tokens and the backend's layout gains from the shorter key (LMDB does; memory does not).
-    var placesLoneTokensAtBucketPrefix: Bool { mayHoldLoneTokens && backend.lonePlacement == .underPrefix }
+    package var placesLoneTokensAtBucketPrefix: Bool { mayHoldLoneTokens && backend.lonePlacement == .underPrefix }
 
     /// The entry key (`P ‖ D("at-entry", …)`) of the token stored under `key`, computed from its own fields; nil when
     /// the record cannot be read.
@@ -34,7 +34,7 @@ extension RecordStore {
     /// A damaged record under the prefix may be the token asked for. With `damagedMayMatch` (reads, conditional
     /// writes) its location is then the prefix, so that the damage is reported as for a damaged record under the
     /// asked key; without (unconditional writes) it is passed over and left for repair, as damaged records are.
-    func accessTokenLocation(entryKey: [UInt8], damagedMayMatch: Bool, in txn: any RecordReading) throws -> [UInt8]? {
+    package func accessTokenLocation(entryKey: [UInt8], damagedMayMatch: Bool, in txn: any RecordReading) throws -> [UInt8]? {
         let database = DatabaseName.accessTokens
         if try txn.withValue(in: database, forKey: entryKey, { _ in true }) != nil { return entryKey }
         guard mayHoldLoneTokens else { return nil }

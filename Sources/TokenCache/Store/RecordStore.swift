@@ -1,18 +1,18 @@
 import Foundation
 import Synchronization
-internal import TokenCacheStorage
+package import TokenCacheStorage
 internal import TokenCacheSodium
-internal import TokenCacheRecords
+package import TokenCacheRecords
 
 /// A store's records as the domain sees them: a backend (``RecordBackend``) and the keyring that seals, opens and
 /// indexes what goes into it, with the header checks that keep every write under the rules the store was opened with.
-final class RecordStore: Sendable {
-    let backend: any RecordBackend
-    let keyring: Keyring
+package final class RecordStore: Sendable {
+    package let backend: any RecordBackend
+    package let keyring: Keyring
     let readOnly: Bool
     /// The configured alias groups: every lookup, intersect-delete and sign-out of this store matches hosts by them,
     /// whichever doorway (``TokenStore`` or a transaction's reader) it came through.
-    let aliases: EnvironmentAliases
+    package let aliases: EnvironmentAliases
     /// The header as this store was opened with it: every write transaction checks that it is still the stored one.
     let headerBytes: [UInt8]
     /// Where the next opportunistic sweep of expired access tokens starts (``CacheWriter/sweepExpiredAccessTokens(now:protecting:)``):
@@ -20,7 +20,7 @@ final class RecordStore: Sendable {
     let sweepCursor = Mutex<[UInt8]>([])
 
     /// Where the records live, for messages (a directory, or the in-memory name).
-    var directory: String { backend.location }
+    package var directory: String { backend.location }
 
     /// The root key the store was opened with, kept to unwrap data keys added to the header after this store was
     /// opened (a data-key rotation another handle began): records sealed under them stay readable here.
@@ -265,7 +265,7 @@ final class RecordStore: Sendable {
     }
 
     /// Runs `body` on one consistent snapshot.
-    func read<R>(_ body: (CacheReader) throws -> R) throws -> R {
+    package func read<R>(_ body: (CacheReader) throws -> R) throws -> R {
         do {
             return try backend.read { transaction in try body(CacheReader(store: self, transaction: transaction)) }
         } catch { throw TokenCacheError.wrapKeepingCallerErrors(error, directory: directory) }
@@ -301,7 +301,7 @@ final class RecordStore: Sendable {
 
     // MARK: Records
 
-    func slot(_ database: String, _ key: [UInt8]) -> RecordSlot {
+    package func slot(_ database: String, _ key: [UInt8]) -> RecordSlot {
         RecordSlot(storeID: keyring.storeID, database: database, key: key)
     }
 
@@ -349,12 +349,12 @@ final class RecordStore: Sendable {
     }
 
     /// The revision of a stored record: authenticated like any read, but without decoding its fields.
-    func openRevision(_ value: UnsafeRawBufferPointer, slot: RecordSlot) throws(FormatError) -> UInt64 {
+    package func openRevision(_ value: UnsafeRawBufferPointer, slot: RecordSlot) throws(FormatError) -> UInt64 {
         try RecordBody.header(of: try openBodyPlaintext(value, slot: slot)).revision
     }
 
     /// Decodes a stored value as an entity, or says why it cannot.
-    func decode<S: StorableEntity>(_ type: S.Type, value: UnsafeRawBufferPointer, key: [UInt8]) -> Result<StoredEntity<S>, CorruptRecord> {
+    package func decode<S: StorableEntity>(_ type: S.Type, value: UnsafeRawBufferPointer, key: [UInt8]) -> Result<StoredEntity<S>, CorruptRecord> {
         decode(S.self, value: value, key: key, fields: S.init(decoding:))
     }
 
@@ -391,7 +391,7 @@ final class RecordStore: Sendable {
 
     /// The body and summary a record of `entity` holds, checked against the format's size limits (FORMAT.md §5.1):
     /// what `seal` writes, and what an import checks before it writes anything.
-    static func plaintexts<S: StorableEntity>(of entity: S, revision: UInt64, now: Int64) throws(TokenCacheError) -> (RecordBody, FieldMap?) {
+    package static func plaintexts<S: StorableEntity>(of entity: S, revision: UInt64, now: Int64) throws(TokenCacheError) -> (RecordBody, FieldMap?) {
         let body = RecordBody(revision: revision, updatedAt: now, fields: entity.encodeFields())
         guard body.encodedCount <= FormatConstants.maximumBodyPlaintext else {
             throw TokenCacheError(
@@ -417,7 +417,7 @@ final class RecordStore: Sendable {
 
     /// The value `seal(_:key:revision:now:into:)` stores for `entity` under `key`, as bytes: for a writer that seals
     /// records ahead of the transaction that stores them, on another thread (the benchmark population's bulk load).
-    func sealedValue<S: StorableEntity>(_ entity: S, key: [UInt8], revision: UInt64, now: Int64) throws -> [UInt8] {
+    package func sealedValue<S: StorableEntity>(_ entity: S, key: [UInt8], revision: UInt64, now: Int64) throws -> [UInt8] {
         let (body, summary) = try Self.plaintexts(of: entity, revision: revision, now: now)
         let summaryPlaintext = summary?.encodedSecureBuffer(), bodyPlaintext = body.encode()
         let count = RecordEnvelope.sealedCount(summaryPlaintext: summaryPlaintext?.count, bodyPlaintext: bodyPlaintext.count)

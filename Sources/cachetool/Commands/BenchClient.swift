@@ -1,7 +1,8 @@
 import Dispatch
 import Foundation
 import Synchronization
-@_spi(Benchmarking) import TokenCache
+import TokenCache
+@_spi(Benchmarking) import TokenCacheBenchmarking
 import TokenCacheClient
 
 /// The figures of `cachetool bench` for the async client: what `token(for:refresh:)` costs an app on a hit, with

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
-@_spi(Benchmarking) import TokenCache
+import TokenCache
+@_spi(Benchmarking) import TokenCacheBenchmarking
 
 #if canImport(Glibc)
 import Glibc

@@ -4,6 +4,7 @@ import TokenCache
 
 #if canImport(Glibc)
 import Glibc
+import TokenCacheMSAL
 #endif
 
 /// `cachetool export`: the store as an MSAL serialized cache, for MSAL Python, .NET, Go or Node, or for a look.

@@ -4,6 +4,7 @@ import TokenCache
 
 #if canImport(Glibc)
 import Glibc
+import TokenCacheMSAL
 #endif
 
 /// `cachetool import`: move an MSAL serialized cache (Azure CLI, MSAL Python, msal-extensions, .NET, Go, Node) into

@@ -4,6 +4,7 @@ import TokenCache
 
 #if canImport(Glibc)
 import Glibc
+import TokenCacheMSAL
 #endif
 
 /// `cachetool import --discover`: the plaintext caches found at the known locations (``PlaintextCaches``), each

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import TokenCache
+@testable import TokenCacheMSAL
 
 @Suite struct ImportMergeTests {
     /// Every pair of stamps over a small domain (absent, two values) against the rule written out longhand.

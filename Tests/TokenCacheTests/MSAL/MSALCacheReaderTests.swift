@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import TokenCache
+@testable import TokenCacheMSAL
 
 @Suite struct MSALCacheReaderTests {
     private func entries(_ text: String, chunkSize: Int? = nil) throws -> [MSALCacheEntry] {

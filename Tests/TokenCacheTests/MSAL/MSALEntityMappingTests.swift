@@ -1,6 +1,7 @@
 import Testing
 
 @testable import TokenCache
+@testable import TokenCacheMSAL
 
 @Suite struct MSALEntityMappingTests {
     typealias S = MSALTestSupport

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import TokenCache
+@testable import TokenCacheMSAL
 
 /// An export's entry keys are the ones MSAL Python's key maker derives from each entry's fields, because MSAL Python
 /// modifies and removes an entry by that derived key: under any other key its sign-out and refresh-token rotation

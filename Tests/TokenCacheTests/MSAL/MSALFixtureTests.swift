@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import TokenCache
+@testable import TokenCacheMSAL
 
 /// Each SDK's fixture imports to the expected entities, and survives an export and a re-import unchanged.
 @Suite struct MSALFixtureTests {

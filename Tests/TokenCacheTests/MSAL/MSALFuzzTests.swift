@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import TokenCache
+@testable import TokenCacheMSAL
 
 /// A seeded mutation fuzzer of MSAL cache documents through the reader, the mapping, the writer and a re-import.
 ///

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import TokenCache
+@testable import TokenCacheMSAL
 
 /// An import's cost grows with the file, not with the file times its largest bucket, and what it does inside a
 /// write transaction stays bounded. Counted in work (records visited and opened, index positions looked at) per

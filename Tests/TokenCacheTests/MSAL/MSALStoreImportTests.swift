@@ -6,6 +6,7 @@ import Glibc
 #endif
 
 @testable import TokenCache
+@testable import TokenCacheMSAL
 
 /// `TokenStore.importMSAL` and `exportMSAL`: what reaches the store, the merge rule against stored records, all or
 /// nothing, the kept sections, and the round trip.

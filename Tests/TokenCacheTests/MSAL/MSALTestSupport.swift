@@ -1,6 +1,7 @@
 import Foundation
 
 @testable import TokenCache
+@testable import TokenCacheMSAL
 
 /// Fixtures and helpers the MSAL import/export tests share.
 enum MSALTestSupport {
