@@ -202,8 +202,9 @@ compare-selftest: release compare-venv
 # same driver against <rev> in a temporary git worktree, measures both trees alternating A, B, A, B over
 # INSTRUCTIONS_ROUNDS rounds, and prints the medians with Δ = (A − B) / B. The counts are deterministic on one store
 # (0 % between rounds), and both trees measure one population: a Δ of identical code is 0.00 %, so a Δ that is
-# not 0 is the code's; ±2 % on a hit is a real change. Two runs (two populations) differ by under 0.1 % at 100k.
-# About 1.5 min at 100k with the driver built, plus 2–3 min per cold release build of the library. The JSON is
+# not 0 is the code's; ±2 % on a hit is a real change. Two runs (two populations, two layouts) differ at 100k by
+# under 0.01 % for the hits and up to 0.2 % for a miss or an ingest.
+# About 1.5 min at 100k with the drivers built, plus 1.5–3 min per cold release build of the library. The JSON is
 # .build/instructions/results.json; the last round's callgrind dumps stay in .build/instructions/{A,B}/callgrind.
 # Smoke run: make instructions INSTRUCTIONS_TOKENS=2000 INSTRUCTIONS_ROUNDS=1
 INSTRUCTIONS_TOKENS ?= 100000
