@@ -311,6 +311,9 @@ def remove_worktree(repo: Path, worktree: Path | None) -> None:
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     shutil.rmtree(worktree, ignore_errors=True)
     subprocess.run(["git", "-C", str(repo), "worktree", "prune"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    # SwiftPM's lock files for the build inside it, named after its path (/tmp/x/y.lock -> $TMPDIR/_tmp_x_y.lock).
+    for lock in Path(tempfile.gettempdir()).glob(str(worktree).replace("/", "_") + "_*.lock"):
+        lock.unlink(missing_ok=True)
 
 
 def copy_driver_package(destination: Path) -> None:
