@@ -3,7 +3,7 @@ SHELL := /bin/bash
 DEBIAN_PACKAGES := liblmdb-dev libsodium-dev pkg-config
 DEMO_DIR := $(CURDIR)/.demo
 
-.PHONY: example deps build release demo test stress sanitize clean install uninstall install-check interop interop-venv interop-generate compare compare-venv compare-selftest
+.PHONY: example deps build release demo test stress sanitize clean install uninstall install-check interop interop-venv interop-generate compare compare-venv compare-selftest instructions
 
 # Installs the Debian packages that are missing (as root directly, otherwise through sudo).
 deps:
@@ -190,6 +190,29 @@ compare: release compare-venv
 # A few seconds: a 100-token quick run into a temporary folder; checks the JSON, Markdown and PNG it writes.
 compare-selftest: release compare-venv
 	"$(COMPARE_VENV)/bin/python" Benchmarks/compare/compare.py --cachetool "$$(swift build -c release --show-bin-path)/cachetool" --self-test
+
+# Instruction counts per operation under callgrind (Benchmarks/Instructions; README "Instruction counts"): the guard a
+# refactor is measured by. On a store of INSTRUCTIONS_TOKENS synthetic access tokens (populated natively, outside
+# valgrind), per operation (a one-token-bucket hit, a uniform-draw hit, a miss, a hit + its companions, an ingest of
+# a refresh-grant response):
+#   Ir/op       user-space instructions; the kernel's work (an ingest's fsync) is not an instruction of the process
+#   mallocs/op  calls into the C allocator (malloc, calloc, realloc, posix_memalign, aligned_alloc, memalign)
+#   refcount/op calls into swift_retain / swift_release and their variants (bridgeObject, _n, unknownObject, unowned)
+# each (count after n2 operations − count after n1) / (n2 − n1). `make instructions BASE=<git rev>` also builds the
+# same driver against <rev> in a temporary git worktree, measures both trees alternating A, B, A, B over
+# INSTRUCTIONS_ROUNDS rounds, and prints the medians with Δ = (A − B) / B. The counts are deterministic on one store
+# (0 % between rounds), and both trees measure one population: a Δ of identical code is 0.00 %, so a Δ that is
+# not 0 is the code's; ±2 % on a hit is a real change. Two runs (two populations, two layouts) differ at 100k by
+# under 0.01 % for the hits and up to 0.2 % for a miss or an ingest.
+# About 1.5 min at 100k with the drivers built, plus 1.5–3 min per cold release build of the library. The JSON is
+# .build/instructions/results.json; the last round's callgrind dumps stay in .build/instructions/{A,B}/callgrind.
+# Smoke run: make instructions INSTRUCTIONS_TOKENS=2000 INSTRUCTIONS_ROUNDS=1
+INSTRUCTIONS_TOKENS ?= 100000
+INSTRUCTIONS_ROUNDS ?= 2
+BASE ?=
+instructions:
+	@$(MAKE) --no-print-directory deps DEBIAN_PACKAGES="$(DEBIAN_PACKAGES) valgrind binutils"
+	python3 Benchmarks/Instructions/instructions.py --tokens $(INSTRUCTIONS_TOKENS) --rounds $(INSTRUCTIONS_ROUNDS) $(if $(BASE),--base $(BASE))
 
 clean:
 	rm -rf .build .build-asan .build-tsan "$(DEMO_DIR)"
