@@ -19,7 +19,7 @@ public struct ComponentVersions: Sendable, Hashable {
     public static var current: ComponentVersions {
         ComponentVersions(
             formatReadVersion: FormatConstants.readVersion, formatWriteVersion: FormatConstants.writeVersion,
-            lmdb: versionNumber(in: LMDBRecordBackend.libraryVersion), sodium: Sodium.versionString
+            lmdb: versionNumber(in: StorageLibraries.lmdb), sodium: Sodium.versionString
         )
     }
 

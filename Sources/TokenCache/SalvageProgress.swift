@@ -1,3 +1,8 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Where a salvage stands, kept in `salvage.progress` in its target directory while it runs: the position up to
 /// which copied records are committed, the key range being read, the ranges the last restart skipped, whether the
 /// last run ended by crashing in the range it was reading, and what was lost before the committed position.
@@ -68,5 +73,42 @@ struct SalvageProgress {
     func skipCount(from crashed: Position) -> Int {
         guard let skipped, skipped.database == crashed.database, skipped.prefix + skipped.count == crashed.prefix else { return 1 }
         return min(skipped.count * 2, Self.largestSkip)
+    }
+}
+
+extension SalvageProgress {
+    /// `salvage.progress` in a salvage's directory, open for writing in place: the one place its bytes are read and
+    /// written. A file the library keeps beside the store it writes, not one of that store's (the backend never sees
+    /// it): it must outlive the salvaging process, whatever ends it, and a crash of that process is why it exists.
+    final class File {
+        let path: String
+        private let descriptor: Int32
+
+        /// Opens the progress file in `directory`, creating it (mode 0600) when `creating`.
+        /// - Throws: ``TokenCacheError`` `.ioFailure` naming the path and the system's reason.
+        init(in directory: String, creating: Bool) throws(TokenCacheError) {
+            path = Self.path(in: directory)
+            descriptor = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | (creating ? O_CREAT : 0), 0o600)
+            guard descriptor >= 0 else { throw TokenCacheError(.ioFailure, "cannot write \(path): \(FileSystem.describe(errno))") }
+        }
+
+        deinit { close(descriptor) }
+
+        /// Writes `state` over the file's start, without fsync (see ``SalvageProgress``); false when it could not.
+        @discardableResult
+        func save(_ state: SalvageProgress) -> Bool {
+            let bytes = state.bytes
+            return pwrite(descriptor, bytes, bytes.count, 0) == bytes.count
+        }
+
+        static func path(in directory: String) -> String { directory + "/" + SalvageProgress.fileName }
+
+        /// The progress saved in `directory`, or nil when there is none (or it is not a progress file).
+        static func load(in directory: String) -> SalvageProgress? {
+            FileManager.default.contents(atPath: path(in: directory)).flatMap { SalvageProgress(Array($0)) }
+        }
+
+        /// Removes the progress file of a salvage that finished.
+        static func remove(in directory: String) { unlink(path(in: directory)) }
     }
 }

@@ -25,17 +25,21 @@ extension TokenStore {
     /// - Returns: What was written: the copy's size and record counts, and how long it took.
     /// - Throws: ``TokenCacheError``: `.storeAlreadyExists` when `directory` already holds a store; `.invalidArgument`
     ///   when it is a file, not empty, or the store itself; `.insecurePermissions` when it is open to other users;
-    ///   `.unsupportedEnvironment` for an in-memory store (it has no file to copy); `.storageFull` and `.ioFailure`
+    ///   `.unsupportedEnvironment` for a store whose backend cannot copy itself while in use (in memory: the message
+    ///   names the capability; nothing is created); `.storageFull` and `.ioFailure`
     ///   from writing (nothing is left behind then); `.corruptStore` when the copy does not read back as a store.
     public func backup(to directory: String, progress: (@Sendable (_ written: Int, _ estimatedTotal: Int) -> Void)? = nil) throws -> BackupReport {
         let started = Date()
         do {
-            let destination = try prepareBackupDirectory(directory)
+            let storage = configuration.storage
+            // Refused before the destination is made: a kind that cannot copy itself (memory) leaves nothing behind.
+            let copying = try store.backend.snapshotCopying(kind: storage.kind)
+            let destination = storage.relocated(to: try prepareBackupDirectory(directory, storage: storage))
             let estimate = store.backend.usage().usedBytes
             var relay: (@Sendable (Int) -> Void)? = nil
             if let progress { relay = { written in progress(written, estimate) } }
-            let bytes = try store.backend.copy(intoDirectory: destination, compact: true, progress: relay)
-            let counts = try readBackBackup(in: destination)
+            let bytes = try copying.copy(to: destination, progress: relay)
+            let counts = try readBackBackup(from: destination)
             return BackupReport(
                 directory: directory, bytesWritten: bytes, recordCounts: counts, duration: Date().timeIntervalSince(started)
             )
@@ -54,7 +58,7 @@ extension TokenStore {
 
     /// Creates the destination (0700) or checks that an existing one is empty and private, and that it is neither the
     /// store's own directory nor inside it. Returns it resolved (`realpath`).
-    private func prepareBackupDirectory(_ directory: String) throws -> String {
+    private func prepareBackupDirectory(_ directory: String, storage: any StorageLocation) throws -> String {
         let placement = FileSystem.placement(of: directory, relativeTo: store.directory)
         if placement == .inside { throw Self.insideStore(directory) }
         if FileSystem.exists(directory) {
@@ -64,7 +68,7 @@ extension TokenStore {
             if placement == .same {
                 throw TokenCacheError(.invalidArgument, "\(directory) is the store itself: back it up into another directory")
             }
-            if FileSystem.exists(LMDBRecordBackend.dataFilePath(directory)) {
+            if storage.relocated(to: directory).holdsStore() {
                 throw TokenCacheError(.storeAlreadyExists, "\(directory) already holds a store; nothing was written (choose a new directory)")
             }
             let entries = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
@@ -83,12 +87,9 @@ extension TokenStore {
 
     /// Opens the copy read-only, as a store would be, and returns its record counts, after checking that it holds this
     /// store's header (same store id, so the key that opens this store opens it).
-    private func readBackBackup(in directory: String) throws -> [EntityKind: Int] {
-        let options = LMDBRecordBackend.Options(
-            directory: directory, initialMapSize: configuration.initialMapSize, maximumMapSize: configuration.maximumMapSize,
-            readOnly: true, allowNetworkFilesystem: configuration.allowNetworkFilesystem
-        )
-        let copy = try LMDBRecordBackend.open(options, spaces: DatabaseName.all)
+    private func readBackBackup(from destination: any StorageLocation) throws -> [EntityKind: Int] {
+        let directory = destination.location
+        let copy = try destination.open(spaces: DatabaseName.all, readOnly: true, create: false)
         return try copy.read { txn in
             let header = try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey) { try? StoreHeader.decode(Array($0)) }
             guard let header = header ?? nil, header.storeID == store.keyring.header.storeID else {

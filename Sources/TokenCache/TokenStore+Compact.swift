@@ -20,7 +20,8 @@ extension TokenStore {
     ///     the store's size before.
     /// - Returns: The data file's size before and after, the records of each kind, how long it took.
     /// - Throws: ``TokenCacheError``: `.storeInUse` when a process has the store open; `.storeNotFound`;
-    ///   `.insecurePermissions`; `.unsupportedEnvironment` for an in-memory store or a network filesystem;
+    ///   `.insecurePermissions`; `.unsupportedEnvironment` for a store whose backend cannot compact (in memory: the
+    ///   message names the capability) or on a network filesystem;
     ///   `.corruptStore` for a damaged store (or a copy that does not hold what it holds); `.storageFull` when the disk
     ///   has no room for the copy; `.ioFailure`. Whenever it throws, the store is as it was.
     public static func compact(
@@ -29,17 +30,13 @@ extension TokenStore {
         let started = Date()
         let directory = configuration.directory
         do {
-            if configuration.isInMemory {
-                throw TokenCacheError(.unsupportedEnvironment, "an in-memory store has no file to compact")
-            }
-            try RecordStore.checkExistingStoreDirectory(directory)
-            let before = FileSystem.size(at: LMDBRecordBackend.dataFilePath(directory)) ?? 0
+            let storage = configuration.storage
+            let compacting = try storage.compacting()
+            try RecordStore.checkExistingStore(storage)
+            let before = storage.sizeAtRest() ?? 0
             var relay: (@Sendable (Int) -> Void)? = nil
             if let progress { relay = { written in progress(written, before) } }
-            let outcome = try LMDBRecordBackend.compact(
-                directory: directory, spaces: DatabaseName.all, allowNetworkFilesystem: configuration.allowNetworkFilesystem,
-                lockTimeout: configuration.lockTimeout, progress: relay
-            )
+            let outcome = try compacting.compact(spaces: DatabaseName.all, progress: relay)
             var counts: [EntityKind: Int] = [:]
             for kind in EntityKind.allCases { counts[kind] = outcome.entries[DatabaseName.forKind(kind)] ?? 0 }
             return CompactReport(

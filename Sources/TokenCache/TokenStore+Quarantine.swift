@@ -51,12 +51,14 @@ extension TokenStore {
     /// The move is one `rename`: a crash leaves the store under its old name or its new one. If a process creates a
     /// store in the directory between the move and the creation, that store is kept.
     /// - Throws: ``TokenCacheError``: `.invalidArgument` for a store that is not damaged (without `force`) or a target
-    ///   that exists; `.storeInUse`; `.storeNotFound`; `.unsupportedEnvironment` for an in-memory store; the errors of
+    ///   that exists; `.storeInUse`; `.storeNotFound`; `.unsupportedEnvironment` for a store whose backend cannot move
+    ///   it aside (in memory: the message names the capability); the errors of
     ///   ``create(_:)`` after the move (the damaged store is then already aside, and `cachetool init` creates the new
     ///   one).
     public static func quarantine(_ configuration: Configuration, force: Bool = false) throws -> QuarantineReport {
         let directory = configuration.directory
-        if configuration.isInMemory { throw TokenCacheError(.unsupportedEnvironment, "an in-memory store has no files to move aside") }
+        // Refused before the damage check opens anything: a kind that cannot move a store aside (memory) says so.
+        do { _ = try configuration.storage.quarantining() } catch { throw TokenCacheError.wrap(error, directory: directory) }
         let damage = force ? nil : try Self.damage(of: configuration)
         if !force, damage == nil {
             throw TokenCacheError(
@@ -68,9 +70,9 @@ extension TokenStore {
         // names the new store).
         let resolved = URL(fileURLWithPath: directory).resolvingSymlinksInPath().path
         let target = Self.quarantineName(for: resolved, at: Date())
-        do { try LMDBRecordBackend.moveAside(directory: resolved, to: target, lockTimeout: configuration.lockTimeout) } catch { throw TokenCacheError.wrap(error, directory: directory) }
         var fresh = configuration
         fresh.directory = resolved
+        do { try fresh.storage.quarantining().moveAside(to: target) } catch { throw TokenCacheError.wrap(error, directory: directory) }
         do {
             _ = try TokenStore.create(fresh)
         } catch let error as TokenCacheError where error.code != .storeAlreadyExists {

@@ -1,5 +1,12 @@
 internal import TokenCacheRecords
 internal import TokenCacheStorage
+internal import TokenCacheSodium
+
+// Rekeying a store: replacing the keys that protect it, whole. Two operations, both here: a new root key
+// (``TokenStore/changeRootKey(to:passphraseCost:)``, one header write) and a new data key every record is re-sealed
+// under (``TokenStore/rotateDataKey(progress:)``, with its steps below). Both are ordinary write transactions through
+// the storage seam (the header and a cursor in `meta`, the records re-sealed in place): they need no capability of a
+// backend beyond them. The sealing itself is the record store's (`RecordStore.move`, `Keyring`).
 
 extension TokenStore {
     /// Protects the store with a new root key: a key file, a raw key or a passphrase, in place of the one it was opened
@@ -19,9 +26,28 @@ extension TokenStore {
     ///   opened (nothing written), `.readOnly`, and the errors of a write.
     public func changeRootKey(to source: KeySource, passphraseCost: PassphraseCost? = nil) throws {
         do {
-            try store.rekey(
-                to: source, cost: passphraseCost ?? configuration.passphraseCost, maximumCost: configuration.maximumPassphraseCost
+            try store.checkWritable()
+            let generated = try RootKey.generate(
+                from: source, cost: passphraseCost ?? configuration.passphraseCost, maximumCost: configuration.maximumPassphraseCost
             )
+            // Only the header changes (FORMAT.md §6.3): the data keys sealed again under the new root key; the records,
+            // sealed under the data keys, stay as they are.
+            var target = store.keyring.header
+            target.rootKind = RootKey.kind(of: source)
+            target.salt = generated.salt
+            target.opsLimit = generated.cost?.opsLimit ?? 0
+            target.memLimit = generated.cost?.memLimit ?? 0
+            let header: [UInt8]
+            do {
+                header = try store.keyring.rewrapped(as: target, root: generated.root).encoded()
+            } catch {
+                throw TokenCacheError(.internalError, "the data keys could not be sealed under the new root key: \(error.message)")
+            }
+            // One value replaced in one commit: the old root key opens the store or the new one, never neither.
+            try store.backend.write { txn in
+                try store.checkHeaderUnchanged(in: txn)
+                try header.withUnsafeBytes { try txn.put(in: DatabaseName.meta, key: FormatConstants.headerKey, value: $0) }
+            }
         } catch { throw TokenCacheError.wrap(error, directory: configuration.directory) }
     }
 }
@@ -103,5 +129,97 @@ extension TokenStore {
             }
             return report
         } catch { throw TokenCacheError.wrap(error, directory: configuration.directory) }
+    }
+}
+
+/// Re-sealing every record under a new data key (FORMAT.md §6.5), in bounded transactions under a cursor in `meta`.
+///
+/// The rotation starts with one transaction that adds the new key to the header (as the active one: every write from
+/// then on seals under it, and a writer that opened the store before refuses to write until it reopens) and puts the
+/// cursor. Each later transaction re-seals up to ``rotationBatch`` records that name an older key, in place (the same
+/// plaintexts, fresh nonces), and moves the cursor on. The last one, which finds nothing left, retires the older keys
+/// from the header (all but the first, which roots the blind index and the fingerprints) and removes the cursor. Every
+/// transaction leaves a valid store that every key in its header opens, so a crash loses nothing and the next
+/// rotation call continues from the cursor.
+extension RecordStore {
+    /// Records one rotation transaction reads at most.
+    static let rotationBatch = 1_024
+
+    /// The databases re-sealed, in order; the cursor names one by its index here. In `meta`, only the sealed records
+    /// (the access-token cap and the kept MSAL sections): the header and the cursors are plaintext.
+    static let rotatedDatabases = DatabaseName.all
+
+    /// Whether a rotation is under way (its cursor exists).
+    func isRotationPending(in txn: any RecordReading) throws -> Bool {
+        try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.rotationCursorKey) { _ in true } ?? false
+    }
+
+    /// Starts a rotation: the header with a new active data key, and the cursor at the start, in one transaction.
+    /// Returns the new key's id. The store must be reopened to seal under it.
+    func beginRotation(root: SecureKey, now: Int64) throws -> UInt32 {
+        try checkWritable()
+        let rotated: Keyring
+        do { rotated = try keyring.addingDataKey(createdAt: now, root: root) } catch {
+            throw TokenCacheError(.invalidArgument, error.message)
+        }
+        let header = rotated.header.encoded()
+        try backend.write { txn in
+            try checkHeaderUnchanged(in: txn)
+            try header.withUnsafeBytes { try txn.put(in: DatabaseName.meta, key: FormatConstants.headerKey, value: $0) }
+            try txn.put(in: DatabaseName.meta, key: FormatConstants.rotationCursorKey, value: UnsafeRawBufferPointer(start: nil, count: 0))
+        }
+        return rotated.activeKeyID
+    }
+
+    /// One step of a rotation, in `txn`: re-seals under the active key up to ``rotationBatch`` records from the
+    /// cursor that name another key. Returns the records re-sealed and those skipped (damaged: they cannot be
+    /// opened, so they keep the key they name), and whether the end was reached (the caller then retires the keys).
+    func rotationStep(in txn: any RecordWriting) throws -> (resealed: Int, damaged: Int, finished: Bool) {
+        let cursor = try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.rotationCursorKey) { Array($0) } ?? []
+        var databaseIndex = Int(cursor.first ?? 0)
+        var start = Array(cursor.dropFirst())
+        var read = 0, resealed = 0, damaged = 0
+        while databaseIndex < Self.rotatedDatabases.count {
+            let database = Self.rotatedDatabases[databaseIndex]
+            var stale: [[UInt8]] = []
+            var resume: [UInt8]? = nil
+            try txn.forEach(in: database, from: start) { key, value in
+                if read >= Self.rotationBatch {
+                    resume = Array(key)
+                    return false
+                }
+                read += 1
+                let sealed = database != DatabaseName.meta || Self.isSealedMetaKey(key)
+                if sealed, let id = RecordEnvelope.keyID(of: value), id != keyring.activeKeyID { stale.append(Array(key)) }
+                return true
+            }
+            for key in stale {
+                if try move(database, from: key, to: key, in: txn) { resealed += 1 } else { damaged += 1 }
+            }
+            // A rotation walks the whole store: keep its memory to one batch's pages.
+            releaseScannedPages(in: txn)
+            if let resume {
+                try ([UInt8(databaseIndex)] + resume).withUnsafeBytes {
+                    try txn.put(in: DatabaseName.meta, key: FormatConstants.rotationCursorKey, value: $0)
+                }
+                return (resealed, damaged, false)
+            }
+            databaseIndex += 1
+            start = []
+        }
+        return (resealed, damaged, true)
+    }
+
+    /// Ends a rotation in `txn`: the header without the older keys (all but the first and the active), the cursor
+    /// removed. Returns the retired ids.
+    func finishRotation(root: SecureKey, in txn: any RecordWriting) throws -> [UInt32] {
+        let retired = keyring.keyIDs.filter { $0 != keyring.keyIDs.first && $0 != keyring.activeKeyID }
+        let header: [UInt8]
+        do { header = try keyring.retiring(Set(retired), root: root).header.encoded() } catch {
+            throw TokenCacheError(.internalError, "the remaining data keys could not be sealed again: \(error.message)")
+        }
+        try header.withUnsafeBytes { try txn.put(in: DatabaseName.meta, key: FormatConstants.headerKey, value: $0) }
+        _ = try txn.delete(in: DatabaseName.meta, key: FormatConstants.rotationCursorKey)
+        return retired
     }
 }

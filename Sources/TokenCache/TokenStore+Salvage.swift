@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 internal import TokenCacheStorage
 internal import TokenCacheRecords
 
@@ -67,9 +64,8 @@ extension TokenStore {
         try FileSystem.makeDirectory(directory)
         // Held to the end of this scope (a noncopyable value's lifetime is its scope), whatever ends it.
         let lock = try SalvageLock.acquire(directory: directory)
-        let progressPath = directory + "/" + SalvageProgress.fileName
         var state = SalvageProgress(committed: (0, 0), reading: nil)
-        if let saved = try salvageProgress(in: directory) {
+        if let saved = try salvageProgress(in: directory, configuration: configuration) {
             state = saved
             report.resumed = true
             report.unreadableRanges = saved.unreadableRanges
@@ -78,12 +74,9 @@ extension TokenStore {
         let crashedIn = state.crashedIn
         state.crashed = false
         let target = try salvageTarget(directory, header: source.keyring.header.encoded(), configuration: configuration)
-        let progressFile = Glibc.open(progressPath, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard progressFile >= 0 else { throw TokenCacheError(.ioFailure, "cannot write \(progressPath) (errno \(errno))") }
-        defer { close(progressFile) }
-        func save(_ state: SalvageProgress) {
-            _ = state.bytes.withUnsafeBytes { pwrite(progressFile, $0.baseAddress, $0.count, 0) }
-        }
+        let progressFile = try SalvageProgress.File(in: directory, creating: true)
+        // Best effort: a progress file that could not be written costs a restart its resumption, not records.
+        func save(_ state: SalvageProgress) { progressFile.save(state) }
         if report.resumed {
             for kind in EntityKind.allCases { report.salvaged[kind] = try target.read { try $0.count(in: DatabaseName.forKind(kind)) } }
         }
@@ -158,7 +151,7 @@ extension TokenStore {
             }
             try commit(upTo: (databaseIndex + 1, 0))
         }
-        unlink(progressPath)
+        SalvageProgress.File.remove(in: directory)
         _ = consume lock
         return report
     }
@@ -173,16 +166,10 @@ extension TokenStore {
     @discardableResult
     public static func recordSalvageCrash(in directory: String) throws -> Bool {
         let lock = try SalvageLock.acquire(directory: directory)
-        let path = directory + "/" + SalvageProgress.fileName
-        guard let data = FileManager.default.contents(atPath: path), var state = SalvageProgress(Array(data)), state.reading != nil else { return false }
+        guard var state = SalvageProgress.File.load(in: directory), state.reading != nil else { return false }
         state.crashed = true
-        let file = Glibc.open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard file >= 0 else { throw TokenCacheError(.ioFailure, "cannot write \(path): \(FileSystem.describe(errno))") }
-        defer { close(file) }
-        let bytes = state.bytes
-        guard pwrite(file, bytes, bytes.count, 0) == bytes.count else {
-            throw TokenCacheError(.ioFailure, "cannot write \(path): \(FileSystem.describe(errno))")
-        }
+        let file = try SalvageProgress.File(in: directory, creating: false)
+        guard file.save(state) else { throw TokenCacheError(.ioFailure, "cannot write \(file.path): \(FileSystem.describe(errno))") }
         _ = consume lock
         return true
     }
@@ -203,13 +190,11 @@ extension TokenStore {
     /// The progress an unfinished salvage left in `directory`, or nil for an empty directory (the lock file aside).
     /// - Throws: ``TokenCacheError`` when `directory` holds anything else: `.storeAlreadyExists` for a store (a
     ///   finished salvage, say), `.invalidArgument` otherwise.
-    private static func salvageProgress(in directory: String) throws -> SalvageProgress? {
-        if let data = FileManager.default.contents(atPath: directory + "/" + SalvageProgress.fileName), let saved = SalvageProgress(Array(data)) {
-            return saved
-        }
+    private static func salvageProgress(in directory: String, configuration: Configuration) throws -> SalvageProgress? {
+        if let saved = SalvageProgress.File.load(in: directory) { return saved }
         let entries = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0 != SalvageLock.fileName }
         if entries.isEmpty { return nil }
-        if FileSystem.exists(LMDBRecordBackend.dataFilePath(directory)) {
+        if configuration.storage.relocated(to: directory).holdsStore() {
             throw TokenCacheError(
                 .storeAlreadyExists,
                 "\(directory) already holds a store and no unfinished salvage (a finished one verifies: `verify` it); nothing was written"
@@ -218,15 +203,10 @@ extension TokenStore {
         throw TokenCacheError(.invalidArgument, "\(directory) is not empty (and holds no unfinished salvage); nothing was written")
     }
 
-    /// The new store's backend, with the old header in place.
-    private static func salvageTarget(_ directory: String, header: [UInt8], configuration: Configuration) throws -> LMDBRecordBackend {
-        var options = LMDBRecordBackend.Options(
-            directory: directory, initialMapSize: configuration.initialMapSize, maximumMapSize: configuration.maximumMapSize,
-            readOnly: false, allowNetworkFilesystem: configuration.allowNetworkFilesystem
-        )
-        options.reservedMapSize = configuration.reservedMapSize
+    /// The new store's backend, of the damaged store's kind in `directory`, with the old header in place.
+    private static func salvageTarget(_ directory: String, header: [UInt8], configuration: Configuration) throws -> any RecordBackend {
         do {
-            let backend = try LMDBRecordBackend.open(options, spaces: DatabaseName.all)
+            let backend = try configuration.storage.relocated(to: directory).open(spaces: DatabaseName.all, readOnly: false, create: true)
             try backend.write { txn in
                 if let stored = try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey, { Array($0) }) {
                     guard stored == header else {

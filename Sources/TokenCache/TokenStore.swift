@@ -211,6 +211,10 @@ public final class TokenStore: Sendable {
         }
     }
 
+    /// The bytes the store's records take at rest (the data file of a store directory), without a transaction; nil for
+    /// a store in memory. For `cachetool bench`'s size figures.
+    package var sizeAtRest: Int? { configuration.storage.sizeAtRest() }
+
     /// Facts about the store, for `cachetool` and diagnostics. Contains no secret and no identifier.
     /// - Returns: Format versions, key protection, map geometry, reader-table use and record counts.
     /// - Throws: ``TokenCacheError``: the errors of ``read(_:)`` (the record counts are read in a transaction).
@@ -234,7 +238,7 @@ public final class TokenStore: Sendable {
             readersInUse: usage.readersInUse,
             maxReaders: usage.maxReaders,
             recordCounts: counts,
-            lmdbVersion: LMDBRecordBackend.libraryVersion,
+            lmdbVersion: StorageLibraries.lmdb,
             sodiumVersion: Sodium.versionString
         )
     }

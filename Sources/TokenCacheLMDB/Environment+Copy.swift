@@ -11,7 +11,7 @@ import Darwin
 extension Environment {
     /// The name a copy has in its destination directory until it is complete. A leftover one is the trace of a copy
     /// that was interrupted; it is never opened as a store.
-    package static let partialCopyName = ".data.mdb.partial"
+    package static let partialCopyName = "." + StoreFileName.data + ".partial"
 
     /// Writes a consistent copy of this environment as `data.mdb` in `directory` (an existing directory), while other
     /// threads and processes go on reading and writing: `mdb_env_copyfd2` copies one read transaction's snapshot,
@@ -33,7 +33,7 @@ extension Environment {
     ) throws(LMDBError) -> Int {
         try checkUsable()
         let partial = directory + "/" + Self.partialCopyName
-        let final = directory + "/data.mdb"
+        let final = directory + "/" + StoreFileName.data
         let fd = try FileSystem.createExclusively(partial)
         var published = false
         defer {

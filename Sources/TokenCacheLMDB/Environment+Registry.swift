@@ -62,7 +62,7 @@ extension Environment {
         let names = try validatedNames(databases)
         let resolved = try FileSystem.resolvedPath(directory)
         guard FileSystem.isDirectory(resolved) else { throw .invalidArgument }
-        let dataPath = resolved + "/data.mdb"
+        let dataPath = resolved + "/" + StoreFileName.data
 
         enum Lookup {
             case opened(Environment)
@@ -146,13 +146,13 @@ extension Environment {
             // LMDB takes an empty data file for a new environment and writes its meta pages, which a read-only
             // open cannot do (it fails with EBADF). A store's data file is never empty once its creator's open
             // returned, and creators finish under the open lock, so this one is truncated.
-            if options.readOnly, FileSystem.size(at: directory + "/data.mdb") == 0 { throw .truncatedDataFile }
+            if options.readOnly, FileSystem.size(at: directory + "/" + StoreFileName.data) == 0 { throw .truncatedDataFile }
             // A missing or short lock.mdb is sized by LMDB with ftruncate (a sparse file) and initialised through its
             // mapping: on a full filesystem that first write is a SIGBUS. Allocated beforehand, a full disk is ENOSPC
             // instead. (An existing lock file is left alone: a full disk must not stop a store from being read, or
             // written in its free pages.) Safe to open here: this store is not open in this process (the registry),
             // so no fcntl lock of ours is on the file.
-            let lockPath = directory + "/lock.mdb", lockLength = Self.lockFileLength(maxReaders: options.maxReaders)
+            let lockPath = directory + "/" + StoreFileName.lockTable, lockLength = Self.lockFileLength(maxReaders: options.maxReaders)
             if FileSystem.size(at: lockPath) ?? 0 < lockLength {
                 do {
                     try FileSystem.preallocate(path: lockPath, length: lockLength)
@@ -167,7 +167,7 @@ extension Environment {
             guard let fd = lmdb_env_get_fd(env) else { throw .invalidArgument }
             if !options.readOnly {
                 try FileSystem.setOwnerOnlyMode(fd: fd)
-                try FileSystem.setOwnerOnlyMode(path: directory + "/lock.mdb")
+                try FileSystem.setOwnerOnlyMode(path: directory + "/" + StoreFileName.lockTable)
             }
 
             // Preflight before any data page is read: mdb_env_open itself reads only the two meta pages

@@ -65,7 +65,7 @@ extension Environment {
     /// The sizes of the environment's files (`data.mdb`, `lock.mdb`) in bytes; a file that cannot be read is left out.
     package func fileSizes() -> [String: Int] {
         var sizes: [String: Int] = [:]
-        for name in ["data.mdb", "lock.mdb"] {
+        for name in [StoreFileName.data, StoreFileName.lockTable] {
             var status = stat()
             if stat(directory + "/" + name, &status) == 0 { sizes[name] = Int(status.st_size) }
         }

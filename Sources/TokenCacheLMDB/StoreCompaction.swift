@@ -33,7 +33,7 @@ import Darwin
 /// this library's writers then refuse to commit (`LMDBError.staleLockTable`) until every process has closed the store.
 package enum StoreCompaction {
     /// The compacted copy's name in the store directory until it is put in place.
-    package static let partialFileName = "data.mdb.compacting"
+    package static let partialFileName = StoreFileName.data + ".compacting"
 
     package struct Outcome: Sendable {
         /// `data.mdb`'s size before and after, in bytes.
@@ -55,14 +55,14 @@ package enum StoreCompaction {
     ) throws -> Outcome {
         try Environment.checkLibraryVersion()
         let resolved = try FileSystem.resolvedPath(directory)
-        let dataPath = resolved + "/data.mdb", partial = resolved + "/" + partialFileName
+        let dataPath = resolved + "/" + StoreFileName.data, partial = resolved + "/" + partialFileName
         guard FileSystem.isDirectory(resolved) else { throw LMDBError.invalidArgument }
         guard FileSystem.identity(at: dataPath) != nil else { throw LMDBError.noSuchFile }
         try checkNotOpenHere(resolved)
         let openLock = try OpenLock.acquire(directory: resolved, readOnly: false, timeout: lockTimeout)
         // Again under the open lock: an environment opened by another thread meanwhile has finished opening now.
         try checkNotOpenHere(resolved)
-        let exclusion = try LockTableExclusion.acquire(path: resolved + "/lock.mdb")
+        let exclusion = try LockTableExclusion.acquire(path: resolved + "/" + StoreFileName.lockTable)
 
         try FileSystem.removeIfPresent(partial)
         let sizeBefore = FileSystem.size(at: dataPath) ?? 0

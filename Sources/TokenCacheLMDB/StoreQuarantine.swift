@@ -21,10 +21,10 @@ package enum StoreQuarantine {
     package static func moveAside(directory: String, to target: String, lockTimeout: Duration = EnvironmentOptions().lockTimeout) throws {
         let resolved = try FileSystem.resolvedPath(directory)
         guard FileSystem.isDirectory(resolved) else { throw LMDBError.invalidArgument }
-        guard FileSystem.identity(at: resolved + "/data.mdb") != nil else { throw LMDBError.noSuchFile }
+        guard FileSystem.identity(at: resolved + "/" + StoreFileName.data) != nil else { throw LMDBError.noSuchFile }
         if Environment.isInUseInThisProcess(directory: resolved) { throw StoreInUse(pid: Int(getpid()), command: nil, isThisProcess: true) }
         let openLock = try OpenLock.acquire(directory: resolved, readOnly: false, timeout: lockTimeout)
-        let exclusion = try LockTableExclusion.acquire(path: resolved + "/lock.mdb")
+        let exclusion = try LockTableExclusion.acquire(path: resolved + "/" + StoreFileName.lockTable)
         // rename(2) replaces an empty directory at the target: refuse any existing target first.
         var status = stat()
         guard lstat(target, &status) != 0 else { throw LMDBError(code: EEXIST) }

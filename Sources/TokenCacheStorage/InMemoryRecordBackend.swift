@@ -102,12 +102,6 @@ package final class InMemoryRecordBackend: RecordBackend {
 
     package func integrityProblem() throws -> String? { nil }
 
-    /// Refused: the records live in this process's memory, not in a file a copy could be taken of. (Writing them into
-    /// a new LMDB store would be possible, but the copy would then not be a copy of this backend's kind.)
-    package func copy(intoDirectory directory: String, compact: Bool, progress: (@Sendable (Int) -> Void)?) throws -> Int {
-        throw StorageError(.unsupportedEnvironment, "an in-memory store has no file to copy; write its records into a store directory instead")
-    }
-
     /// A read transaction: one committed state, held for the transaction's life (so every view stays valid).
     fileprivate struct Snapshot: StateReading {
         let state: State

@@ -7,8 +7,9 @@ import Glibc
 /// The records in an LMDB environment in a store directory: one named LMDB database per key space, shared by every
 /// process that opens the directory (LMDB's locks), durable at each commit.
 ///
-/// Everything LMDB-specific above the thin wrapper lives here: the local-filesystem rule, the environment's options,
-/// the database handles, and the mapping of LMDB's errors to ``StorageError`` (named after the directory). Map
+/// Everything LMDB-specific above the thin wrapper lives here and in ``LMDBStorageLocation`` (the store directory's
+/// files, compaction, moving a store aside): the local-filesystem rule, the environment's options, the database
+/// handles, the consistent copy, and the mapping of LMDB's errors to ``StorageError`` (named after the directory). Map
 /// growth, fork and nested-write checks, the stale-lock-table guard and reader-slot recovery are the wrapper's
 /// (`TokenCacheLMDB`), which this adapter runs every transaction through. The store directory's ownership and modes
 /// are the store's to check, before it opens a backend.
@@ -58,17 +59,9 @@ package final class LMDBRecordBackend: RecordBackend {
         self.maximumMapSize = maximumMapSize
     }
 
-    /// The environment's data file in a store directory: whether it exists says whether there is a store.
     deinit {
         databases.deinitialize()
         databases.deallocate()
-    }
-
-    package static func dataFilePath(_ directory: String) -> String { directory + "/data.mdb" }
-
-    /// The files LMDB and the open lock keep in a store directory (those that exist are the user's alone).
-    package static func storeFiles(_ directory: String) -> [String] {
-        [dataFilePath(directory), directory + "/lock.mdb", directory + "/open.lock", directory + "/writer.lock"]
     }
 
     /// Opens (creating it when missing and not read-only) the environment in `options.directory`, with the key spaces
@@ -77,11 +70,7 @@ package final class LMDBRecordBackend: RecordBackend {
     ///   `.corruptStore` (a key space is missing), and the mapped LMDB errors.
     package static func open(_ options: Options, spaces: [String]) throws(StorageError) -> LMDBRecordBackend {
         let directory = options.directory
-        // LMDB must not be used on network or FUSE filesystems (lmdb.h: "Do not use LMDB databases on remote
-        // filesystems"): its locking and mmap coherence assume a local filesystem.
-        if !options.allowNetworkFilesystem, let name = FilesystemKind.unsupportedFilesystem(at: directory) {
-            throw StorageError(.unsupportedEnvironment, "\(directory) is on a \(name) filesystem; LMDB stores must be on a local filesystem")
-        }
+        try LMDBStorageLocation(options).checkLocalFilesystem()
         var environmentOptions = EnvironmentOptions()
         environmentOptions.initialMapSize = options.initialMapSize
         environmentOptions.maximumMapSize = max(options.maximumMapSize, options.initialMapSize)
@@ -152,77 +141,6 @@ package final class LMDBRecordBackend: RecordBackend {
         )
     }
 
-    /// `mdb_env_copyfd2` into a new `data.mdb` in `directory` (see `Environment.copy(intoDirectory:compact:progress:)`):
-    /// with it, `directory` is a store directory whose environment LMDB creates its lock file for on first open.
-    package func copy(intoDirectory directory: String, compact: Bool, progress: (@Sendable (Int) -> Void)?) throws -> Int {
-        do {
-            return try environment.copy(intoDirectory: directory, compact: compact, progress: progress)
-        } catch where error.code == EEXIST {
-            throw StorageError(
-                .invalidArgument,
-                "\(directory) already holds a data file or a partial copy (\(Environment.partialCopyName)); nothing was written"
-            )
-        } catch { throw StorageError(error, directory: location) }
-    }
-
-    /// Rewrites the store in `directory` compacted and puts it in place (`StoreCompaction`), once no process has it open.
-    /// - Returns: The data file's size before and after, and the entries of each key space.
-    /// - Throws: ``StorageError``: `.storeInUse` naming the process that has the store open, `.unsupportedEnvironment`
-    ///   for a network filesystem, and the mapped LMDB errors. The store is unchanged whenever it throws.
-    package static func compact(
-        directory: String, spaces: [String], allowNetworkFilesystem: Bool, lockTimeout: Duration, progress: (@Sendable (Int) -> Void)?
-    ) throws(StorageError) -> (sizeBefore: Int, sizeAfter: Int, entries: [String: Int]) {
-        if !allowNetworkFilesystem, let name = FilesystemKind.unsupportedFilesystem(at: directory) {
-            throw StorageError(.unsupportedEnvironment, "\(directory) is on a \(name) filesystem; LMDB stores must be on a local filesystem")
-        }
-        do {
-            let outcome = try StoreCompaction.compact(directory: directory, databases: spaces, lockTimeout: lockTimeout, progress: progress)
-            return (outcome.sizeBefore, outcome.sizeAfter, outcome.entries)
-        } catch let inUse as StoreInUse {
-            throw StorageError(.storeInUse, Self.describe(inUse, directory: directory))
-        } catch LMDBError.notFound {
-            throw StorageError(.corruptStore, "the store at \(directory) lacks its databases (was it created by token-cache?)")
-        } catch LMDBError.corrupted {
-            throw StorageError(
-                .corruptStore, "the compacted copy of \(directory) did not hold what the store holds; the store was left as it was"
-            )
-        } catch let error as LMDBError {
-            throw StorageError(error, directory: directory)
-        } catch {
-            throw StorageError(.ioFailure, "compacting \(directory) failed: \(type(of: error))")
-        }
-    }
-
-    /// Moves the store directory aside to `target` (``StoreQuarantine``), refusing while any process has it open.
-    package static func moveAside(directory: String, to target: String, lockTimeout: Duration) throws(StorageError) {
-        do {
-            try StoreQuarantine.moveAside(directory: directory, to: target, lockTimeout: lockTimeout)
-        } catch let inUse as StoreInUse {
-            throw StorageError(.storeInUse, Self.describe(inUse, directory: directory, doing: "moving it aside", retry: "move it aside"))
-        } catch LMDBError.noSuchFile {
-            throw StorageError(.storeNotFound, "no token cache at \(directory)")
-        } catch let error as LMDBError where error == LMDBError(code: EEXIST) || error == LMDBError(code: ENOTEMPTY) {
-            throw StorageError(.invalidArgument, "\(target) already exists; nothing was moved")
-        } catch let error as LMDBError {
-            throw StorageError(error, directory: directory)
-        } catch {
-            throw StorageError(.ioFailure, "moving \(directory) aside failed: \(type(of: error))")
-        }
-    }
-
-    /// Says who has the store open and what to do: stop that program (named by its command line), then retry.
-    private static func describe(_ inUse: StoreInUse, directory: String, doing: String = "compacting", retry: String = "compact") -> String {
-        if inUse.isThisProcess {
-            return "the store at \(directory) is open in this process; close it before \(doing). Nothing was changed"
-        }
-        let who = switch (inUse.pid, inUse.command) {
-        case let (pid?, command?): "process \(pid) (\(command))"
-        case let (pid?, nil): "process \(pid)"
-        default: "another process"
-        }
-        return "the store at \(directory) is open in \(who); stop it, then \(retry) again. Nothing was changed"
-    }
-
     /// LMDB's two meta pages must hold transaction ids that its alternation leaves (FORMAT.md §9); otherwise one of
     /// them is damaged, and if it was the newer, the last commit was silently rolled back.
     package func integrityProblem() throws -> String? {
@@ -233,8 +151,28 @@ package final class LMDBRecordBackend: RecordBackend {
             + "leaves: one is damaged, and the last committed transaction may have been rolled back. Copy the store "
             + "aside before writing to it (a write overwrites the damaged page)"
     }
+}
 
-    package static var libraryVersion: String { Environment.libraryVersion }
+extension LMDBRecordBackend: SnapshotCopyingBackend {
+    /// `mdb_env_copyfd2`, compacting, into a new data file in the destination directory (see
+    /// `Environment.copy(intoDirectory:compact:progress:)`): with it, the directory is a store directory whose
+    /// environment LMDB creates its lock file for on first open.
+    package func copy(to destination: any StorageLocation, progress: (@Sendable (Int) -> Void)?) throws -> Int {
+        guard let destination = destination as? LMDBStorageLocation else {
+            throw StorageError(
+                .invalidArgument, "a copy of the LMDB store at \(location) goes into a store directory, not the \(destination.kind) store at \(destination.location)"
+            )
+        }
+        let directory = destination.options.directory
+        do {
+            return try environment.copy(intoDirectory: directory, compact: true, progress: progress)
+        } catch where error.code == EEXIST {
+            throw StorageError(
+                .invalidArgument,
+                "\(directory) already holds a data file or a partial copy (\(Environment.partialCopyName)); nothing was written"
+            )
+        } catch { throw StorageError(error, directory: location) }
+    }
 }
 
 /// An LMDB transaction seen through the seam: key spaces by name, LMDB's errors as ``StorageError`` (so that a

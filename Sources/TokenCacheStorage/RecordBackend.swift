@@ -4,7 +4,8 @@
 /// ordered bytewise (`memcmp`, a shorter key before its extensions), and offers snapshot reads and atomic,
 /// serialised writes. It knows nothing of entities, encryption or keys: values reach it already sealed, and what it
 /// returns is authenticated above it. Two backends implement it: ``LMDBRecordBackend`` (a store directory, shared
-/// by processes) and ``InMemoryRecordBackend`` (one process's memory). A third needs only these operations.
+/// by processes) and ``InMemoryRecordBackend`` (one process's memory). A third needs only these operations, and a
+/// ``StorageLocation`` of its kind for opening and maintaining its stores.
 ///
 /// The operations are the small set the domain uses, of the size of redb's `StorageBackend`: a get that lends the
 /// value, a prefix scan and a scan from a key, a count, a snapshot id, a put (of a value, or into a reserved buffer
@@ -38,15 +39,6 @@ package protocol RecordBackend: AnyObject, Sendable {
 
     /// Layout figures for an operator: per key space, reader slots, files.
     func statistics() throws -> StorageStatistics
-
-    /// Writes a consistent copy of every record, one snapshot's, as a store of this backend's kind in `directory` (an
-    /// existing, empty directory), while other writers go on; compacted (no free space carried over) when `compact` is
-    /// set. The copy holds the same header, so the same key opens it.
-    /// - Parameter progress: Receives the bytes written so far, now and then, from another thread.
-    /// - Returns: The size of the copy in bytes.
-    /// - Throws: ``StorageError``: `.unsupportedEnvironment` for a backend with no file to copy (memory),
-    ///   `.invalidArgument` when `directory` already holds a copy, `.storageFull` and `.ioFailure` from writing.
-    func copy(intoDirectory directory: String, compact: Bool, progress: (@Sendable (Int) -> Void)?) throws -> Int
 
     /// Damage below the records that the backend can see (LMDB: its two meta pages), described for an operator;
     /// nil when there is none or the backend has no such layer.

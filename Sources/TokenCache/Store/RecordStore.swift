@@ -51,18 +51,18 @@ package final class RecordStore: Sendable {
         // A new store's root key is in hand before anything is created: a missing key file, a malformed key or an
         // empty passphrase leaves no directory and no file behind, so the next attempt starts from nothing.
         let newRoot = create ? try newRootKey(configuration) : nil
-        // A data file already there, without a header, is a creation an older build left unfinished: this one completes it.
-        let dataFileExisted = create && !configuration.isInMemory && FileSystem.exists(LMDBRecordBackend.dataFilePath(configuration.directory))
-        let backend: any RecordBackend
-        if configuration.isInMemory {
-            guard create else {
-                throw TokenCacheError(.storeNotFound, "an in-memory store exists only as the TokenStore that created it")
-            }
-            backend = InMemoryRecordBackend(name: Configuration.inMemoryDirectory, spaces: DatabaseName.all)
-        } else {
-            backend = try openDirectory(configuration, create: create)
+        let storage = configuration.storage
+        // A store already there, without a header, is a creation an older build left unfinished: this one completes it.
+        let storeExisted = create && storage.holdsStore()
+        // A kind without a directory (memory) has nothing to make or check here: its open says whether there is a store.
+        if storage.directory != nil {
+            if create { try prepareNewStore(storage) } else { try checkExistingStore(storage) }
         }
-        return try open(backend, configuration: configuration, newRoot: newRoot, completing: dataFileExisted, now: now)
+        let backend: any RecordBackend
+        do { backend = try storage.open(spaces: DatabaseName.all, readOnly: configuration.readOnly, create: create) } catch {
+            throw TokenCacheError.wrap(error, directory: configuration.directory)
+        }
+        return try open(backend, configuration: configuration, newRoot: newRoot, completing: storeExisted, now: now)
     }
 
     /// The path of the key file `source` names, when it is one that does not exist: creating and opening each say
@@ -89,44 +89,32 @@ package final class RecordStore: Sendable {
         )
     }
 
-    /// The LMDB backend of the store directory, after the checks that keep a store the user's alone: the directory
-    /// (created 0700 when `create`) and every store file in it must be owned by this user and closed to others.
-    private static func openDirectory(_ configuration: Configuration, create: Bool) throws -> LMDBRecordBackend {
-        let directory = configuration.directory
-        if create {
-            try FileSystem.makeDirectory(directory)
-            try checkPrivate(directory)
-        } else {
-            try checkExistingStoreDirectory(directory)
-        }
-        var options = LMDBRecordBackend.Options(
-            directory: directory, initialMapSize: configuration.initialMapSize, maximumMapSize: configuration.maximumMapSize,
-            readOnly: configuration.readOnly, allowNetworkFilesystem: configuration.allowNetworkFilesystem
-        )
-        options.reservedMapSize = configuration.reservedMapSize
-        options.lockTimeout = configuration.lockTimeout
-        do { return try LMDBRecordBackend.open(options, spaces: DatabaseName.all) } catch {
-            throw TokenCacheError.wrap(error, directory: directory)
-        }
+    /// Makes the directory of a store about to be created (0700, with missing parents) and checks that it and the
+    /// store's files already in it are this user's alone.
+    private static func prepareNewStore(_ storage: any StorageLocation) throws(TokenCacheError) {
+        if let directory = storage.directory { try FileSystem.makeDirectory(directory) }
+        try checkPrivate(storage)
     }
 
-    /// Throws `.storeNotFound` unless `directory` holds a store's data file, and `.insecurePermissions` unless the
-    /// directory and its store files are this user's alone.
-    static func checkExistingStoreDirectory(_ directory: String) throws(TokenCacheError) {
-        if !FileSystem.exists(LMDBRecordBackend.dataFilePath(directory)) {
-            if FileSystem.exists(directory), !FileSystem.isDirectory(directory) {
+    /// Throws `.storeNotFound` unless a store is at `storage`, and `.insecurePermissions` unless its directory and
+    /// files are this user's alone.
+    static func checkExistingStore(_ storage: any StorageLocation) throws(TokenCacheError) {
+        if !storage.holdsStore() {
+            if let directory = storage.directory, FileSystem.exists(directory), !FileSystem.isDirectory(directory) {
                 throw TokenCacheError(.storeNotFound, "\(directory) is a file, not a store: a store is a directory")
             }
-            throw TokenCacheError(.storeNotFound, "no token cache at \(directory) (create one with `cachetool init`)")
+            throw TokenCacheError(.storeNotFound, "no token cache at \(storage.location) (create one with `cachetool init`)")
         }
-        try checkPrivate(directory)
+        try checkPrivate(storage)
     }
 
-    /// The store directory and every store file in it must be owned by this user and closed to others.
-    private static func checkPrivate(_ directory: String) throws(TokenCacheError) {
+    /// The store directory and every store file in it must be owned by this user and closed to others (a security
+    /// rule of the library, whichever backend keeps the files).
+    private static func checkPrivate(_ storage: any StorageLocation) throws(TokenCacheError) {
+        guard let directory = storage.directory else { return }
         try FileSystem.checkPrivate(directory, what: "store directory", fix: "chmod 700 \(directory)")
-        for file in LMDBRecordBackend.storeFiles(directory) where FileSystem.exists(file) {
-            try FileSystem.checkPrivate(file, what: "store file", fix: "chmod 600 \(file)")
+        for file in storage.files where FileSystem.exists(file.path) {
+            try FileSystem.checkPrivate(file.path, what: "store file", fix: "chmod 600 \(file.path)")
         }
     }
 

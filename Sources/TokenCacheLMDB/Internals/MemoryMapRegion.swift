@@ -9,7 +9,7 @@ struct MemoryMapRegion: Equatable {
     var path: String
 
     /// A mapping LMDB made of a store's data file for reading (`PROT_READ`, `MAP_SHARED`).
-    var isReadOnlySharedDataFile: Bool { permissions == "r--s" && path.hasSuffix("/data.mdb") }
+    var isReadOnlySharedDataFile: Bool { permissions == "r--s" && path.hasSuffix("/" + StoreFileName.data) }
 
     func contains(_ address: UnsafeRawPointer) -> Bool {
         (start..<end).contains(UInt(bitPattern: address))

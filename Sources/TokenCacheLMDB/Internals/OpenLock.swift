@@ -29,7 +29,7 @@ import Darwin
 /// file is closed anywhere in it (lmdb.h's warning about `close()`); a `flock` belongs to this open file
 /// description alone and ends exactly when `deinit` closes it, or when the process dies.
 struct OpenLock: ~Copyable {
-    static let fileName = "open.lock"
+    static let fileName = StoreFileName.openLock
 
     private let descriptor: Int32
 

@@ -16,7 +16,7 @@ import Darwin
 /// descriptor of its own per transaction, so that two threads of one process exclude each other as two processes do
 /// (a `flock` belongs to an open file description). The kernel releases it when its holder dies, whatever the signal.
 struct WriterLock {
-    static let fileName = "writer.lock"
+    static let fileName = StoreFileName.writerLock
 
     private let descriptor: Int32
 

@@ -195,7 +195,7 @@ struct Bench: ParsableCommand {
         results.figures["ingest_durable"] = LatencySummary(nanoseconds: ingestTimes)
 
         // Sizes.
-        results.storeBytes = Self.fileSize(place.store + "/data.mdb")
+        results.storeBytes = cache.sizeAtRest ?? 0
         // The size of the whole export, counted one account at a time (the whole export holds every entity at once).
         results.msalJSONBytes = try population.msalExportByteCount(of: cache, includeSecrets: true)
         return results
@@ -230,11 +230,6 @@ struct Bench: ParsableCommand {
                 if readingCompanions { _ = try result.companions }
             }
         }
-    }
-
-    static func fileSize(_ path: String) -> Int {
-        var info = stat()
-        return stat(path, &info) == 0 ? Int(info.st_size) : 0
     }
 
     /// The "model name" of /proc/cpuinfo, else the machine's architecture.
