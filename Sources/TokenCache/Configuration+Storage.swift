@@ -6,6 +6,7 @@ extension Configuration {
     /// the storage seam alone (`StorageLocation`, `RecordBackend` and their capabilities), so a new kind of backend
     /// is chosen here and named nowhere else in the library (`StorageSeamTests` checks the sources for it).
     var storage: any StorageLocation {
+        if let storageLocation { return storageLocation }
         if isInMemory { return InMemoryStorageLocation(name: directory) }
         var options = LMDBRecordBackend.Options(
             directory: directory, initialMapSize: initialMapSize, maximumMapSize: maximumMapSize, readOnly: readOnly,

@@ -1,3 +1,4 @@
+package import TokenCacheStorage
 import Foundation
 internal import TokenCacheSodium
 
@@ -35,6 +36,9 @@ public struct Configuration: Sendable {
     /// Authority hosts that name the same cloud. Lookups, intersect-delete and sign-out match environments by
     /// these groups; the built-in table can be extended (``EnvironmentAliases/adding(_:)``).
     public var environmentAliases: EnvironmentAliases = .builtIn
+    /// Where the records live when a package module chose the backend itself (a test's, or a server store's), instead
+    /// of the directory or memory that ``directory`` names.
+    package var storageLocation: (any StorageLocation)? = nil
 
     /// A configuration with the default limits for a store in `directory`, keyed by `keySource`.
     public init(directory: String, keySource: KeySource) {
