@@ -36,6 +36,7 @@ public struct AccessToken: CacheEntity {
 
     /// An access token. Storing it requires a non-empty environment, client id, secret and target, and a target made
     /// of valid scope tokens.
+    @inlinable
     public init(
         homeAccountID: String, environment: String, clientID: String, realm: String, target: String,
         secret: Secret, cachedAt: Int64, expiresOn: Int64, extendedExpiresOn: Int64? = nil, refreshOn: Int64? = nil,

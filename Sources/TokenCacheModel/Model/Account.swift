@@ -35,6 +35,7 @@ public struct Account: CacheEntity {
     public var additionalFields: [String: JSONValue]
 
     /// An account profile. Storing it requires a non-empty home account id, environment and authority type.
+    @inlinable
     public init(
         homeAccountID: String, environment: String, realm: String, localAccountID: String? = nil,
         username: String? = nil, authorityType: String = "MSSTS", accountSource: String? = nil, name: String? = nil,

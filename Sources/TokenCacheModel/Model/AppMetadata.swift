@@ -13,6 +13,7 @@ public struct AppMetadata: CacheEntity {
     public var additionalFields: [String: JSONValue]
 
     /// App metadata. Storing it requires a non-empty client id and environment.
+    @inlinable
     public init(clientID: String, environment: String, familyID: String? = nil, additionalFields: [String: JSONValue] = [:]) {
         self.clientID = clientID
         self.environment = environment

@@ -17,6 +17,7 @@ public struct IDToken: CacheEntity {
     public var additionalFields: [String: JSONValue]
 
     /// An ID token. Storing it requires a non-empty home account id, environment, client id and secret.
+    @inlinable
     public init(
         homeAccountID: String, environment: String, clientID: String, realm: String, secret: Secret,
         additionalFields: [String: JSONValue] = [:]

@@ -4,6 +4,7 @@
 /// The fingerprint is derived when asked, not when the record is read: it is a keyed hash (about one twentieth of a
 /// lookup's instructions), and most reads never name their record. What derives it is the store's key material,
 /// which this module does not know; it sees it only as ``RecordFingerprinting``.
+@usableFromInline
 package struct RecordFingerprint: Sendable {
     /// The key space the record was read from (its kind's database).
     package let space: String

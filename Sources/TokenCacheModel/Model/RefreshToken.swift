@@ -28,6 +28,7 @@ public struct RefreshToken: CacheEntity {
 
     /// A refresh token. Storing it requires a non-empty home account id, environment, client id and secret, and a
     /// `target` (if any) made of valid scope tokens.
+    @inlinable
     public init(
         homeAccountID: String, environment: String, clientID: String, secret: Secret, familyID: String? = nil,
         target: String? = nil, realm: String? = nil, lastModificationTime: Int64? = nil,

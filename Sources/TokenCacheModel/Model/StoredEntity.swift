@@ -18,8 +18,9 @@ public struct StoredEntity<Entity: CacheEntity>: Sendable, Hashable {
     /// Unix seconds of the last write, by the writer's clock.
     public var updatedAt: Int64
     /// Where the record was read from, and what names it by fingerprint.
-    package let record: RecordFingerprint
+    @usableFromInline package let record: RecordFingerprint
 
+    @inlinable
     package init(entity: Entity, revision: UInt64, updatedAt: Int64, record: RecordFingerprint) {
         self.entity = entity
         self.revision = revision

@@ -42,6 +42,7 @@ package enum AccessTokenExpiry {
     /// AccessTokenExpiry.usability(expiresOn: 1_300, cachedAt: 0, refreshOn: 900, now: 1_000)
     /// // .usable(refreshRecommended: true)
     /// ```
+    @inlinable
     package static func usability(expiresOn: Int64, cachedAt: Int64, refreshOn: Int64?, now: Int64) -> AccessTokenUsability {
         if cachedAt > now { return .cachedInFuture }
         guard hasMinimumLifetime(expiresOn: expiresOn, now: now) else { return .expiringOrExpired }
@@ -50,7 +51,8 @@ package enum AccessTokenExpiry {
     }
 
     /// `expiresOn − now ≥ minimumRemainingLifetime`, exactly, for all `Int64` inputs.
-    private static func hasMinimumLifetime(expiresOn: Int64, now: Int64) -> Bool {
+    @usableFromInline
+    static func hasMinimumLifetime(expiresOn: Int64, now: Int64) -> Bool {
         let (remaining, overflow) = expiresOn.subtractingReportingOverflow(now)
         // The true difference lies outside Int64 only when the operands have opposite signs; its sign is then
         // the sign of `expiresOn − now`, and its magnitude exceeds any buffer.

@@ -30,6 +30,7 @@ package enum RealmResolution {
     /// RealmResolution.candidates(queryRealm: "Organizations", homeAccountID: "uid.tid-1")  // ["Organizations", "tid-1"]
     /// RealmResolution.candidates(queryRealm: "tid-2", homeAccountID: "uid.tid-1")          // ["tid-2"]
     /// ```
+    @inlinable
     package static func candidates(queryRealm: String, homeAccountID: String) -> [String] {
         guard isTenantless(queryRealm), let home = homeTenant(ofHomeAccountID: homeAccountID),
             !ASCII.equalIgnoringCase(home, queryRealm)
