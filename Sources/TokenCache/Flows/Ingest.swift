@@ -49,7 +49,7 @@ extension CacheWriter {
         if let previous {
             accessToken = Self.carryingUnknownFields(previous.entity, accessToken)
         }
-        let removed = try removeSupersededAccessTokens(by: accessToken, plan: plan, now: now)
+        let removed = try removeSupersededAccessTokens(by: accessToken, plan: plan, previous: previous, now: now)
         let evictedBefore = accessTokensEvicted
         let accessTokenRevision = try putStorable(
             accessToken, expectedRevision: nil, continuing: previous?.revision ?? 0, entryKey: plan.accessTokenKey
@@ -138,17 +138,29 @@ extension CacheWriter {
 
     /// Deletes the access tokens `new` supersedes in its bucket (``IntersectDelete/supersedes(new:environment:stored:environment:expiresOn:now:aliases:)``);
     /// returns how many.
-    private func removeSupersededAccessTokens(by new: AccessToken, plan: IngestPlan, now: Int64) throws -> Int {
+    /// `previous`, the token stored under the new one's key and already read whole, is judged from its fields: its
+    /// record is opened once per ingest, not a second time for its summary.
+    private func removeSupersededAccessTokens(
+        by new: AccessToken, plan: IngestPlan, previous: StoredEntity<AccessToken>?, now: Int64
+    ) throws -> Int {
         let (newScopes, aliases) = (plan.scopes, store.aliases)
+        let previousScopes = previous.flatMap { try? ScopeSet(parsing: $0.entity.target) }
         var doomed: [[UInt8]] = []
         try writeTransaction.forEach(in: DatabaseName.accessTokens, prefix: plan.bucket) { key, value in
-            // A damaged record in the bucket is left for `verify`/repair tooling, not silently deleted.
-            guard let summary = try? store.openSummary(value, key: Array(key)), let storedScopes = try? summary.scopes else { return true }
+            let storageKey = Array(key)
+            let stored: (scopes: ScopeSet, environment: String, expiresOn: Int64)
+            if let previous, let previousScopes, storageKey == previous.record.key {
+                stored = (previousScopes, previous.entity.environment, previous.entity.expiresOn)
+            } else {
+                // A damaged record in the bucket is left for `verify`/repair tooling, not silently deleted.
+                guard let summary = try? store.openSummary(value, key: storageKey), let storedScopes = try? summary.scopes else { return true }
+                stored = (storedScopes, summary.environment, summary.expiresOn)
+            }
             if IntersectDelete.supersedes(
-                new: newScopes, environment: new.environment, stored: storedScopes, environment: summary.environment,
-                expiresOn: summary.expiresOn, now: now, aliases: aliases
+                new: newScopes, environment: new.environment, stored: stored.scopes, environment: stored.environment,
+                expiresOn: stored.expiresOn, now: now, aliases: aliases
             ) {
-                doomed.append(Array(key))
+                doomed.append(storageKey)
             }
             return true
         }
