@@ -32,6 +32,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
                 .product(name: "TokenCache", package: "token-cache"),
+                .product(name: "TokenCacheBenchmarking", package: "token-cache"),
                 "CLMDBBench",
                 "CSodiumBench",
             ],

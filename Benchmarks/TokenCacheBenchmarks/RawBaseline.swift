@@ -2,7 +2,8 @@ import Benchmark
 import CLMDBBench
 import CSodiumBench
 import Foundation
-@_spi(Benchmarking) import TokenCache
+import TokenCache
+@_spi(Benchmarking) import TokenCacheBenchmarking
 
 // The reference cost of the lookup target (README, "Results"): one raw LMDB get plus one decrypt of a 1 KB record,
 // written against the C libraries directly (no token-cache code), measured in the same run as the silent lookups.

@@ -1,6 +1,7 @@
 import Benchmark
 import Foundation
-@_spi(Benchmarking) import TokenCache
+import TokenCache
+@_spi(Benchmarking) import TokenCacheBenchmarking
 
 // Cost independent of cache size (Docs/Semantics.md, "Access-token lookup and candidate order"): a silent-lookup hit
 // with 1,000,000 access tokens in the store, against the same lookup with 10,000 and against the raw LMDB get +

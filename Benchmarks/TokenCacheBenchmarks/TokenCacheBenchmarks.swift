@@ -1,6 +1,7 @@
 import Benchmark
 import Foundation
-@_spi(Benchmarking) import TokenCache
+import TokenCache
+@_spi(Benchmarking) import TokenCacheBenchmarking
 
 // Every benchmark runs in its own process (package-benchmark's model), so each one builds the stores it needs in
 // its `setup` hook, outside the measured region, in a fresh temporary directory that `teardown` removes.

@@ -32,7 +32,7 @@ public struct TokenRequest: Sendable, Hashable {
         self.forceRefresh = forceRefresh
     }
 
-    /// A request for a token of an account the client listed (``TokenClient/accounts(clientID:)``).
+    /// A request for a token of an account the client listed (``TokenClient/accounts(clientID:environment:username:)``).
     public init(clientID: String, account: AccountInfo, authority: Authority, scopes: [String], forceRefresh: Bool = false) {
         self.init(clientID: clientID, homeAccountID: account.homeAccountID, authority: authority, scopes: scopes, forceRefresh: forceRefresh)
     }

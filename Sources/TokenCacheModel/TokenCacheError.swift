@@ -4,8 +4,8 @@ public import Foundation
 /// The one error type the library throws.
 ///
 /// Every public entry point maps what its layers below throw (LMDB, libsodium and format-decoding failures) to
-/// this type through ``wrap(_:directory:)``; only an error that a caller's own closure throws inside
-/// ``TokenStore/read(_:)`` or ``TokenStore/write(_:)`` comes back unchanged, so that the caller can catch it.
+/// this type (the library's `TokenCacheError.wrap(_:directory:)`); only an error that a caller's own closure throws inside
+/// the store's `read` or `write` transaction comes back unchanged, so that the caller can catch it.
 ///
 /// A struct with an extensible ``Code`` rather than an enum, so that codes can be added without breaking
 /// callers' exhaustive `switch` statements. Messages name what was wrong (a path, a field, a record's

@@ -70,7 +70,7 @@ package struct FetchedRecordReader: RecordReading {
     /// The plan's range that holds every key of `space` starting with `prefix`.
     private func range(in space: String, holding prefix: some Collection<UInt8>) throws(StorageError) -> Int {
         guard let index = records.plan.ranges.firstIndex(where: { $0.contains(space: space, key: prefix) }) else {
-            throw StorageError(.invalidArgument, "a read of \(space) outside the ranges its plan fetched")
+            throw StorageError(.internalError, "a read of \(space) outside the ranges its plan fetched")
         }
         return index
     }
@@ -98,10 +98,10 @@ package struct FetchedRecordReader: RecordReading {
     package func forEach(
         in space: String, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        throw StorageError(.invalidArgument, "a scan of \(space) from a key: a fetched plan serves prefix reads only")
+        throw StorageError(.internalError, "a scan of \(space) from a key: a fetched plan serves prefix reads only")
     }
 
     package func count(in space: String) throws -> Int {
-        throw StorageError(.invalidArgument, "a count of \(space): a fetched plan serves prefix reads only")
+        throw StorageError(.internalError, "a count of \(space): a fetched plan serves prefix reads only")
     }
 }

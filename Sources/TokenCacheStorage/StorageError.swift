@@ -7,6 +7,8 @@ package struct StorageError: Error, Sendable, CustomStringConvertible {
     package enum Code: String, Sendable {
         case storeNotFound, readOnly, insecurePermissions, unsupportedEnvironment, unsupportedFormatVersion
         case corruptStore, storageFull, staleLockTable, readersExhausted, ioFailure, invalidArgument, storeInUse, lockTimeout
+        /// A read or write the domain should never have asked for (a bug, not bad input): a read outside a fetched plan.
+        case internalError
     }
 
     package let code: Code

@@ -76,7 +76,7 @@ EXPIRY_MARGIN = 300
 
 RESERVED_SCOPES = frozenset({"openid", "profile", "offline_access"})
 
-#: The alias groups of token-cache's built-in table (Sources/TokenCache/Rules/EnvironmentAliases.swift). The
+#: The alias groups of token-cache's built-in table (Sources/TokenCacheModel/Rules/EnvironmentAliases.swift). The
 #: instance-discovery stub serves the groups MSAL would learn from the service for the clouds used here.
 ALIAS_GROUPS: tuple[tuple[str, ...], ...] = (
     ("login.windows.net", "login.microsoftonline.com", "login.microsoft.com", "sts.windows.net"),

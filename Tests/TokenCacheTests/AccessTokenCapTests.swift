@@ -161,16 +161,16 @@ import Testing
                 for index in 0..<CacheWriter.sweepSize + 4 { try writer.put(AccessTokenCapTests.token(index)) }
             }
             struct Abandon: Error {}
-            let before = cache.store.sweepCursor.withLock { $0 }
+            let before = cache.store.sweepCursor.withLock { $0.key }
             #expect(throws: Abandon.self) {
                 try cache.write { writer in
                     _ = try writer.sweepExpiredAccessTokens(now: 0, protecting: [])
                     throw Abandon()
                 }
             }
-            #expect(cache.store.sweepCursor.withLock { $0 } == before)
+            #expect(cache.store.sweepCursor.withLock { $0.key } == before)
             try cache.write { writer in _ = try writer.sweepExpiredAccessTokens(now: 0, protecting: []) }
-            let after = cache.store.sweepCursor.withLock { $0 }
+            let after = cache.store.sweepCursor.withLock { $0.key }
             #expect(after != before)
             // Two sweeps in one transaction continue from each other, as two transactions do.
             try cache.write { writer in
@@ -178,7 +178,7 @@ import Testing
                 #expect(writer.sweepCursor != after)
                 _ = try writer.sweepExpiredAccessTokens(now: 0, protecting: [])
             }
-            #expect(cache.store.sweepCursor.withLock { $0 } == after)
+            #expect(cache.store.sweepCursor.withLock { $0.key } == after)
         }
     }
 }

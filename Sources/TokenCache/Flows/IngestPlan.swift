@@ -7,13 +7,13 @@ internal import TokenCacheRecords
 /// when a transaction re-runs after the map grows. The transaction only reads, judges and writes
 /// (``CacheWriter/ingest(_:now:)``).
 struct IngestPlan: Sendable {
-    var derived: DerivedEntities
+    private(set) var derived: DerivedEntities
     /// The access token's bucket and its entry key in it (FORMAT.md §4.3).
     let bucket: [UInt8]
     let accessTokenKey: [UInt8]
     /// The access token's scopes, for intersect-delete.
     let scopes: ScopeSet
-    let refreshTokenKey: [UInt8]?
+    private(set) var refreshTokenKey: [UInt8]?
     let idTokenKey: [UInt8]?
     let accountKey: [UInt8]?
     let appMetadataKey: [UInt8]
@@ -50,5 +50,16 @@ extension IngestPlan {
         do { return try IngestPlan(try DerivedEntities(response: response, context: context), index: store.keyring.index) } catch {
             throw TokenCacheError.wrap(error, directory: store.directory)
         }
+    }
+}
+
+extension IngestPlan {
+    /// The plan without the response's refresh token (and its key): what a refresh stores when another writer
+    /// rotated the token first.
+    func droppingRefreshToken() -> IngestPlan {
+        var plan = self
+        plan.derived.refreshToken = nil
+        plan.refreshTokenKey = nil
+        return plan
     }
 }

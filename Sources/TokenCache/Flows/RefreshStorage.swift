@@ -42,7 +42,7 @@ extension CacheWriter {
                 where error.code == .conflict
             {
                 if error.currentRevision == nil { return false }
-                plan.derived.refreshToken = nil
+                plan = plan.droppingRefreshToken()
             }
         } else if try get(prepared.redeemed.key) == nil {
             return false

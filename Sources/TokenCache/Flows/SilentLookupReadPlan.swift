@@ -27,7 +27,7 @@ extension TokenStore {
     /// by the same rules and code as the synchronous one. Companions come loaded (they were fetched anyway).
     ///
     /// For a local store the synchronous ``silentLookup(_:)`` is the faster call: it reads in place, without copying.
-    public func fetchingSilentLookup(_ query: SilentLookupQuery) async throws -> SilentLookupResult {
+    package func fetchingSilentLookup(_ query: SilentLookupQuery) async throws -> SilentLookupResult {
         let records = store
         let plan: ReadPlan
         do {

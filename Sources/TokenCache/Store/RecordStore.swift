@@ -17,7 +17,9 @@ package final class RecordStore: Sendable {
     let headerBytes: [UInt8]
     /// Where the next opportunistic sweep of expired access tokens starts (``CacheWriter/sweepExpiredAccessTokens(now:protecting:)``):
     /// kept in memory only, since a sweep that starts over after a restart loses nothing.
-    let sweepCursor = Mutex<[UInt8]>([])
+    /// With the write that left it there: writers of one process publish after their commits, in any order, and a
+    /// later commit's cursor is never overwritten by an earlier one's.
+    let sweepCursor = Mutex<(commit: Int, key: [UInt8])>((0, []))
 
     /// Where the records live, for messages (a directory, or the in-memory name).
     package var directory: String { backend.location }
@@ -268,15 +270,17 @@ package final class RecordStore: Sendable {
         do {
             // Where the run that committed left the expiry sweep: a body re-runs when the map grows, and only the
             // last run counts; a body that throws commits nothing and moves nothing.
-            var committedSweepCursor: [UInt8]? = nil
+            var committedSweepCursor: (commit: Int, key: [UInt8])? = nil
             let result = try backend.write(freeingSpace: freeingSpace) { transaction in
                 try checkHeaderUnchanged(in: transaction)
                 let writer = CacheWriter(store: self, transaction: transaction, now: now)
                 let result = try body(writer)
-                committedSweepCursor = writer.sweepCursor
+                committedSweepCursor = writer.sweepCursor.map { (transaction.snapshotID, $0) }
                 return result
             }
-            if let committedSweepCursor { sweepCursor.withLock { $0 = committedSweepCursor } }
+            if let committedSweepCursor {
+                sweepCursor.withLock { if committedSweepCursor.commit > $0.commit { $0 = committedSweepCursor } }
+            }
             return result
         } catch { throw TokenCacheError.wrapKeepingCallerErrors(error, directory: directory) }
     }
