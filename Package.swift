@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .library(name: "TokenCache", targets: ["TokenCache"]),
         .library(name: "TokenCacheMSAL", targets: ["TokenCacheMSAL"]),
+        .library(name: "TokenCacheOperations", targets: ["TokenCacheOperations"]),
         // For the Benchmarks/ package only: its declarations are SPI (`@_spi(Benchmarking)`), not an app API.
         .library(name: "TokenCacheBenchmarking", targets: ["TokenCacheBenchmarking"]),
         .library(name: "TokenCacheClient", targets: ["TokenCacheClient"]),
@@ -58,6 +59,10 @@ let package = Package(
         // Import and export of MSAL's serialized caches (every SDK's spelling), on the library's API: the interop an
         // app or cachetool adds when it moves tokens between MSAL and this store.
         .target(name: "TokenCacheMSAL", dependencies: ["TokenCache", "TokenCacheRecords", "TokenCacheStorage"]),
+        // An operator's commands on a whole store: backup and compaction, repair, salvage and quarantine, rekeying and
+        // data-key rotation, purging expired tokens, setting the access-token cap, statistics. They run over the
+        // storage seam's maintenance protocols and the record store's package API; no write or lookup needs them.
+        .target(name: "TokenCacheOperations", dependencies: ["TokenCache", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheSodium"]),
         // What `cachetool bench` and the Benchmarks/ package measure with (SPI, no app API): the synthetic population,
         // the get + decrypt floor, percentiles. Nothing else links it.
         .target(name: "TokenCacheBenchmarking", dependencies: ["TokenCache", "TokenCacheMSAL", "TokenCacheRecords", "TokenCacheStorage"]),
@@ -74,6 +79,7 @@ let package = Package(
             dependencies: [
                 "TokenCache",
                 "TokenCacheMSAL",
+                "TokenCacheOperations",
                 "TokenCacheBenchmarking",
                 "TokenCacheClient",
                 "CCacheToolStartup",
@@ -91,18 +97,18 @@ let package = Package(
         .testTarget(name: "TokenCacheSodiumTests", dependencies: ["TokenCacheSodium", "ExitTestSupport"]),
         .testTarget(
             name: "TokenCacheTests",
-            dependencies: ["TokenCache", "TokenCacheModel", "TokenCacheMSAL", "TokenCacheBenchmarking", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheLMDB", "TokenCacheSodium", "DocumentationTestSupport"],
+            dependencies: ["TokenCache", "TokenCacheModel", "TokenCacheMSAL", "TokenCacheOperations", "TokenCacheBenchmarking", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheLMDB", "TokenCacheSodium", "DocumentationTestSupport"],
             resources: [.copy("FormatVectors"), .copy("MSALFixtures")]
         ),
         .testTarget(
             name: "TokenCacheClientTests",
             dependencies: [
-                "TokenCacheClient", "TokenCache", "ExitTestSupport", "DocumentationTestSupport", .product(name: "Logging", package: "swift-log"),
+                "TokenCacheClient", "TokenCache", "TokenCacheOperations", "ExitTestSupport", "DocumentationTestSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"), .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
         .testTarget(
-            name: "CacheToolTests", dependencies: ["cachetool", "TokenCache", "TokenCacheMSAL", "TokenCacheBenchmarking", "TokenCacheLMDB", "TokenCacheRecords", "TokenCacheStorage"], exclude: ["InspectGoldens", "TableGoldens"]
+            name: "CacheToolTests", dependencies: ["cachetool", "TokenCache", "TokenCacheMSAL", "TokenCacheOperations", "TokenCacheBenchmarking", "TokenCacheLMDB", "TokenCacheRecords", "TokenCacheStorage"], exclude: ["InspectGoldens", "TableGoldens"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,4 @@
-internal import TokenCacheStorage
+package import TokenCacheStorage
 internal import TokenCacheRecords
 
 /// The records of one home account: its tenant profiles (Account records), access, refresh and ID tokens.
@@ -20,7 +20,7 @@ public struct HomeAccountPartition: Sendable, Hashable, Comparable {
     }
 
     /// The key prefix every record of the partition starts with.
-    var prefix: [UInt8] {
+    package var prefix: [UInt8] {
         (0..<16).map { index in UInt8(truncatingIfNeeded: (index < 8 ? high : low) >> (8 * (7 - index % 8))) }
     }
 
@@ -37,6 +37,12 @@ extension CacheReader {
     /// The partition of the records of `homeAccountID` (ASCII-case-insensitively; empty for app-only tokens).
     public func partition(homeAccountID: String) -> HomeAccountPartition {
         HomeAccountPartition(prefix: store.keyring.index.accountPrefix(homeAccountID))
+    }
+
+    /// Whether `partition` holds the app-only tokens: those with an empty home account id, of a client acting as
+    /// itself (client credentials). They belong to no person, so no view counts them as a home account.
+    public func isAppOnly(_ partition: HomeAccountPartition) -> Bool {
+        partition == self.partition(homeAccountID: "")
     }
 
     /// The partition `stored` was read from; nil for app metadata.
@@ -127,7 +133,7 @@ extension CacheReader {
 extension RecordStore {
     /// ``CacheReader/releaseScannedPages()`` for a transaction of the backend: what maintenance work that walks the
     /// store in bounded transactions (placement, rotation) calls after each one.
-    func releaseScannedPages(in txn: any RecordReading) {
+    package func releaseScannedPages(in txn: any RecordReading) {
         // The store header is a view into the map wherever the map is.
         _ = try? txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey) { view in
             txn.releaseResidentPages(around: view)

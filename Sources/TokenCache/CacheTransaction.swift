@@ -308,7 +308,7 @@ extension CacheReader {
     /// Runs `body`, mapping whatever it throws with ``TokenCacheError/wrap(_:directory:)``: the public methods of
     /// ``CacheReader`` and ``CacheWriter`` run through it, so that a caller that catches inside its transaction
     /// closure sees ``TokenCacheError`` too, not only one that catches outside it.
-    func mappingErrors<R>(_ body: () throws -> R) throws(TokenCacheError) -> R {
+    package func mappingErrors<R>(_ body: () throws -> R) throws(TokenCacheError) -> R {
         do { return try body() } catch { throw TokenCacheError.wrap(error, directory: store.directory) }
     }
 }

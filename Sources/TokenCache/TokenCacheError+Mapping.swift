@@ -15,7 +15,7 @@ extension TokenCacheError {
     /// ``wrap(_:directory:)`` for what a caller's closure passed to ``TokenStore/read(_:)`` or
     /// ``TokenStore/write(_:)`` throws: the library's own failures inside it are mapped, and an error of any other
     /// type is the caller's and comes back unchanged, so that the caller can catch its own error.
-    static func wrapKeepingCallerErrors(_ error: any Error, directory: String) -> any Error {
+    package static func wrapKeepingCallerErrors(_ error: any Error, directory: String) -> any Error {
         libraryError(error, directory: directory) ?? error
     }
 

@@ -131,7 +131,7 @@ public final class TokenStore: Sendable {
     /// ``write(_:)`` for a transaction that only removes records: at the store's size cap it may use the room kept
     /// in reserve beyond it (a delete in LMDB's copy-on-write tree needs new pages before it frees any), so that a
     /// full store can still be signed out of, purged and emptied.
-    func removing<R>(_ body: (CacheWriter) throws -> R) throws -> R {
+    package func removing<R>(_ body: (CacheWriter) throws -> R) throws -> R {
         try store.write(now: Self.currentTime(), freeingSpace: true, body)
     }
 

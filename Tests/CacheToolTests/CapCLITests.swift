@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TokenCache
+import TokenCacheOperations
 
 #if canImport(Glibc)
 import Glibc

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import TokenCache
+import TokenCacheOperations
 import TokenCacheRecords
 import TokenCacheStorage
 

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TokenCache
+import TokenCacheOperations
 
 @testable import TokenCacheClient
 

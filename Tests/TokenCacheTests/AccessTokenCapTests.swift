@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import TokenCache
+import TokenCacheOperations
 
 /// A store with a cap on access tokens: writes past it evict expired tokens first, then the least recently cached,
 /// never the token just written and never another kind; setting a cap below the store's size brings it down in

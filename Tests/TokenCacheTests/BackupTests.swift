@@ -3,6 +3,7 @@ import Synchronization
 import Testing
 
 @testable import TokenCache
+import TokenCacheOperations
 
 /// `TokenStore.backup(to:)`: a copy that is a store of its own, opened by the same key, holding the same records.
 @Suite struct BackupTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import TokenCache
+import TokenCacheOperations
 
 /// `TokenStore.compact(_:)`: the data file shrinks to its records, which stay the same; refused while the store is
 /// open; an interrupted compaction's leftover is cleared by the next.

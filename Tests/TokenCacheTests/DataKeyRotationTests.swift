@@ -4,6 +4,7 @@ import TokenCacheStorage
 import TokenCacheRecords
 
 @testable import TokenCache
+@testable import TokenCacheOperations
 
 /// Sealing every record under a new data key: nothing read differently afterwards, the old key gone from the header
 /// (but the first, which roots the blind index), readable and resumable half way, damaged records reported.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import TokenCache
+import TokenCacheOperations
 
 /// A store at its map cap: writes fail with `storageFull` and keep nothing of themselves, everything acknowledged
 /// before stays readable, and the operations that free space (delete, sign-out, purge) still work, on room the

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TokenCache
+@testable import TokenCacheOperations
 
 /// Purging expired tokens removes exactly the expired ones, whatever the batch boundaries, keeps lone tokens where
 /// the format puts them, and a dry run writes nothing.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import TokenCache
+@testable import TokenCacheOperations
 
 /// Moving a damaged store aside: only a store damaged as a whole (unless forced), never one in use, the old files
 /// kept whole under a new name, and a new empty store with the same key in their place.

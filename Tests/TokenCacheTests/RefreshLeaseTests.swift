@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import TokenCache
+import TokenCacheOperations
 @testable import TokenCacheRecords
 
 /// Refresh leases (FORMAT.md §5.7): taken by one holder at a time, lapsing at their expiry, released only by their

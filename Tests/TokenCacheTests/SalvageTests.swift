@@ -4,6 +4,7 @@ import TokenCacheStorage
 import TokenCacheRecords
 
 @testable import TokenCache
+@testable import TokenCacheOperations
 
 /// Copying what can still be read out of a damaged store: every readable record, sealed as it was, into a store the
 /// same key opens; damaged records left; a range a crash happened in skipped when the salvage is run again.

@@ -3,6 +3,7 @@ import Testing
 import TokenCacheStorage
 
 @testable import TokenCache
+import TokenCacheOperations
 import TokenCacheRecords
 
 /// The contract of the storage seam's maintenance side (`StorageLocation` and its capabilities), checked on every kind

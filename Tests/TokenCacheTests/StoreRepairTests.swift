@@ -4,6 +4,7 @@ import TokenCacheStorage
 import TokenCacheRecords
 
 @testable import TokenCache
+@testable import TokenCacheOperations
 
 /// `repair` fixes at the level of records what `verify` finds: damaged records removed, misplaced ones moved back
 /// (or removed where their key is taken), lone tokens placed; a backup first; every change by fingerprint; nothing

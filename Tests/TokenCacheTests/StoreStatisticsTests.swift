@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import TokenCache
+import TokenCacheOperations
 
 /// The operator's numbers agree with what the store holds: kinds, expiry states, the largest home accounts and every
 /// client by fingerprint, write times, and the storage's own figures.

@@ -14,7 +14,7 @@ extension CacheEntity {
     }
 
     /// This entity as the library's side of its type (every ``CacheEntity`` is one; see ``CacheEntity/witness``).
-    var storable: any StorableEntity {
+    package var storable: any StorableEntity {
         guard let storable = self as? any StorableEntity else { preconditionFailure("\(Self.self) is a cache entity but is not storable") }
         return storable
     }

@@ -3,8 +3,8 @@ internal import TokenCacheRecords
 
 /// What is wrong with one stored record, as `verify` reports it and `verify --repair` fixes it: where it is (the
 /// database and key, which repair needs and no report shows), its fingerprint, why, and what a repair does with it.
-struct RecordFinding {
-    enum Problem: Equatable {
+package struct RecordFinding {
+    package enum Problem: Equatable {
         /// It does not authenticate or decode: a repair removes it.
         case corrupt
         /// It decrypts but is not where FORMAT.md §4.3 puts it: a repair moves it to `target` when nothing is stored
@@ -14,19 +14,19 @@ struct RecordFinding {
         case loneUnderEntryKey
     }
 
-    var database: String
+    package var database: String
     /// The entity kind, nil for a `meta` record (the access-token cap, the kept MSAL sections).
     package var kind: EntityKind?
-    var key: [UInt8]
-    var fingerprint: String
-    var reason: String
-    var problem: Problem
+    package var key: [UInt8]
+    package var fingerprint: String
+    package var reason: String
+    package var problem: Problem
     /// The stored value as found: a repair changes the record only if it is still exactly this (another process may
     /// have rewritten it meanwhile, which heals it).
-    var value: [UInt8]
+    package var value: [UInt8]
 
     /// How a report names the record: its kind, or the `meta` key.
-    var recordName: String { kind?.rawValue ?? String(decoding: key, as: UTF8.self) }
+    package var recordName: String { kind?.rawValue ?? String(decoding: key, as: UTF8.self) }
 }
 
 extension CacheReader {
@@ -36,7 +36,7 @@ extension CacheReader {
     ///   - checked: called with the number of records read so far, after each one.
     ///   - verified: called once per kind with the number of records that authenticated and decoded.
     ///   - sealedUnder: called with the data key id each sealed record names (0 for a value too short to name one).
-    func forEachFinding(
+    package func forEachFinding(
         checked: ((Int) -> Void)?, verified: (EntityKind, Int) -> Void, sealedUnder: ((UInt32) -> Void)? = nil,
         _ body: (RecordFinding) throws -> Void
     ) throws {

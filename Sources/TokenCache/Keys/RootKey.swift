@@ -1,8 +1,8 @@
-internal import TokenCacheSodium
-internal import TokenCacheRecords
+package import TokenCacheSodium
+package import TokenCacheRecords
 
 /// Turns a ``KeySource`` into the 32-byte root key of a store.
-enum RootKey {
+package enum RootKey {
     static let byteCount = 32
 
     /// The root kind a new store created from `source` will have.
@@ -12,7 +12,7 @@ enum RootKey {
     }
 
     /// Derives the root key for an existing store, whose header says how.
-    static func derive(from source: KeySource, header: StoreHeader, maximumCost: PassphraseCost) throws(TokenCacheError) -> SecureKey {
+    package static func derive(from source: KeySource, header: StoreHeader, maximumCost: PassphraseCost) throws(TokenCacheError) -> SecureKey {
         switch (source, header.rootKind) {
         case (.passphrase(let passphrase, let origin), .passphrase):
             let cost = PassphraseCost(opsLimit: header.opsLimit, memLimit: header.memLimit)
@@ -34,7 +34,7 @@ enum RootKey {
     /// The root key and header parameters for a new store.
     /// A cost above `maximumCost` is refused here too, so a store is never created that the same configuration
     /// could not open.
-    static func generate(from source: KeySource, cost: PassphraseCost, maximumCost: PassphraseCost) throws(TokenCacheError)
+    package static func generate(from source: KeySource, cost: PassphraseCost, maximumCost: PassphraseCost) throws(TokenCacheError)
         -> (root: SecureKey, salt: [UInt8], cost: PassphraseCost?)
     {
         if case .passphrase(let passphrase, let origin) = source {

@@ -1,4 +1,4 @@
-internal import TokenCacheStorage
+package import TokenCacheStorage
 internal import TokenCacheRecords
 internal import TokenCacheSodium
 
@@ -14,7 +14,7 @@ extension RecordStore {
 
     /// The cap, or nil when none is set.
     /// - Throws: `.corruptRecord` when the record does not authenticate or holds no valid count.
-    func accessTokenCap(in txn: any RecordReading) throws -> Int? {
+    package func accessTokenCap(in txn: any RecordReading) throws -> Int? {
         let key = Self.accessTokenCapKey
         let decoded = try txn.withValue(in: DatabaseName.meta, forKey: key) { value in
             Result { () throws(FormatError) -> Int in
@@ -36,7 +36,7 @@ extension RecordStore {
     }
 
     /// Sets the cap (nil: removes it).
-    func setAccessTokenCap(_ cap: Int?, now: Int64, in txn: any RecordWriting) throws {
+    package func setAccessTokenCap(_ cap: Int?, now: Int64, in txn: any RecordWriting) throws {
         let key = Self.accessTokenCapKey
         guard let cap else {
             _ = try txn.delete(in: DatabaseName.meta, key: key)

@@ -5,12 +5,12 @@ package import TokenCacheRecords
 ///
 /// The views point into the decrypted summary (a temporary buffer wiped after use) or into a string the caller
 /// keeps alive; nothing is copied, so judging a candidate allocates nothing.
-struct AccessTokenSummaryView {
+package struct AccessTokenSummaryView {
     var environment: UnsafeRawBufferPointer
     /// The canonical target (FORMAT.md §4.2): lower-cased scopes, sorted bytewise, de-duplicated, one space apart.
     var canonicalTarget: UnsafeRawBufferPointer
-    var cachedAt: Int64
-    var expiresOn: Int64
+    package var cachedAt: Int64
+    package var expiresOn: Int64
     var refreshOn: Int64?
 
     /// Parses and validates a summary plaintext (a bare field map). Fields other than the five are ignored.
@@ -141,7 +141,7 @@ package struct AccessTokenSummary {
 extension RecordStore {
     /// Lends the summary of an access-token value to `body`; built from the body when a (foreign or older) writer
     /// left none. `key` is the record's storage key.
-    func withSummary<R>(
+    package func withSummary<R>(
         _ value: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, _ body: (AccessTokenSummaryView) throws(FormatError) -> R
     ) throws(FormatError) -> R {
         let opened = try RecordEnvelope.withOpened(

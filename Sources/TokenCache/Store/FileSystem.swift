@@ -5,8 +5,8 @@ import Glibc
 #endif
 
 /// The few POSIX file operations the store needs, with errors that name the path and the fix.
-enum FileSystem {
-    static func describe(_ code: Int32) -> String { String(cString: strerror(code)) }
+package enum FileSystem {
+    package static func describe(_ code: Int32) -> String { String(cString: strerror(code)) }
 
     static func octal(_ mode: mode_t) -> String { "0" + String(mode, radix: 8) }
 
@@ -16,14 +16,14 @@ enum FileSystem {
     }
 
     /// Whether `path` is a directory (following a final symbolic link, as opening it would).
-    static func isDirectory(_ path: String) -> Bool {
+    package static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
     }
 
     /// Creates `path` and missing parents with mode 0700 (exactly, whatever the umask). An existing
     /// directory is left as it is; the caller checks it.
-    static func makeDirectory(_ path: String) throws(TokenCacheError) {
+    package static func makeDirectory(_ path: String) throws(TokenCacheError) {
         var info = stat()
         if stat(path, &info) == 0 {
             guard info.st_mode & S_IFMT == S_IFDIR else {
@@ -53,7 +53,7 @@ enum FileSystem {
     }
 
     /// `realpath(3)` of `path` (symlinks, `.` and `..` resolved), or nil when it does not exist.
-    static func resolvedPath(_ path: String) -> String? {
+    package static func resolvedPath(_ path: String) -> String? {
         guard let resolved = realpath(path, nil) else { return nil }
         defer { free(resolved) }
         return String(cString: resolved)
@@ -61,13 +61,13 @@ enum FileSystem {
 
     /// Where `directory` is, or would be once created, relative to the store directory `store`: to refuse a copy (a
     /// backup, a salvage) into the store itself or nested inside it, before anything is created.
-    static func placement(of directory: String, relativeTo store: String) -> Placement {
+    package static func placement(of directory: String, relativeTo store: String) -> Placement {
         let target = resolvedPathAllowingMissing(directory), source = resolvedPathAllowingMissing(store)
         if target == source { return .same }
         return target.hasPrefix(source + "/") ? .inside : .outside
     }
 
-    enum Placement { case same, inside, outside }
+    package enum Placement { case same, inside, outside }
 
     /// Where `path` is or would be created: its longest existing ancestor resolved (``resolvedPath(_:)``), then the
     /// components that do not exist yet (`.` and `..` among them taken as written). To compare places before creating
@@ -82,13 +82,13 @@ enum FileSystem {
         return ([resolvedPath(existing.path) ?? existing.path] + missing).joined(separator: "/").replacingOccurrences(of: "//", with: "/")
     }
 
-    static func exists(_ path: String) -> Bool {
+    package static func exists(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0
     }
 
     /// A store directory or file must be owned by the effective user with no group or other permission bits.
-    static func checkPrivate(_ path: String, what: String, fix: String) throws(TokenCacheError) {
+    package static func checkPrivate(_ path: String, what: String, fix: String) throws(TokenCacheError) {
         var info = stat()
         guard stat(path, &info) == 0 else {
             throw TokenCacheError(.ioFailure, "cannot stat \(what) \(path): \(describe(errno))")

@@ -63,7 +63,7 @@ extension RecordStore {
     /// Re-seals the record stored under `source` as the record under `destination` (the same plaintexts, so the
     /// same revision and times; fresh nonces, the active data key) and removes it from `source`. Returns false,
     /// leaving everything as it was, when the record cannot be opened.
-    func move(_ databaseName: String, from source: [UInt8], to destination: [UInt8], in txn: any RecordWriting) throws -> Bool {
+    package func move(_ databaseName: String, from source: [UInt8], to destination: [UInt8], in txn: any RecordWriting) throws -> Bool {
         let database = databaseName
         let sourceSlot = slot(databaseName, source)
         let opened = try txn.withValue(in: database, forKey: source) { value in
@@ -84,7 +84,7 @@ extension RecordStore {
     /// found under the prefix back under its entry key (always); a lone token under the prefix (when this store
     /// places them). A token that cannot be read (damaged) stays where it is; readers cope (FORMAT.md §4.3, §9). The
     /// first two keys decide.
-    func placeTokens(ofBucket prefix: [UInt8], in txn: any RecordWriting) throws {
+    package func placeTokens(ofBucket prefix: [UInt8], in txn: any RecordWriting) throws {
         guard mayHoldLoneTokens else { return }
         let database = DatabaseName.accessTokens
         var keys: [[UInt8]] = []
@@ -119,7 +119,7 @@ extension RecordStore {
 
     /// Moves the lone tokens of the buckets from key `start` on, stopping at a bucket boundary after about
     /// `limit` records; returns the key to resume at, nil when the end of the database was reached.
-    func placeLoneTokens(from start: [UInt8], limit: Int = placementBatch, in txn: any RecordWriting) throws -> [UInt8]? {
+    package func placeLoneTokens(from start: [UInt8], limit: Int = placementBatch, in txn: any RecordWriting) throws -> [UInt8]? {
         var lone: [[UInt8]] = []
         var current: (prefix: [UInt8], key: [UInt8], count: Int)? = nil
         var resume: [UInt8]? = nil

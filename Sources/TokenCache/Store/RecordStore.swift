@@ -48,7 +48,7 @@ package final class RecordStore: Sendable {
 
     /// Opens an existing store (`create == false`) or creates a new one (`create == true`): in the directory the
     /// configuration names, or in memory (``Configuration/inMemoryDirectory``: only `create` finds one, new).
-    static func open(_ configuration: Configuration, create: Bool, now: Int64) throws -> RecordStore {
+    package static func open(_ configuration: Configuration, create: Bool, now: Int64) throws -> RecordStore {
         if create, configuration.readOnly { throw TokenCacheError(.readOnly, "cannot create a store read-only") }
         // A new store's root key is in hand before anything is created: a missing key file, a malformed key or an
         // empty passphrase leaves no directory and no file behind, so the next attempt starts from nothing.
@@ -100,7 +100,7 @@ package final class RecordStore: Sendable {
 
     /// Throws `.storeNotFound` unless a store is at `storage`, and `.insecurePermissions` unless its directory and
     /// files are this user's alone.
-    static func checkExistingStore(_ storage: any StorageLocation) throws(TokenCacheError) {
+    package static func checkExistingStore(_ storage: any StorageLocation) throws(TokenCacheError) {
         if !storage.holdsStore() {
             if let directory = storage.directory, FileSystem.exists(directory), !FileSystem.isDirectory(directory) {
                 throw TokenCacheError(.storeNotFound, "\(directory) is a file, not a store: a store is a directory")
@@ -235,7 +235,7 @@ package final class RecordStore: Sendable {
     /// Refuses to write when the stored header is no longer the one this store was opened with: another process
     /// upgraded the store to a newer format (whose rules this code does not know) or changed its keys (FORMAT.md §7).
     /// One get from the tiny `meta` database per write transaction.
-    func checkHeaderUnchanged(in txn: any RecordReading) throws {
+    package func checkHeaderUnchanged(in txn: any RecordReading) throws {
         let stored = try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey) { Array($0) }
         guard stored != headerBytes else { return }
         // A newer read version is what the header parser refuses, reading nothing after it (§7).
@@ -285,7 +285,7 @@ package final class RecordStore: Sendable {
         } catch { throw TokenCacheError.wrapKeepingCallerErrors(error, directory: directory) }
     }
 
-    func checkWritable() throws(TokenCacheError) {
+    package func checkWritable() throws(TokenCacheError) {
         if readOnly {
             throw TokenCacheError(.readOnly, "the store at \(directory) is open read-only (or was written by a newer format)")
         }

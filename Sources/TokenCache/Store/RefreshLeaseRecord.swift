@@ -29,7 +29,7 @@ extension RecordStore {
 
     /// Whether a `meta` key names a sealed record (FORMAT.md §5.5–§5.7), as opposed to the header and the plaintext
     /// cursors.
-    static func isSealedMetaKey(_ key: some Collection<UInt8>) -> Bool {
+    package static func isSealedMetaKey(_ key: some Collection<UInt8>) -> Bool {
         key.elementsEqual(accessTokenCapKey) || key.elementsEqual(foreignSectionsKey) || isRefreshLeaseKey(key)
     }
 

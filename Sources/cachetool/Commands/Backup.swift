@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TokenCache
+import TokenCacheOperations
 
 /// `cachetool backup -o DIR`: a consistent, compacted copy of the store while it is in use; the copy is a store.
 struct Backup: ParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TokenCache
+import TokenCacheOperations
 
 /// `cachetool cap`: shows, sets or removes the store's cap on access tokens.
 struct Cap: ParsableCommand {

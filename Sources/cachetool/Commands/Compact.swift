@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TokenCache
+import TokenCacheOperations
 
 /// `cachetool compact`: rewrite the store compacted and swap it in, when no process has it open.
 ///

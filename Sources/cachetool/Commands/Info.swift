@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TokenCache
+import TokenCacheOperations
 
 /// `cachetool info`: facts about a store, no secrets and no identifiers.
 struct Info: ParsableCommand {

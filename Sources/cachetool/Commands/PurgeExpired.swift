@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TokenCache
+import TokenCacheOperations
 
 /// `cachetool purge-expired`: removes expired tokens in small transactions.
 struct PurgeExpired: ParsableCommand {

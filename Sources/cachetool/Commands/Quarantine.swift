@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TokenCache
+import TokenCacheOperations
 
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TokenCache
+import TokenCacheOperations
 
 /// `cachetool rekey`: protect the store with a new key file or passphrase.
 struct Rekey: ParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TokenCache
+import TokenCacheOperations
 
 /// `cachetool salvage`: copies what can still be read from a damaged store into a new one.
 struct Salvage: ParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TokenCache
+import TokenCacheOperations
 
 /// `cachetool stats`: an operator's numbers about a store: records, token states, who uses it, how it is laid out.
 struct Stats: ParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TokenCache
+import TokenCacheOperations
 
 /// `cachetool verify`: decrypt everything and check the format's invariants; with `--repair`, fix what it finds.
 struct Verify: ParsableCommand {

@@ -1,4 +1,5 @@
 import TokenCache
+import TokenCacheOperations
 
 /// The words each view puts on a store's counts, so that `inspect --summary`, `stats` and `info` label one count one
 /// way. What is counted is the library's to define (``TokenExpiryState``, ``StoreStatistics``); this is how it reads.

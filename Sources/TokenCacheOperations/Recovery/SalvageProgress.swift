@@ -1,4 +1,5 @@
 import Foundation
+internal import TokenCache
 #if canImport(Glibc)
 import Glibc
 #endif

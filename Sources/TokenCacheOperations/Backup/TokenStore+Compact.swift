@@ -1,4 +1,5 @@
 import Foundation
+public import TokenCache
 internal import TokenCacheStorage
 internal import TokenCacheRecords
 

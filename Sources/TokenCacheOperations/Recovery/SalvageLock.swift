@@ -1,3 +1,4 @@
+internal import TokenCache
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,6 @@
 import Foundation
+public import TokenCache
 internal import TokenCacheStorage
-internal import TokenCacheRecords
 
 /// What ``TokenStore/repair(backupTo:progress:)`` changed.
 public struct RepairReport: Sendable {

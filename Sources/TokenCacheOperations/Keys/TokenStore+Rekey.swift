@@ -1,3 +1,4 @@
+public import TokenCache
 internal import TokenCacheRecords
 internal import TokenCacheStorage
 internal import TokenCacheSodium
@@ -148,11 +149,6 @@ extension RecordStore {
     /// The databases re-sealed, in order; the cursor names one by its index here. In `meta`, only the sealed records
     /// (the access-token cap and the kept MSAL sections): the header and the cursors are plaintext.
     static let rotatedDatabases = DatabaseName.all
-
-    /// Whether a rotation is under way (its cursor exists).
-    func isRotationPending(in txn: any RecordReading) throws -> Bool {
-        try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.rotationCursorKey) { _ in true } ?? false
-    }
 
     /// Starts a rotation: the header with a new active data key, and the cursor at the start, in one transaction.
     /// Returns the new key's id. The store must be reopened to seal under it.

@@ -1,3 +1,4 @@
+public import TokenCache
 internal import TokenCacheRecords
 internal import TokenCacheSodium
 internal import TokenCacheStorage
@@ -231,14 +232,6 @@ private struct StatisticsWalk {
 
     /// 16 hex digits of a keyed digest.
     static func fingerprint(_ digest: [UInt8]) -> String { Hex.encode(digest.prefix(8)) }
-}
-
-extension CacheReader {
-    /// Whether `partition` holds the app-only tokens: those with an empty home account id, of a client acting as
-    /// itself (client credentials). They belong to no person, so no view counts them as a home account.
-    public func isAppOnly(_ partition: HomeAccountPartition) -> Bool {
-        partition == self.partition(homeAccountID: "")
-    }
 }
 
 extension TokenStore {
