@@ -53,6 +53,14 @@ import Testing
         }
     }
 
+    /// An operator's commands run over the storage seam's maintenance protocols and the record store's package API:
+    /// no wrapper below the seam, and nothing of the client.
+    @Test func theOperationsReachStorageOnlyThroughTheSeam() throws {
+        try Self.expectModule(
+            "TokenCacheOperations", atLeast: 10,
+            imports: ["TokenCache", "TokenCacheStorage", "TokenCacheRecords", "TokenCacheSodium", "Foundation", "Glibc"], names: [])
+    }
+
     /// Checks that every file of a module imports only `allowed` and names none of `forbidden`.
     static func expectModule(
         _ folder: String, atLeast count: Int, imports allowed: Set<String>, names forbidden: [String]

@@ -21,10 +21,14 @@ import Testing
     /// `"\(dir)/open.lock"`. Prose that mentions a file (help text, a label) is not a path.
     static let storeFilePath = #"["/](data|lock)\.mdb\b|["/](open|writer)\.lock\b"#
 
+    /// The library's modules above the seam (the core, the operator's commands, MSAL interop, the benchmark SPI) and
+    /// the tool.
+    static let folders = ["TokenCache", "TokenCacheOperations", "TokenCacheMSAL", "TokenCacheBenchmarking", "cachetool"]
+
     /// Every Swift file under the library's and the tool's sources, with its code (line comments dropped: they may
     /// describe a backend's files).
     static func files() throws -> [(path: String, code: String)] {
-        try ["TokenCache", "cachetool"].flatMap { folder in
+        try folders.flatMap { folder in
             let root = sources.appendingPathComponent(folder)
             let paths = try FileManager.default.subpathsOfDirectory(atPath: root.path).filter { $0.hasSuffix(".swift") }.sorted()
             return try paths.map { path in
