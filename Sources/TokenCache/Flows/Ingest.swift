@@ -15,7 +15,8 @@ public struct IngestResult: Sendable {
     public var accessTokensRemoved: Int
     /// Expired access tokens of other buckets that the write's bounded sweep removed.
     public var expiredAccessTokensSwept = 0
-    /// Access tokens evicted because the store was over its cap (``TokenStore/setAccessTokenCap(_:progress:)``).
+    /// Access tokens evicted because the store was over its cap (`setAccessTokenCap(_:progress:)`, in
+    /// TokenCacheOperations).
     public var accessTokensEvicted = 0
 }
 

@@ -1,5 +1,6 @@
 /// Where a token stands at a moment: the one definition every count of "valid", "refresh due" and "expired" uses
-/// (``StoreStatistics``, and each view of `cachetool`), so that two views of one store never disagree about a token.
+/// (TokenCacheOperations' `StoreStatistics`, and each view of `cachetool`), so that two views of one store never
+/// disagree about a token.
 ///
 /// The states follow what a silent lookup does with an access token (``AccessTokenExpiry``): it returns a valid one
 /// as it is; one whose refresh is due it returns with a refresh recommended (its `refresh_on` has passed) or no longer

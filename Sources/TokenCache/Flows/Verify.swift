@@ -25,7 +25,8 @@ public struct VerificationReport: Sendable {
     public var activeDataKeyID: UInt32 = 0
     /// How many records name each data key id: which keys are in use. After a finished rotation, only the active one.
     public var recordsByDataKey: [UInt32: Int] = [:]
-    /// A data-key rotation was started and not finished (``TokenStore/rotateDataKey(progress:)`` continues it).
+    /// A data-key rotation was started and not finished (`rotateDataKey(progress:)`, in TokenCacheOperations,
+    /// continues it).
     public var dataKeyRotationPending = false
 
     /// No corrupt or misplaced record and no meta-page problem (lone tokens under their entry key do not count).

@@ -1,12 +1,12 @@
 /// Which access tokens a store at its cap evicts, chosen from a random sample of its tokens.
 ///
-/// A store with a cap (``TokenStore/setAccessTokenCap(_:progress:)``) removes access tokens when a write takes it
-/// over the cap, as many as it exceeds it by: expired tokens first (they can never be used again), then the least
-/// recently cached. The store
-/// keeps no index by time (an ordered index would put write times in plaintext keys, FORMAT.md §8), so the tokens
-/// are chosen as Redis chooses keys to evict: from a sample of a few tokens read at a random point of the key space,
-/// whose keys are uniformly distributed by the blind index. The oldest of 16 random tokens is older than 94% of the
-/// store on average; the cost per eviction is a fixed number of summary reads, whatever the store's size.
+/// A store with a cap (`TokenStore.setAccessTokenCap(_:progress:)`, in TokenCacheOperations) removes access tokens when
+/// a write takes it over the cap, as many as it exceeds it by: expired tokens first (they can never be used again),
+/// then the least recently cached. The store keeps no index by time (an ordered index would put write times in
+/// plaintext keys, FORMAT.md §8), so the tokens are chosen as Redis chooses keys to evict: from a sample of a few
+/// tokens read at a random point of the key space, whose keys are uniformly distributed by the blind index. The oldest
+/// of 16 random tokens is older than 94% of the store on average; the cost per eviction is a fixed number of summary
+/// reads, whatever the store's size.
 ///
 /// Only access tokens are ever evicted. A refresh token is the one credential that needs the user to sign in again
 /// when lost, so no cap removes one; sign-out and `purge-expired` are the ways refresh tokens leave a store.
