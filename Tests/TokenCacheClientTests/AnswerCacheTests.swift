@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import TokenCache
 
@@ -117,8 +118,7 @@ import Glibc
     /// Another process adds, replaces and removes the token while this one asks for it as fast as it can: every
     /// answer is one the store gave at some moment during the call.
     @Test func anotherProcessChangingTheTokenNeverMakesTheL1Stale() async throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("token-cache-l1-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let root = try makeTemporaryDirectory(prefix: "token-cache-l1")
         defer { try? FileManager.default.removeItem(atPath: root) }
         try KeyFile.create(at: root + "/key")
         let configuration = Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key"))
@@ -177,9 +177,9 @@ import Glibc
                     try store.delete(previous)
                     try await Task.sleep(for: .milliseconds(3))
                 }
-                let response = Responses.response(accessToken: "at-\(version)", refreshToken: "rt-1", issuedAt: 1_795_353_806)
+                let response = Responses.response(accessToken: "at-\(version)", refreshToken: "rt-1", issuedAt: ReferenceTime.now)
                 let context = TokenRequestContext(
-                    clientID: User.client, authority: User.authority, requestedScopes: ["User.Read"], now: 1_795_353_806
+                    clientID: User.client, authority: User.authority, requestedScopes: ["User.Read"], now: ReferenceTime.now
                 )
                 written = try store.ingest(response, context: context).accessToken
                 try "\(version)".write(toFile: root + "/version", atomically: true, encoding: .utf8)

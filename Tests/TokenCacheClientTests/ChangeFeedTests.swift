@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 import TokenCache
 
@@ -64,8 +65,7 @@ import Glibc
     }
 
     @Test func anotherProcessesWritesAreReportedWithinThePollInterval() async throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("token-cache-feed-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let root = try makeTemporaryDirectory(prefix: "token-cache-feed")
         defer { try? FileManager.default.removeItem(atPath: root) }
         try KeyFile.create(at: root + "/key")
         let configuration = Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key"))

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import TokenCache
 
@@ -12,12 +13,11 @@ import Glibc
 /// process that dies holding the lease holds the others up no longer than the lease lasts.
 @Suite(.serialized) struct CrossProcessRefreshTests {
     /// When the children start: the store's sign-in time, then two hours on (the access token has expired).
-    static let signedInAt: Int64 = 1_795_353_806
+    static let signedInAt = ReferenceTime.now
 
     /// A store with one signed-in user whose access token expired, in a new directory.
     static func expiredStore() async throws -> String {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("token-cache-lease-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let root = try makeTemporaryDirectory(prefix: "token-cache-lease")
         try KeyFile.create(at: root + "/key")
         let clock = TestClock(signedInAt)
         let client = try TokenClient(configuration: configuration(root), clock: clock)
