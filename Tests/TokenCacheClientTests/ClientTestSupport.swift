@@ -40,7 +40,9 @@ extension Responses {
 }
 
 /// A token endpoint in memory: redeems refresh tokens it issued, rotating each (a redeemed token stops working,
-/// as with a strict rotating server), and counts what it was asked.
+/// as with a strict rotating server), and counts what it was asked. One that holds its answers stands for a slow
+/// endpoint: each redemption waits until the test calls ``answer()``, so that a test orders callers by what they do,
+/// not by how long it sleeps.
 final class FakeTokenEndpoint: Sendable {
     struct InvalidGrant: Error, Equatable {}
     struct Unavailable: Error, Equatable {}
@@ -54,15 +56,20 @@ final class FakeTokenEndpoint: Sendable {
 
     private let state = Mutex(State())
     let clock: TestClock
-    /// How long each redemption takes.
-    let latency: Duration
     let refreshIn: Int64?
+    /// Open once a redemption has begun.
+    let redemptionBegan = Latch()
+    /// Open once redemptions may answer.
+    private let answers = Latch()
 
-    init(clock: TestClock, latency: Duration = .zero, refreshIn: Int64? = nil) {
+    init(clock: TestClock, holdingAnswers: Bool = false, refreshIn: Int64? = nil) {
         self.clock = clock
-        self.latency = latency
         self.refreshIn = refreshIn
+        if !holdingAnswers { answers.open() }
     }
+
+    /// Lets the held redemptions, and every later one, answer.
+    func answer() { answers.open() }
 
     /// What an interactive sign-in returns: a first access and refresh token.
     func signIn(username: String = User.username, uid: String = User.uid) -> TokenResponse {
@@ -76,7 +83,10 @@ final class FakeTokenEndpoint: Sendable {
 
     /// `grant_type=refresh_token`.
     func redeem(_ refreshToken: Secret, scopes: [String]) async throws -> TokenResponse {
-        if latency > .zero { try await Task.sleep(for: latency) }
+        redemptionBegan.open()
+        await answers.wait()
+        // As an HTTP client does: a cancelled refresh fails instead of storing what came back.
+        try Task.checkCancellation()
         let number = try state.withLock { state in
             state.redeemed.append(refreshToken.reveal())
             if state.failNext {
@@ -111,14 +121,55 @@ func withClient<R>(clock: TestClock = TestClock(), _ body: (TokenClient) async t
 }
 
 /// A new client of a new store with the user signed in at the clock's start, the endpoint that signed them in
-/// (answering after `latency`, recommending a refresh after `refreshIn`), and the clock.
+/// (holding its answers if asked, recommending a refresh after `refreshIn`), and the clock.
 func withSignedInClient<R>(
-    latency: Duration = .zero, refreshIn: Int64? = nil, _ body: (TokenClient, FakeTokenEndpoint, TestClock) async throws -> R
+    holdingAnswers: Bool = false, refreshIn: Int64? = nil, _ body: (TokenClient, FakeTokenEndpoint, TestClock) async throws -> R
 ) async throws -> R {
     let clock = TestClock()
-    let endpoint = FakeTokenEndpoint(clock: clock, latency: latency, refreshIn: refreshIn)
+    let endpoint = FakeTokenEndpoint(clock: clock, holdingAnswers: holdingAnswers, refreshIn: refreshIn)
     return try await withClient(clock: clock) { client in
         try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
         return try await body(client, endpoint, clock)
+    }
+}
+
+/// A gate that opens once and stays open: what one task waits for until another says so.
+final class Latch: Sendable {
+    private let state = Mutex<(isOpen: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func open() {
+        let waiting = state.withLock { state in
+            state.isOpen = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let isOpen = state.withLock { state in
+                if !state.isOpen { state.waiting.append(continuation) }
+                return state.isOpen
+            }
+            if isOpen { continuation.resume() }
+        }
+    }
+}
+
+/// How long a wait for a state may last before the test fails: a bound for a hang, not a window any run comes near.
+/// In a full run, long synchronous tests can hold every thread of the pool, and so a waiter, for minutes.
+let hangBound = Duration.seconds(600)
+
+struct StateNotReached: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Waits until `condition` holds, looking every millisecond; throws if it does not within ``hangBound``.
+func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + hangBound
+    while !condition() {
+        guard ContinuousClock.now < deadline else { throw StateNotReached(description: "not reached within \(hangBound): \(what)") }
+        try await Task.sleep(for: .milliseconds(1))
     }
 }
