@@ -89,26 +89,25 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // Helpers every test target's exit tests share.
-        .target(name: "ExitTestSupport", path: "Tests/ExitTestSupport"),
-        // How the README snippet tests compare README.md's code with their compiled copies.
-        .target(name: "DocumentationTestSupport", path: "Tests/DocumentationTestSupport"),
-        .testTarget(name: "TokenCacheLMDBTests", dependencies: ["TokenCacheLMDB", "ExitTestSupport"]),
-        .testTarget(name: "TokenCacheSodiumTests", dependencies: ["TokenCacheSodium", "ExitTestSupport"]),
+        // What the test targets share (fixtures, generators, response builders, exit-test conditions, README
+        // snippets). It imports none of the package's modules, so that every test target can link it.
+        .target(name: "TestSupport", path: "Tests/TestSupport", exclude: ["MSALFixtures"]),
+        .testTarget(name: "TokenCacheLMDBTests", dependencies: ["TokenCacheLMDB", "TestSupport"]),
+        .testTarget(name: "TokenCacheSodiumTests", dependencies: ["TokenCacheSodium", "TestSupport"]),
         .testTarget(
             name: "TokenCacheTests",
-            dependencies: ["TokenCache", "TokenCacheModel", "TokenCacheMSAL", "TokenCacheOperations", "TokenCacheBenchmarking", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheLMDB", "TokenCacheSodium", "DocumentationTestSupport"],
-            resources: [.copy("FormatVectors"), .copy("MSALFixtures")]
+            dependencies: ["TokenCache", "TokenCacheModel", "TokenCacheMSAL", "TokenCacheOperations", "TokenCacheBenchmarking", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheLMDB", "TokenCacheSodium", "TestSupport"],
+            resources: [.copy("FormatVectors")]
         ),
         .testTarget(
             name: "TokenCacheClientTests",
             dependencies: [
-                "TokenCacheClient", "TokenCache", "TokenCacheOperations", "ExitTestSupport", "DocumentationTestSupport", .product(name: "Logging", package: "swift-log"),
+                "TokenCacheClient", "TokenCache", "TokenCacheOperations", "TestSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"), .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
         .testTarget(
-            name: "CacheToolTests", dependencies: ["cachetool", "TokenCache", "TokenCacheMSAL", "TokenCacheOperations", "TokenCacheBenchmarking", "TokenCacheLMDB", "TokenCacheRecords", "TokenCacheStorage"], exclude: ["InspectGoldens", "TableGoldens"]
+            name: "CacheToolTests", dependencies: ["cachetool", "TokenCache", "TokenCacheMSAL", "TokenCacheOperations", "TokenCacheBenchmarking", "TokenCacheLMDB", "TokenCacheRecords", "TokenCacheStorage", "TestSupport"], exclude: ["InspectGoldens", "TableGoldens"]
         ),
     ],
     swiftLanguageModes: [.v6]

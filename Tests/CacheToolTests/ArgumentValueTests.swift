@@ -9,10 +9,7 @@ import TokenCache
 
     /// A token response for home account `uid.utid1` whose ID token names `username`.
     static func response(uid: String, username: String, scope: String? = "User.Read Mail.Read openid profile") -> String {
-        let b64 = SilentFlowCLITests.base64URL
-        let clientInfo = b64(#"{"uid":"\#(uid)","utid":"utid1"}"#)
-        let idToken = b64(#"{"alg":"none"}"#) + "." + b64(#"{"oid":"\#(uid)","preferred_username":"\#(username)","sub":"s","tid":"utid1"}"#) + "."
-        return #"{"access_token":"AT-\#(uid)","token_type":"Bearer","expires_in":3600,"refresh_token":"RT-\#(uid)","id_token":"\#(idToken)","client_info":"\#(clientInfo)"\#(scope.map { #","scope":"\#($0)""# } ?? "")}"#
+        SilentFlowCLITests.response(accessToken: "AT-\(uid)", refreshToken: "RT-\(uid)", uid: uid, username: username, scope: scope)
     }
 
     /// Ingests a response; without `responseScope` the response names no scope, so the stored target is the request's

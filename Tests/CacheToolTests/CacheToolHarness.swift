@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import TestSupport
 import Testing
 import TokenCache
 
@@ -86,10 +87,7 @@ struct CLIStore {
     }
 
     static func with(_ body: (CLIStore) throws -> Void) throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("tc-cli-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        try body(CLIStore(root: root))
+        try withTemporaryDirectory(prefix: "tc-cli") { root in try body(CLIStore(root: root)) }
     }
 
     func run(_ arguments: [String], extra: [String: String] = [:], shell: String? = nil) throws -> CacheToolRun {

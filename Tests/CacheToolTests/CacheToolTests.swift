@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 import TokenCache
 import TokenCacheRecords
 import TokenCacheStorage
 
 @Suite struct CacheToolTests {
-    static let now: Int64 = 1_795_353_806
+    static let now = ReferenceTime.now
 
     @Test func initUnderUmask000CreatesAPrivateKeyFileAndStore() throws {
         try CLIStore.with { store in

@@ -1,12 +1,10 @@
 import Foundation
+import TestSupport
 import Testing
 import TokenCache
 
 /// `cachetool import` and `export`, through the built binary: what a user migrating a cache sees.
 @Suite struct ImportExportCLITests {
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("TokenCacheTests/MSALFixtures")
-
     static func accessToken(secret: String, homeAccountID: String = "uid.utid", target: String = "User.Read") -> String {
         """
         {"AccessToken": {"k": {"home_account_id": "\(homeAccountID)", "environment": "login.microsoftonline.com", \
@@ -22,7 +20,7 @@ import TokenCache
     @Test func aCacheImportsFromAFileAndFromStandardInputAndExportsBack() throws {
         try CLIStore.with { store in
             #expect(try store.run(["init"]).status == 0)
-            let imported = try store.run(["import", Self.fixtures.appendingPathComponent("python-1.39.json").path, "--json"])
+            let imported = try store.run(["import", MSALFixtures.url("python-1.39.json").path, "--json"])
             #expect(imported.status == 0, "\(imported.output)")
             let report = Self.json(imported)
             #expect(Set(report.keys) == [

@@ -1,22 +1,23 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 import TokenCache
 
 /// `cachetool ingest`, `lookup`, `accounts`, `remove-account`, through the built binary.
 @Suite struct SilentFlowCLITests {
-    static let now: Int64 = 1_795_353_806
+    static let now = ReferenceTime.now
 
-    static func base64URL(_ text: String) -> String {
-        Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    /// A response for home account `uid.utid` with the given secrets.
-    static func response(accessToken: String, refreshToken: String, lifetime: Int = 3600, foci: Bool = false, username: String = "me@contoso.example") -> String {
-        let clientInfo = base64URL(#"{"uid":"uid1","utid":"utid1"}"#)
-        let idToken = base64URL(#"{"alg":"none"}"#) + "." + base64URL(#"{"oid":"uid1","preferred_username":"\#(username)","sub":"s","tid":"utid1"}"#) + "."
-        return #"{"access_token":"\#(accessToken)","token_type":"Bearer","expires_in":\#(lifetime),"refresh_token":"\#(refreshToken)","id_token":"\#(idToken)","client_info":"\#(clientInfo)","scope":"User.Read openid profile"\#(foci ? #","foci":"1""# : "")}"#
+    /// A response for home account `<uid>.utid1` with the given secrets, as `cachetool ingest` reads it from a file.
+    static func response(
+        accessToken: String, refreshToken: String, lifetime: Int = 3600, foci: Bool = false, uid: String = "uid1",
+        username: String = "me@contoso.example", scope: String? = "User.Read openid profile"
+    ) -> String {
+        let idToken = unsignedJWT(payload: jsonText(["oid": uid, "preferred_username": username, "sub": "s", "tid": "utid1"]))
+        return Responses.json(
+            accessToken: accessToken, scope: scope, expiresIn: lifetime, refreshToken: refreshToken, idToken: idToken,
+            clientInfo: Responses.clientInfo(uid: uid, utid: "utid1"), foci: foci ? "1" : nil
+        )
     }
 
     func ingest(_ store: CLIStore, _ body: String, client: String = "client-1", now: Int64 = now) throws -> CacheToolRun {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import TokenCache
 
@@ -117,8 +118,7 @@ import Glibc
     /// Another process adds, replaces and removes the token while this one asks for it as fast as it can: every
     /// answer is one the store gave at some moment during the call.
     @Test func anotherProcessChangingTheTokenNeverMakesTheL1Stale() async throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("token-cache-l1-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let root = try makeTemporaryDirectory(prefix: "token-cache-l1")
         defer { try? FileManager.default.removeItem(atPath: root) }
         try KeyFile.create(at: root + "/key")
         let configuration = Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key"))
@@ -139,10 +139,10 @@ import Glibc
                 return 2 * (lowerBound ? earlier : Self.latestVersion(root)) + 1
             }
             var checked = 0, stale = 0
-            // Past the writer's 3 s, the token stays put and a repeat is the L1's; long synchronous tests of a full
-            // run can hold every thread of the pool for minutes, so it goes on (up to ten) until the L1 has answered.
-            let deadline = ContinuousClock.now + .seconds(4), hardDeadline = ContinuousClock.now + .seconds(600)
-            while ContinuousClock.now < deadline || (client.statistics.answerCacheHits == 0 && ContinuousClock.now < hardDeadline) {
+            // Until the writer is done, then until the L1 has answered once (the token stays put then, and a repeat
+            // is the L1's); long synchronous tests of a full run can hold every thread of the pool for minutes.
+            let hardDeadline = ContinuousClock.now + hangBound
+            while ContinuousClock.now < hardDeadline, !Self.writerFinished(root) || client.statistics.answerCacheHits == 0 {
                 let before = try position(lowerBound: true)
                 let got: Int
                 do {
@@ -165,32 +165,40 @@ import Glibc
         await #expect(processExitsWith: .success) { [root = root as String] in
             let configuration = Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key"))
             let store = try TokenStore.open(configuration)
-            let deadline = ContinuousClock.now + .seconds(3)
             var version = 1
             var written: AccessToken.Key? = nil
             // Each round ends with a token stored, so that the reader's quiet phase after the last one has a token
             // for the L1 to answer with (ending on a removal left it none, and the reader looped to its deadline).
-            while ContinuousClock.now < deadline {
+            // The pauses (3 ms) pace the writer, so that the reader's lookups fall between its commits.
+            while version < AnswerCacheTests.writerVersions {
                 version += 1
                 if version.isMultiple(of: 3), let previous = written {
                     // Removed after version - 1: the version file still names it.
                     try store.delete(previous)
                     try await Task.sleep(for: .milliseconds(3))
                 }
-                let response = Responses.response(accessToken: "at-\(version)", refreshToken: "rt-1", issuedAt: 1_795_353_806)
+                let response = Responses.response(accessToken: "at-\(version)", refreshToken: "rt-1", issuedAt: ReferenceTime.now)
                 let context = TokenRequestContext(
-                    clientID: User.client, authority: User.authority, requestedScopes: ["User.Read"], now: 1_795_353_806
+                    clientID: User.client, authority: User.authority, requestedScopes: ["User.Read"], now: ReferenceTime.now
                 )
                 written = try store.ingest(response, context: context).accessToken
                 try "\(version)".write(toFile: root + "/version", atomically: true, encoding: .utf8)
                 try await Task.sleep(for: .milliseconds(3))
             }
         }
+        // The writer is gone, whether it finished or failed.
+        try "".write(toFile: root + "/finished", atomically: true, encoding: .utf8)
         let (checked, stale) = try await reader.value
         #expect(stale == 0)
         #expect(checked > 100)
         #expect(client.statistics.answerCacheHits > 0)
     }
+
+    /// How many versions of the token the writer stores (each a durable commit, a third of them after a removal):
+    /// some three seconds of writing on a 2-core VM, while the reader's lookups run between the commits.
+    static let writerVersions = 120
+
+    static func writerFinished(_ root: String) -> Bool { FileManager.default.fileExists(atPath: root + "/finished") }
 
     /// The newest version the writer finished writing (1 before it wrote any).
     static func latestVersion(_ root: String) -> Int {

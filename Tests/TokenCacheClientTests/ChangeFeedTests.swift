@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 import TokenCache
 import TokenCacheOperations
@@ -17,16 +18,15 @@ import Glibc
         let events = Mutex<[CacheChange]>([])
         func snapshot() -> [CacheChange] { events.withLock { $0 } }
 
-        /// Waits until `count` events arrived (up to ten minutes: in a full test run, long synchronous tests can hold
-        /// every thread of the pool, and with it the poller, for minutes; only a failure waits that long).
+        /// Waits until `count` events arrived.
         func wait(for count: Int) async throws {
             try await wait { $0.count >= count }
         }
 
-        /// Waits until the events so far satisfy `done` (up to ten minutes).
+        /// Waits until the events so far satisfy `done` (up to ``hangBound``: in a full test run, long synchronous
+        /// tests can hold every thread of the pool, and with it the poller, for minutes).
         func wait(until done: ([CacheChange]) -> Bool) async throws {
-            let deadline = ContinuousClock.now + .seconds(600)
-            while !done(snapshot()), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
+            try await waitUntil("the events expected") { done(snapshot()) }
         }
     }
 
@@ -56,17 +56,19 @@ import Glibc
             try await client.signOut(homeAccountID: User.home, clientID: nil)
             try await collected.wait(for: 4)
             #expect(collected.snapshot().last == .accountRemoved(user))
-            // Nothing was anybody else's: a poll later reports nothing more.
-            let count = collected.snapshot().count
-            try await Task.sleep(for: .milliseconds(300))
-            #expect(collected.snapshot().count == count)
-            #expect(count == 4)
+            // Nothing was anybody else's: a poll reports nothing more. Events arrive in order, so the change another
+            // handle commits after that poll is the next one.
+            #expect(collected.snapshot().count == 4)
+            client.feed.poll(client.store)
+            try TokenStore.open(client.store.configuration).put(AppMetadata(clientID: "foreign", environment: "login.microsoftonline.com"))
+            client.feed.poll(client.store)
+            try await collected.wait(for: 5)
+            #expect(collected.snapshot().dropFirst(4) == [.changedElsewhere])
         }
     }
 
     @Test func anotherProcessesWritesAreReportedWithinThePollInterval() async throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("token-cache-feed-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let root = try makeTemporaryDirectory(prefix: "token-cache-feed")
         defer { try? FileManager.default.removeItem(atPath: root) }
         try KeyFile.create(at: root + "/key")
         let configuration = Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key"))
@@ -96,10 +98,20 @@ import Glibc
             let other = try TokenStore.open(client.store.configuration)
             _ = try other.rotateDataKey()
             try await collected.wait { $0.contains(.storeRekeyed) }
-            try await Task.sleep(for: .milliseconds(250))
+            // Polls after the report find the rekey again. Events arrive in order: an account another handle adds
+            // after them is reported after anything they reported.
+            client.feed.poll(client.store)
+            client.feed.poll(client.store)
+            let later = FakeTokenEndpoint(clock: TestClock()).signIn(username: "megan.bowen@contoso.example", uid: "11111111-0000-0000-66f3-3332eca7ea81")
+            try TokenStore.open(client.store.configuration).ingest(
+                later, context: TokenRequestContext(clientID: User.client, authority: User.authority, requestedScopes: ["User.Read"], now: ReferenceTime.now)
+            )
+            client.feed.poll(client.store)
+            let added = AccountReference(homeAccountID: "11111111-0000-0000-66f3-3332eca7ea81.\(User.utid)", username: "megan.bowen@contoso.example")
+            try await collected.wait { $0.contains(.accountAdded(added)) }
             let events = collected.snapshot()
             #expect(events.count { $0 == .storeRekeyed } == 1)
-            #expect(events.allSatisfy { $0 == .storeRekeyed || $0 == .changedElsewhere })
+            #expect(events.allSatisfy { $0 == .storeRekeyed || $0 == .changedElsewhere || $0 == .accountAdded(added) })
         }
     }
 
@@ -107,7 +119,7 @@ import Glibc
         try await withClient { client in
             let (_, first) = Self.listen(client)
             let (_, second) = Self.listen(client)
-            try await Task.sleep(for: .milliseconds(20))
+            // `changes()` subscribes before it returns.
             #expect(client.feed.listenerCount == 2)
             first.cancel()
             await first.value
@@ -123,7 +135,6 @@ import Glibc
         try await withClient { client in
             let (collected, task) = Self.listen(client)
             defer { task.cancel() }
-            try await Task.sleep(for: .milliseconds(20))
             // Two writes of this client's, committed in order, reported in the other order.
             for name in ["own-1", "own-2"] {
                 client.feed.beginOwnWrite()
@@ -135,9 +146,8 @@ import Glibc
             client.feed.ownWrite([])
             client.feed.ownWrite([])
             client.feed.poll(client.store)
-            try await Task.sleep(for: .milliseconds(250))
-            #expect(collected.snapshot().isEmpty)
-            // A commit this client did not begin is reported as another process's.
+            // A commit this client did not begin is reported as another process's; events arrive in order, so one
+            // that the polls above reported would come first.
             try client.store.put(AppMetadata(clientID: "foreign", environment: "login.microsoftonline.com"))
             client.feed.poll(client.store)
             try await collected.wait(for: 1)

@@ -1,23 +1,19 @@
 import Foundation
 import Synchronization
+import TestSupport
 import TokenCache
 import TokenCacheClient
 
 /// A clock the test moves.
 final class TestClock: WallClock {
     private let time: Atomic<Int64>
-    init(_ start: Int64 = 1_795_353_806) { time = Atomic(start) }
+    init(_ start: Int64 = ReferenceTime.now) { time = Atomic(start) }
     func now() -> Int64 { time.load(ordering: .relaxed) }
     func advance(by seconds: Int64) { time.wrappingAdd(seconds, ordering: .relaxed) }
 }
 
-/// Names and claims of the one user most tests sign in.
-enum User {
-    static let uid = "00000000-0000-0000-66f3-3332eca7ea81"
-    static let utid = "9188040d-6c67-4c5b-b112-36a304b66dad"
-    static var home: String { "\(uid).\(utid)" }
-    static let username = "adele.vance@contoso.example"
-    static let client = "04f0c124-f2bc-4f59-8241-bf6df9866bbd"
+/// The requests the client tests make for TestSupport's user.
+extension User {
     static let authority = try! Authority("https://login.microsoftonline.com/common")
 
     static func request(scopes: [String] = ["User.Read"], forceRefresh: Bool = false, home: String = home) -> TokenRequest {
@@ -25,41 +21,28 @@ enum User {
     }
 }
 
-/// Token-endpoint responses shaped like AAD's: base64url client_info and an unsigned id_token.
-enum Responses {
-    static func base64URL(_ text: String) -> String {
-        Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    static func clientInfo(uid: String = User.uid, utid: String = User.utid) -> String {
-        base64URL(JSONValue.object(["uid": .string(uid), "utid": .string(utid)]).description)
-    }
-
-    static func idToken(uid: String = User.uid, utid: String = User.utid, username: String = User.username, name: String = "Adele Vance", issuedAt: Int64) -> Secret {
-        let claims: [String: JSONValue] = [
-            "aud": .string(User.client), "iss": .string("https://login.microsoftonline.com/\(utid)/v2.0"), "iat": .integer(issuedAt),
-            "exp": .integer(issuedAt + 3600), "name": .string(name), "oid": .string(uid), "sub": .string("sub-\(uid)"),
-            "tid": .string(utid), "preferred_username": .string(username), "ver": .string("2.0"), "groups": .array([.string("g1")]),
-        ]
-        let header = JSONValue.object(["alg": .string("RS256"), "typ": .string("JWT")])
-        return Secret(base64URL(header.description) + "." + base64URL(JSONValue.object(claims).description) + ".c2ln")
-    }
-
+extension Responses {
+    /// A response as the library parsed it, for a user signed in at `issuedAt`; its ID token has a claim the
+    /// library does not model (`groups`).
     static func response(
         accessToken: String, refreshToken: String?, expiresIn: Int64 = 3600, refreshIn: Int64? = nil, scope: String = "User.Read openid profile offline_access",
         uid: String = User.uid, utid: String = User.utid, username: String = User.username, issuedAt: Int64
     ) -> TokenResponse {
-        TokenResponse(
-            accessToken: Secret(accessToken), expiresIn: expiresIn, refreshIn: refreshIn, refreshToken: refreshToken.map(Secret.init),
-            idToken: idToken(uid: uid, utid: utid, username: username, issuedAt: issuedAt), clientInfo: clientInfo(uid: uid, utid: utid),
-            scope: scope
+        var claimsWithGroups = claims(tid: utid, oid: uid, username: username, issuedAt: issuedAt)
+        claimsWithGroups["groups"] = ["g1"]
+        let json = Responses.json(
+            accessToken: accessToken, scope: scope, expiresIn: Int(expiresIn), refreshToken: refreshToken,
+            idToken: idToken(claimsJSON: jsonText(claimsWithGroups)), clientInfo: clientInfo(uid: uid, utid: utid),
+            refreshIn: refreshIn.map(Int.init)
         )
+        return try! TokenResponse(json: json)
     }
 }
 
 /// A token endpoint in memory: redeems refresh tokens it issued, rotating each (a redeemed token stops working,
-/// as with a strict rotating server), and counts what it was asked.
+/// as with a strict rotating server), and counts what it was asked. One that holds its answers stands for a slow
+/// endpoint: each redemption waits until the test calls ``answer()``, so that a test orders callers by what they do,
+/// not by how long it sleeps.
 final class FakeTokenEndpoint: Sendable {
     struct InvalidGrant: Error, Equatable {}
     struct Unavailable: Error, Equatable {}
@@ -73,15 +56,20 @@ final class FakeTokenEndpoint: Sendable {
 
     private let state = Mutex(State())
     let clock: TestClock
-    /// How long each redemption takes.
-    let latency: Duration
     let refreshIn: Int64?
+    /// Open once a redemption has begun.
+    let redemptionBegan = Latch()
+    /// Open once redemptions may answer.
+    private let answers = Latch()
 
-    init(clock: TestClock, latency: Duration = .zero, refreshIn: Int64? = nil) {
+    init(clock: TestClock, holdingAnswers: Bool = false, refreshIn: Int64? = nil) {
         self.clock = clock
-        self.latency = latency
         self.refreshIn = refreshIn
+        if !holdingAnswers { answers.open() }
     }
+
+    /// Lets the held redemptions, and every later one, answer.
+    func answer() { answers.open() }
 
     /// What an interactive sign-in returns: a first access and refresh token.
     func signIn(username: String = User.username, uid: String = User.uid) -> TokenResponse {
@@ -95,7 +83,10 @@ final class FakeTokenEndpoint: Sendable {
 
     /// `grant_type=refresh_token`.
     func redeem(_ refreshToken: Secret, scopes: [String]) async throws -> TokenResponse {
-        if latency > .zero { try await Task.sleep(for: latency) }
+        redemptionBegan.open()
+        await answers.wait()
+        // As an HTTP client does: a cancelled refresh fails instead of storing what came back.
+        try Task.checkCancellation()
         let number = try state.withLock { state in
             state.redeemed.append(refreshToken.reveal())
             if state.failNext {
@@ -121,8 +112,7 @@ final class FakeTokenEndpoint: Sendable {
 
 /// A new client of a new store in a temporary directory, removed afterwards.
 func withClient<R>(clock: TestClock = TestClock(), _ body: (TokenClient) async throws -> R) async throws -> R {
-    let root = FileManager.default.temporaryDirectory.appendingPathComponent("token-cache-client-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+    let root = try makeTemporaryDirectory(prefix: "token-cache-client")
     defer { try? FileManager.default.removeItem(atPath: root) }
     try KeyFile.create(at: root + "/key")
     let configuration = Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key"))
@@ -130,27 +120,56 @@ func withClient<R>(clock: TestClock = TestClock(), _ body: (TokenClient) async t
     return try await body(client)
 }
 
-extension Responses {
-    /// A token-endpoint response as the JSON bytes an HTTP client receives.
-    static func json(accessToken: String, refreshToken: String, issuedAt: Int64, username: String = User.username) -> Data {
-        let object: [String: Any] = [
-            "token_type": "Bearer", "scope": "User.Read openid profile offline_access", "expires_in": 3600,
-            "access_token": accessToken, "refresh_token": refreshToken, "client_info": clientInfo(),
-            "id_token": idToken(username: username, issuedAt: issuedAt).reveal(),
-        ]
-        return try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
-    }
-}
-
 /// A new client of a new store with the user signed in at the clock's start, the endpoint that signed them in
-/// (answering after `latency`, recommending a refresh after `refreshIn`), and the clock.
+/// (holding its answers if asked, recommending a refresh after `refreshIn`), and the clock.
 func withSignedInClient<R>(
-    latency: Duration = .zero, refreshIn: Int64? = nil, _ body: (TokenClient, FakeTokenEndpoint, TestClock) async throws -> R
+    holdingAnswers: Bool = false, refreshIn: Int64? = nil, _ body: (TokenClient, FakeTokenEndpoint, TestClock) async throws -> R
 ) async throws -> R {
     let clock = TestClock()
-    let endpoint = FakeTokenEndpoint(clock: clock, latency: latency, refreshIn: refreshIn)
+    let endpoint = FakeTokenEndpoint(clock: clock, holdingAnswers: holdingAnswers, refreshIn: refreshIn)
     return try await withClient(clock: clock) { client in
         try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
         return try await body(client, endpoint, clock)
+    }
+}
+
+/// A gate that opens once and stays open: what one task waits for until another says so.
+final class Latch: Sendable {
+    private let state = Mutex<(isOpen: Bool, waiting: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func open() {
+        let waiting = state.withLock { state in
+            state.isOpen = true
+            defer { state.waiting = [] }
+            return state.waiting
+        }
+        for continuation in waiting { continuation.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { continuation in
+            let isOpen = state.withLock { state in
+                if !state.isOpen { state.waiting.append(continuation) }
+                return state.isOpen
+            }
+            if isOpen { continuation.resume() }
+        }
+    }
+}
+
+/// How long a wait for a state may last before the test fails: a bound for a hang, not a window any run comes near.
+/// In a full run, long synchronous tests can hold every thread of the pool, and so a waiter, for minutes.
+let hangBound = Duration.seconds(600)
+
+struct StateNotReached: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// Waits until `condition` holds, looking every millisecond; throws if it does not within ``hangBound``.
+func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
+    let deadline = ContinuousClock.now + hangBound
+    while !condition() {
+        guard ContinuousClock.now < deadline else { throw StateNotReached(description: "not reached within \(hangBound): \(what)") }
+        try await Task.sleep(for: .milliseconds(1))
     }
 }

@@ -3,6 +3,7 @@ import Logging
 import Metrics
 import MetricsTestKit
 import Synchronization
+import TestSupport
 import Testing
 import TokenCache
 
@@ -48,8 +49,7 @@ import TokenCache
 
     @Test(arguments: [false, true])
     func flowsAreLoggedAndCountedWithoutSecrets(revealIdentifiers: Bool) async throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("token-cache-obs-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let root = try makeTemporaryDirectory(prefix: "token-cache-obs")
         defer { try? FileManager.default.removeItem(atPath: root) }
         try KeyFile.create(at: root + "/key")
         let clock = TestClock()

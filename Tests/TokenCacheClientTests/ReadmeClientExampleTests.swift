@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TokenCacheClient
-import DocumentationTestSupport
+import TestSupport
 
 /// The client type, under a name the snippet's stand-in below does not shadow.
 private typealias RealClient = TokenClient
@@ -17,8 +17,7 @@ private typealias RealClient = TokenClient
     }
 
     @Test func theSnippetSignsInAnswersFromTheCacheRefreshesAndSignsInAgain() async throws {
-        let root = FileManager.default.temporaryDirectory.appendingPathComponent("token-cache-readme-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        let root = try makeTemporaryDirectory(prefix: "token-cache-readme")
         defer { try? FileManager.default.removeItem(atPath: root) }
         try KeyFile.create(at: root + "/key")
         let clock = TestClock()
@@ -35,14 +34,14 @@ private typealias RealClient = TokenClient
                 state.signIns.append(loginHint)
                 return state.signIns.count + state.redemptions.count
             }
-            return String(decoding: Responses.json(accessToken: "at-\(number)", refreshToken: "rt-\(number)", issuedAt: clock.now()), as: UTF8.self)
+            return Responses.json(accessToken: "at-\(number)", refreshToken: "rt-\(number)", idToken: Responses.idToken(issuedAt: clock.now()))
         }
         @Sendable func redeem(refreshToken: String, scopes: [String]) async throws -> String {
             let number = calls.state.withLock { state in
                 state.redemptions.append(refreshToken)
                 return state.signIns.count + state.redemptions.count
             }
-            return String(decoding: Responses.json(accessToken: "at-\(number)", refreshToken: "rt-\(number)", issuedAt: clock.now()), as: UTF8.self)
+            return Responses.json(accessToken: "at-\(number)", refreshToken: "rt-\(number)", idToken: Responses.idToken(issuedAt: clock.now()))
         }
 
         // README snippet 1 begin

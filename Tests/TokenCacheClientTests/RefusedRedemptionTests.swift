@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 import TokenCache
 
@@ -45,8 +46,6 @@ import TokenCache
         }
     }
 
-    static func milliseconds() -> Int64 { Int64(Date().timeIntervalSince1970 * 1000) }
-
     @Test func aRefusedTokenIsNotOfferedAgainByAnyProcess() async throws {
         try await withSignedInClient { (client, endpoint, clock) async throws in
             clock.advance(by: 7200)
@@ -80,14 +79,15 @@ import TokenCache
             // A holder takes a short lease, redeems rt-1 (so the endpoint refuses it from now on) and stops before it
             // stores the response.
             let stored = try #require(try await client.lookup(request).refreshToken)
-            guard case .taken = try client.store.takeRefreshLease(on: stored, duration: .milliseconds(150), now: Self.milliseconds()) else {
+            guard case .taken = try client.store.takeRefreshLease(on: stored, duration: .milliseconds(150), now: TokenClient.systemMilliseconds()) else {
                 Issue.record("no lease")
                 return
             }
             let response = try await endpoint.redeem(stored.entity.secret, scopes: ["User.Read"])
-            // It resumes a little later and stores its rotation, as the protocol's last step does.
+            // It resumes once the other process was refused (the endpoint was asked for rt-1 a second time), and
+            // stores its rotation, as the protocol's last step does.
             let resumed = Task {
-                try await Task.sleep(for: .milliseconds(600))
+                try await waitUntil("the other process was refused") { endpoint.redeemed.count == 2 }
                 try client.store.write { writer in
                     let rotated = RefreshToken(
                         homeAccountID: stored.entity.homeAccountID, environment: stored.entity.environment, clientID: User.client,

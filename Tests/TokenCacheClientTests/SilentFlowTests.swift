@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 import TokenCache
 
@@ -44,7 +45,7 @@ import TokenCache
     }
 
     @Test func aHundredConcurrentCallersShareOneRefresh() async throws {
-        try await withSignedInClient(latency: .milliseconds(100)) { (client, endpoint, clock) async throws in
+        try await withSignedInClient(holdingAnswers: true) { (client, endpoint, clock) async throws in
             clock.advance(by: 7200)
             let values = try await withThrowingTaskGroup(of: String.self) { group in
                 for index in 0..<100 {
@@ -52,6 +53,9 @@ import TokenCache
                     let scopes = index.isMultiple(of: 2) ? ["User.Read"] : ["user.read", "openid"]
                     group.addTask { try await client.token(for: User.request(scopes: scopes), refresh: endpoint.redeem).value }
                 }
+                // The endpoint answers once every caller has asked, so all of them meet the refresh in flight.
+                try await waitUntil("every caller asked") { client.statistics.tokenRequests == 100 }
+                endpoint.answer()
                 return try await group.reduce(into: [String]()) { $0.append($1) }
             }
             #expect(values == Array(repeating: "at-2", count: 100))
@@ -90,30 +94,33 @@ import TokenCache
     }
 
     @Test func aRequestTheStoreRefusesSharesNoRefreshWithAValidOne() async throws {
-        try await withSignedInClient(latency: .milliseconds(300)) { (client, endpoint, clock) async throws in
+        try await withSignedInClient(holdingAnswers: true) { (client, endpoint, clock) async throws in
             // The Kelvin sign lower-cases to `k` under Unicode rules: a fold by those would make the two one refresh.
             async let valid = client.token(for: User.request(scopes: ["Key.Read"], forceRefresh: true), refresh: endpoint.redeem)
-            try await Task.sleep(for: .milliseconds(50))
+            await endpoint.redemptionBegan.wait()
             let refused = await #expect(throws: TokenCacheError.self) {
                 try await client.token(for: User.request(scopes: ["\u{212A}ey.Read"], forceRefresh: true), refresh: endpoint.redeem)
             }
             #expect(refused?.code == .invalidArgument)
+            endpoint.answer()
             #expect(try await valid.value == "at-2")
         }
     }
 
     @Test func aRefreshErrorReachesEveryWaitingCallerUnchanged() async throws {
-        try await withSignedInClient(latency: .milliseconds(100)) { (client, endpoint, clock) async throws in
+        try await withSignedInClient(holdingAnswers: true) { (client, endpoint, clock) async throws in
             clock.advance(by: 7200)
             endpoint.failNextRedemption()
-            let outcomes = await withTaskGroup(of: (any Error)?.self) { group in
+            let outcomes = try await withThrowingTaskGroup(of: (any Error)?.self) { group in
                 for _ in 0..<10 {
                     group.addTask {
                         do { _ = try await client.token(for: User.request(), refresh: endpoint.redeem) } catch { return error }
                         return nil
                     }
                 }
-                return await group.reduce(into: [(any Error)?]()) { $0.append($1) }
+                try await waitUntil("every caller asked") { client.statistics.tokenRequests == 10 }
+                endpoint.answer()
+                return try await group.reduce(into: [(any Error)?]()) { $0.append($1) }
             }
             #expect(outcomes.allSatisfy { ($0 as? FakeTokenEndpoint.Unavailable) != nil })
             #expect(endpoint.redeemed == ["rt-1"])
@@ -123,37 +130,35 @@ import TokenCache
         }
     }
 
-    /// In a process of its own: how soon a cancelled caller returns is a matter of scheduling, and other tests can hold
-    /// this process's pool for seconds.
-    @Test func aCancelledCallerDoesNotCancelTheRefreshOthersWaitFor() async throws {
-        await #expect(processExitsWith: .success) {
-            let clock = TestClock()
-            let endpoint = FakeTokenEndpoint(clock: clock, latency: .seconds(2))
-            try await withClient(clock: clock) { client in
-                try await client.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
-                clock.advance(by: 7200)
-                let first = Task { try await client.token(for: User.request(), refresh: endpoint.redeem) }
-                try await Task.sleep(for: .milliseconds(50))
-                let second = Task { try await client.token(for: User.request(), refresh: endpoint.redeem) }
-                first.cancel()
-                // The cancelled caller stops waiting at once; the refresh goes on for the other.
-                let cancelledAt = ContinuousClock.now
-                guard case .failure(let error) = await first.result, error is CancellationError else { exit(2) }
-                guard ContinuousClock.now - cancelledAt < .seconds(1) else { exit(3) }
-                guard try await second.value.value == "at-2", endpoint.redeemed == ["rt-1"] else { exit(4) }
-            }
+    /// The cancelled caller returns while the endpoint still holds the refresh it started (so, at once: a caller that
+    /// waited for the refresh would never return, and the time limit fails the test); the refresh goes on for the
+    /// other, whose endpoint would fail a cancelled one.
+    @Test(.timeLimit(.minutes(10))) func aCancelledCallerDoesNotCancelTheRefreshOthersWaitFor() async throws {
+        try await withSignedInClient(holdingAnswers: true) { (client, endpoint, clock) async throws in
+            clock.advance(by: 7200)
+            let first = Task { try await client.token(for: User.request(), refresh: endpoint.redeem) }
+            await endpoint.redemptionBegan.wait()
+            let second = Task { try await client.token(for: User.request(), refresh: endpoint.redeem) }
+            try await waitUntil("the second caller asked") { client.statistics.tokenRequests == 2 }
+            first.cancel()
+            let cancelled = await first.result
+            #expect(throws: CancellationError.self) { try cancelled.get() }
+            endpoint.answer()
+            #expect(try await second.value.value == "at-2")
+            #expect(endpoint.redeemed == ["rt-1"])
         }
     }
 
     @Test func aTokenPastRefreshOnIsReturnedAndRefreshedInTheBackground() async throws {
-        try await withSignedInClient(latency: .milliseconds(20), refreshIn: 1800) { (client, endpoint, clock) async throws in
+        try await withSignedInClient(holdingAnswers: true, refreshIn: 1800) { (client, endpoint, clock) async throws in
             clock.advance(by: 1801)
             let tokens = try await withThrowingTaskGroup(of: TokenResult.self) { group in
                 for _ in 0..<20 { group.addTask { try await client.token(for: User.request(), refresh: endpoint.redeem) } }
                 return try await group.reduce(into: [TokenResult]()) { $0.append($1) }
             }
-            // Every caller got the still-valid token at once; one refresh started.
+            // Every caller got the still-valid token while the refresh was held at the endpoint; one refresh started.
             #expect(tokens.allSatisfy { $0.value == "at-1" && $0.refreshRecommended && $0.source == .cache })
+            endpoint.answer()
             await client.waitForRefreshes()
             #expect(endpoint.redeemed == ["rt-1"])
             #expect(client.statistics.backgroundRefreshes == 1)
@@ -264,20 +269,27 @@ import TokenCache
     }
 
     /// A token endpoint slower than the lease: the holder renews it while it waits, so the other client (another
-    /// process, in life) waits for the result instead of redeeming the same token a second time. In a process of its
-    /// own: renewals must run on time, and other tests can hold this process's pool for seconds.
+    /// process, in life) waits for the result instead of redeeming the same token a second time. Leases count real
+    /// time (they coordinate processes), so the endpoint holds its answer for three lease lengths of it. In a process
+    /// of its own: renewals (every third of a lease) must run on time, and other tests can hold this process's pool
+    /// for seconds.
     @Test func aRedemptionSlowerThanTheLeaseKeepsItsLease() async throws {
         await #expect(processExitsWith: .success) {
+            let lease = Duration.seconds(1)
             let clock = TestClock()
-            let endpoint = FakeTokenEndpoint(clock: clock, latency: .milliseconds(1_200))
+            let endpoint = FakeTokenEndpoint(clock: clock, holdingAnswers: true)
             try await withClient(clock: clock) { first in
                 try await first.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
                 clock.advance(by: 7200)
-                let holder = TokenClient(store: first.store, clock: clock, refreshLeaseDuration: .milliseconds(300))
-                let waiter = TokenClient(store: first.store, clock: clock, refreshLeaseDuration: .milliseconds(300))
+                let holder = TokenClient(store: first.store, clock: clock, refreshLeaseDuration: lease)
+                let waiter = TokenClient(store: first.store, clock: clock, refreshLeaseDuration: lease)
                 let a = Task { try await holder.token(for: User.request(), refresh: endpoint.redeem) }
-                try await Task.sleep(for: .milliseconds(100))
+                // The holder has the lease once it redeems; the waiter then finds it taken.
+                await endpoint.redemptionBegan.wait()
                 let b = Task { try await waiter.token(for: User.request(), refresh: endpoint.redeem) }
+                try await waitUntil("the waiter waits for the lease") { waiter.statistics.leaseWaits == 1 }
+                try await Task.sleep(for: lease * 3)
+                endpoint.answer()
                 guard try await a.value.value == "at-2", try await b.value.value == "at-2" else { exit(2) }
                 guard endpoint.redeemed == ["rt-1"] else { exit(3) }
                 guard waiter.statistics.leaseWaits == 1 else { exit(4) }

@@ -28,8 +28,9 @@ import Testing
             let writes = ProcessInfo.processInfo.activeProcessorCount + 2
             let release = DispatchSemaphore(value: 0)
             let blocked = (0..<writes).map { _ in Task { try await thread.run { release.wait() } } }
-            // A watchdog off the pool fails the process if the pool starves, instead of letting it hang.
-            DispatchQueue.global().asyncAfter(deadline: .now() + 20) { exit(3) }
+            // A watchdog off the pool fails the process if the pool starves, instead of letting it hang: a bound for a
+            // hang (64 yields take microseconds), in a process no other test holds up.
+            DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(60)) { exit(3) }
             let count = await withTaskGroup(of: Int.self) { group in
                 for index in 0..<64 { group.addTask { await Task.yield(); return index } }
                 return await group.reduce(0) { count, _ in count + 1 }

@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import ExitTestSupport
+import TestSupport
 import Testing
 import TokenCacheLMDB
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import TokenCacheLMDB
 
@@ -95,7 +96,7 @@ import TokenCacheLMDB
         _ environment: Environment, _ db: Database, dataPath: String, afterStep: (Int, Bool) -> Bool
     ) throws {
         let filler = [UInt8](repeating: 0x78, count: 4000)
-        var generator = SplitMix64(state: 928)
+        var generator = SplitMix64(seed: 928)
         for step in 0..<12 {
             try environment.write { txn throws in
                 let operations = Int(generator.next() % 300)

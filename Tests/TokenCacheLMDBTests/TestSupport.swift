@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import ExitTestSupport
+import TestSupport
 import Testing
 import TokenCacheLMDB
 
@@ -109,16 +109,4 @@ func runOnThreads(_ bodies: [@Sendable () -> Void]) {
         thread.start()
     }
     group.wait()
-}
-
-/// splitmix64: a deterministic generator shared with the C program that found the loose-page scenario.
-struct SplitMix64 {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
 }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import ExitTestSupport
+import TestSupport
 import Testing
 import TokenCacheSodium
 

@@ -1,4 +1,4 @@
-import ExitTestSupport
+import TestSupport
 import Testing
 import TokenCacheSodium
 

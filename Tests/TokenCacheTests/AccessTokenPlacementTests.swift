@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 import TokenCacheStorage
 import TokenCacheLMDB
@@ -101,11 +102,11 @@ import TokenCacheRecords
             #expect(try cache.silentLookup(Responses.query()).accessToken?.entity.secret.reveal() == "at-2")
             #expect(try cache.verify().isClean)
 
-            let removed = try cache.removeAccount(homeAccountID: Responses.home, clientID: Responses.client)
+            let removed = try cache.removeAccount(homeAccountID: User.home, clientID: User.client)
             #expect(removed.accessTokens == 2)
             #expect(try Self.storedKeys(store).isEmpty)
             try cache.ingest(try TokenResponse(json: Responses.json(accessToken: "at-4")), context: try Responses.context())
-            #expect(try cache.removeAccount(homeAccountID: Responses.home, clientID: nil).accessTokens == 1)
+            #expect(try cache.removeAccount(homeAccountID: User.home, clientID: nil).accessTokens == 1)
             #expect(try Self.storedKeys(store).isEmpty)
         }
     }

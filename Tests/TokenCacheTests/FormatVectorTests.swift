@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import TokenCacheSodium
 
@@ -108,9 +109,7 @@ extension SecureBuffer {
 
 @Suite struct FormatVectorTests {
     @Test func formatMDNamesEveryVectorAndEveryNamedVectorExists() throws {
-        let formatMD = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("FORMAT.md")
-        let text = try String(contentsOf: formatMD, encoding: .utf8)
+        let text = try Repository.text("FORMAT.md")
         let section = try #require(text.components(separatedBy: "## 11. Test vectors").last?.components(separatedBy: "## 12.").first)
         let named = Set(section.matches(of: /`([a-z0-9-]+\.txt)`/).map { String($0.output.1) })
         #expect(named.count >= 12)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 @testable import TokenCache
 
@@ -34,7 +35,7 @@ import Testing
         switch Int.random(in: 0..<(depth > 0 ? 9 : 6), using: &generator) {
         case 0: return .null
         case 1: return .bool(Int.random(in: 0..<2, using: &generator) == 0)
-        case 2: return .integer([0, -1, 1_795_353_806, Int64.max, Int64.min][Int.random(in: 0..<5, using: &generator)])
+        case 2: return .integer([0, -1, ReferenceTime.now, Int64.max, Int64.min][Int.random(in: 0..<5, using: &generator)])
         case 3: return .double([1.5, 0.1, 1e300, -2.25][Int.random(in: 0..<4, using: &generator)])
         case 4, 5: return .string(strings[Int.random(in: 0..<strings.count, using: &generator)])
         case 6: return .array((0..<Int.random(in: 0..<4, using: &generator)).map { _ in value(&generator, depth: depth - 1) })

@@ -1,5 +1,5 @@
 import Foundation
-import DocumentationTestSupport
+import TestSupport
 import Testing
 import TokenCache
 
@@ -23,17 +23,17 @@ import TokenCache
             var redeemed: [String] = []
             var signIns = 0
             // What the snippet leaves to the reader, declared as the README declares it.
-            let clientID: String = Responses.client
-            let homeAccountID: String = Responses.home
+            let clientID: String = User.client
+            let homeAccountID: String = User.home
             let authorityURL: String = "https://login.microsoftonline.com/common"
             func use(_ accessToken: String, refreshSoon: Bool) { used.append(accessToken) }
             func redeem(_ refreshToken: String) throws -> String {
                 redeemed.append(refreshToken)
-                return String(decoding: Responses.json(accessToken: "at-2", refreshToken: "rt-2", idToken: nil, foci: "1"), as: UTF8.self)
+                return Responses.json(accessToken: "at-2", refreshToken: "rt-2", idToken: nil, foci: "1")
             }
             func signIn() throws -> String {
                 signIns += 1
-                return String(decoding: Responses.json(accessToken: "at-1", refreshToken: "rt-1"), as: UTF8.self)
+                return Responses.json(accessToken: "at-1", refreshToken: "rt-1")
             }
 
             func silentFlow(at time: Int64) throws -> StoredEntity<Account>? {
@@ -90,7 +90,7 @@ import TokenCache
             }
 
             #expect(try silentFlow(at: Samples.now) == nil && signIns == 1)
-            #expect(try silentFlow(at: Samples.now + 60)?.entity.username == "user@contoso.example" && used == ["at-1"])
+            #expect(try silentFlow(at: Samples.now + 60)?.entity.username == User.username && used == ["at-1"])
             #expect(try silentFlow(at: Samples.now + 3600) != nil && redeemed == ["rt-1"])
             #expect(try silentFlow(at: Samples.now + 3660) != nil && used == ["at-1", "at-2"] && signIns == 1)
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TokenCache
@@ -8,7 +9,7 @@ import TokenCacheOperations
 /// Refresh leases (FORMAT.md §5.7): taken by one holder at a time, lapsing at their expiry, released only by their
 /// holder, refused for a refresh token read before it was rotated, and harmless when damaged.
 @Suite struct RefreshLeaseTests {
-    static let now: Int64 = 1_795_353_806_000
+    static let now = ReferenceTime.nowMilliseconds
 
     /// A store holding one refresh token, and that token as stored.
     static func withRefreshToken<R>(_ body: (TestStore, TokenStore, StoredEntity<RefreshToken>) throws -> R) throws -> R {

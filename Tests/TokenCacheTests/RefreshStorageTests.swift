@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import TokenCache
@@ -83,7 +84,7 @@ import Testing
                 let prepared = try store.prepareRefresh(
                     try Self.refreshResponse(refreshToken: refreshToken), redeemed: redeemed.entity, context: try Self.refreshContext()
                 )
-                _ = try store.removeAccount(homeAccountID: Responses.home, clientID: nil)
+                _ = try store.removeAccount(homeAccountID: User.home, clientID: nil)
                 #expect(try store.write { try $0.storeRefresh(prepared) } == false)
                 let counts = try store.read { try $0.counts() }
                 #expect(counts[.accessToken] == 0 && counts[.refreshToken] == 0 && counts[.account] == 0)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TokenCache
@@ -7,14 +8,14 @@ import Testing
 /// `foci` moves the token from the client to the family, one without it moves it back.
 @Suite struct RefreshTokenRotationTests {
     static func key(_ owner: RefreshToken.Owner) -> RefreshToken.Key {
-        RefreshToken.Key(homeAccountID: Responses.home, environment: Responses.cloud, owner: owner)
+        RefreshToken.Key(homeAccountID: User.home, environment: User.cloud, owner: owner)
     }
-    static let clientKey = key(.client(Responses.client))
+    static let clientKey = key(.client(User.client))
     static let familyKey = key(.family("1"))
 
     static func token(_ secret: String, family: String? = nil) -> RefreshToken {
         RefreshToken(
-            homeAccountID: Responses.home, environment: Responses.cloud, clientID: Responses.client, secret: Secret(secret),
+            homeAccountID: User.home, environment: User.cloud, clientID: User.client, secret: Secret(secret),
             familyID: family
         )
     }
@@ -23,7 +24,7 @@ import Testing
         try TestStore.with { _, cache in
             try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "rt-1")), context: try Responses.context())
             let redeemed = try #require(try cache.silentLookup(Responses.query()).refreshToken)
-            #expect(redeemed.entity.owner == .client(Responses.client))
+            #expect(redeemed.entity.owner == .client(User.client))
 
             let revision = try cache.replaceRefreshToken(Self.token("rt-2", family: "1"), expectedSecret: redeemed.entity.secret)
             #expect(revision == 1)

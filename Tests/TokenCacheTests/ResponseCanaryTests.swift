@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import TokenCache
@@ -10,12 +11,12 @@ import Testing
         "sub": .string(Canary.homeAccountID), "oid": .string(Canary.homeAccountID), "tid": .string(Canary.realm),
         "preferred_username": .string(Canary.username), "name": .string(Canary.username),
     ]
-    static let canaryClientInfo = F.base64URL(JSONValue.object(["uid": .string(Canary.homeAccountID), "utid": .string(Canary.realm)]).description)
+    static let canaryClientInfo = base64URL(JSONValue.object(["uid": .string(Canary.homeAccountID), "utid": .string(Canary.realm)]).description)
 
     static func members(_ changes: [String: JSONValue]) -> [String: JSONValue] {
         var members: [String: JSONValue] = [
             "access_token": .string(Canary.secret), "refresh_token": .string(Canary.secret), "expires_in": .integer(3600),
-            "id_token": .string(F.idToken(canaryClaims, signature: F.base64URL(Canary.secret))),
+            "id_token": .string(F.idToken(canaryClaims, signature: base64URL(Canary.secret))),
             "client_info": .string(canaryClientInfo), "scope": .string(Canary.scope),
         ]
         for (name, value) in changes { members[name] = value }
@@ -43,10 +44,10 @@ import Testing
     ]
 
     static let derivationCases: [(String, [String: JSONValue])] = [
-        ("client_info without utid", members(["client_info": .string(F.base64URL(#"{"uid":"\#(Canary.homeAccountID)"}"#))])),
+        ("client_info without utid", members(["client_info": .string(base64URL(#"{"uid":"\#(Canary.homeAccountID)"}"#))])),
         ("client_info not base64", members(["client_info": .string(Canary.username)])),
-        ("id_token of two segments", members(["id_token": .string(F.base64URL(Canary.username) + "." + F.base64URL(Canary.secret))])),
-        ("id_token with a non-JSON payload", members(["id_token": .string("eyJhbGciOiJub25lIn0.\(F.base64URL(Canary.username)).")])),
+        ("id_token of two segments", members(["id_token": .string(base64URL(Canary.username) + "." + base64URL(Canary.secret))])),
+        ("id_token with a non-JSON payload", members(["id_token": .string("eyJhbGciOiJub25lIn0.\(base64URL(Canary.username)).")])),
         ("id_token that is the access token", members(["id_token": .string(Canary.secret)])),
         ("scope with a bad character", members(["scope": .string("\(Canary.scope) \(Canary.username)\"")])),
         ("id_token without sub, no client_info", members(["client_info": .null, "id_token": .string(F.idToken(["preferred_username": .string(Canary.username)]))])),

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TokenCache
@@ -18,7 +19,7 @@ import Testing
     @Test func clientInfoPaddingIsOptional() throws {
         // 54 bytes of JSON: base64 needs "==" padding; both spellings decode.
         let json = #"{"uid":"u-1","utid":"t-2","extra":[1],"name":"x y"}  "#
-        let unpadded = F.base64URL(json)
+        let unpadded = base64URL(json)
         #expect(unpadded.utf8.count % 4 != 0)
         let padded = unpadded + String(repeating: "=", count: (4 - unpadded.utf8.count % 4) % 4)
         for text in [unpadded, padded] {
@@ -30,7 +31,7 @@ import Testing
     @Test func clientInfoUsesTheURLSafeAlphabet() throws {
         // "???>>>" and "~~~" encode to base64 with '+' and '/' in the standard alphabet, '-' and '_' in base64url.
         let json = #"{"uid":"???>>>","utid":"t~~~"}"#
-        let encoded = F.base64URL(json)
+        let encoded = base64URL(json)
         #expect(encoded == "eyJ1aWQiOiI_Pz8-Pj4iLCJ1dGlkIjoidH5-fiJ9")
         let info = try ClientInfo(base64URL: encoded)
         #expect(info.homeAccountID == "???>>>.t~~~")
@@ -42,14 +43,14 @@ import Testing
         "not base64!",
         "eyJ1aWQiOiJ1In0=====",  // too much padding
         "a",  // impossible length
-        F.base64URL("not json"),
-        F.base64URL(#"{"uid":"u"}"#),  // no utid
-        F.base64URL(#"{"utid":"t"}"#),  // no uid
-        F.base64URL(#"{"uid":"","utid":"t"}"#),
-        F.base64URL(#"{"uid":1,"utid":"t"}"#),
-        F.base64URL(#"{"uid":"u","utid":null}"#),
-        F.base64URL(#"["u","t"]"#),
-        F.base64URL(#"{"uid":"u","utid":"t","uid":"v"}"#),
+        base64URL("not json"),
+        base64URL(#"{"uid":"u"}"#),  // no utid
+        base64URL(#"{"utid":"t"}"#),  // no uid
+        base64URL(#"{"uid":"","utid":"t"}"#),
+        base64URL(#"{"uid":1,"utid":"t"}"#),
+        base64URL(#"{"uid":"u","utid":null}"#),
+        base64URL(#"["u","t"]"#),
+        base64URL(#"{"uid":"u","utid":"t","uid":"v"}"#),
         "",
     ])
     func rejectsBadClientInfo(text: String) {
@@ -121,14 +122,14 @@ import Testing
     }
 
     @Test func acceptsAnUnsignedTokenWithAnEmptySignature() throws {
-        let header = F.base64URL(#"{"alg":"none","typ":"JWT"}"#)
-        let decoded = try IDTokenClaims(jwt: Secret(header + "." + F.base64URL(#"{"sub":"s-1","name":"Ren\u00e9"}"#) + "."))
+        let header = base64URL(#"{"alg":"none","typ":"JWT"}"#)
+        let decoded = try IDTokenClaims(jwt: Secret(header + "." + base64URL(#"{"sub":"s-1","name":"Ren\u00e9"}"#) + "."))
         #expect(decoded.sub == "s-1")
         #expect(decoded.name == "René")
     }
 
     @Test func acceptsAPaddedPayload() throws {
-        let payload = F.base64URL(#"{"sub":"s"}"#)
+        let payload = base64URL(#"{"sub":"s"}"#)
         let padded = payload + String(repeating: "=", count: (4 - payload.utf8.count % 4) % 4)
         #expect(padded != payload)
         #expect(try IDTokenClaims(jwt: Secret("eyJhbGciOiJub25lIn0.\(padded).")).sub == "s")
@@ -143,9 +144,9 @@ import Testing
         ("eyJhbGciOiJub25lIn0..sig", "payload is not base64url"),
         ("eyJhbGciOiJub25lIn0.eyJzdWIiOi*zIn0.sig", "payload is not base64url"),
         ("eyJhbGciOiJub25lIn0.eyJzdWIiOiJzIn0.s+g/", "signature is not base64url"),
-        ("eyJhbGciOiJub25lIn0.\(F.base64URL("not json")).sig", "payload is not a JSON object"),
-        ("eyJhbGciOiJub25lIn0.\(F.base64URL("[1,2]")).sig", "payload is not a JSON object"),
-        ("eyJhbGciOiJub25lIn0.\(F.base64URL(#"{"sub":"s""#)).sig", "payload is not a JSON object"),
+        ("eyJhbGciOiJub25lIn0.\(base64URL("not json")).sig", "payload is not a JSON object"),
+        ("eyJhbGciOiJub25lIn0.\(base64URL("[1,2]")).sig", "payload is not a JSON object"),
+        ("eyJhbGciOiJub25lIn0.\(base64URL(#"{"sub":"s""#)).sig", "payload is not a JSON object"),
     ])
     func rejectsMalformedIDTokens(jwt: String, phrase: String) {
         let error = F.invalidArgument { _ = try IDTokenClaims(jwt: Secret(jwt)) }

@@ -1,3 +1,4 @@
+import TestSupport
 import Testing
 
 @testable import TokenCache
@@ -95,18 +96,18 @@ import Testing
     }
 
     @Test func commonWithAnMSAAccountStoresTheConsumersTenant() throws {
-        let msaHID = "\(F.msaUID).\(F.consumersTenant)"
+        let msaHID = "\(User.uid).\(User.utid)"
         let claims = F.aadClaims(
-            tid: F.consumersTenant, oid: F.msaUID, sub: "AAAAAAAAAAAAAAAAAAAAAM0YxqS0eNbq5J7k2mYoK1o",
+            tid: User.utid, oid: User.uid, sub: "AAAAAAAAAAAAAAAAAAAAAM0YxqS0eNbq5J7k2mYoK1o",
             preferredUsername: "someone@outlook.example", name: "Some One"
         )
-        let members = F.aadMembers(claims: claims, clientInfo: F.clientInfo(uid: F.msaUID, utid: F.consumersTenant), foci: nil)
+        let members = F.aadMembers(claims: claims, clientInfo: F.clientInfo(uid: User.uid, utid: User.utid), foci: nil)
         let derived = try F.derive(members, F.context("https://login.microsoftonline.com/common/v2.0"))
         expectStorable(derived)
         #expect(derived.accessToken.homeAccountID == msaHID)
-        #expect(derived.accessToken.realm == F.consumersTenant)
-        #expect(derived.idToken?.realm == F.consumersTenant)
-        #expect(derived.account?.realm == F.consumersTenant)
+        #expect(derived.accessToken.realm == User.utid)
+        #expect(derived.idToken?.realm == User.utid)
+        #expect(derived.account?.realm == User.utid)
         #expect(derived.account?.username == "someone@outlook.example")
         #expect(derived.account?.authorityType == "MSSTS")
     }
@@ -323,9 +324,9 @@ import Testing
 
     @Test(arguments: [
         ("client_info", JSONValue.string("%%%not-base64%%%"), "client_info is not base64url JSON"),
-        ("client_info", .string(ResponseFixtures.base64URL(#"{"uid":"u"}"#)), "client_info is not base64url JSON"),
-        ("client_info", .string(ResponseFixtures.base64URL("uid.utid")), "client_info is not base64url JSON"),
-        ("id_token", .string("eyJhbGciOiJub25lIn0.\(ResponseFixtures.base64URL("<html>")).sig"), "id_token payload is not a JSON object"),
+        ("client_info", .string(base64URL(#"{"uid":"u"}"#)), "client_info is not base64url JSON"),
+        ("client_info", .string(base64URL("uid.utid")), "client_info is not base64url JSON"),
+        ("id_token", .string("eyJhbGciOiJub25lIn0.\(base64URL("<html>")).sig"), "id_token payload is not a JSON object"),
         ("id_token", .string("eyJhbGciOiJub25lIn0.eyJzdWIiOiJzIn0"), "id_token is not a JWT of three"),
         ("id_token", .string("eyJhbGciOiJub25lIn0.e$J.sig"), "id_token payload is not base64url"),
         ("scope", .string("User.Read Mail\"Read"), "token response scope"),

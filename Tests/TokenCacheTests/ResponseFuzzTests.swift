@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TokenCache
@@ -40,7 +41,7 @@ import Testing
             case 4, 5: return .string(string())
             case 6: return .array(depth > 3 ? [] : (0..<int(0..<4)).map { _ in value(depth: depth + 1) })
             case 7: return .object(depth > 3 ? [:] : Dictionary((0..<int(0..<4)).map { _ in (string(), value(depth: depth + 1)) }) { a, _ in a })
-            default: return .string(ResponseFixtures.base64URL(string()))
+            default: return .string(base64URL(string()))
             }
         }
 
@@ -69,7 +70,7 @@ import Testing
                 case 2:
                     let info: JSONValue = chance(50)
                         ? .object(["uid": value(), "utid": value()]) : value()
-                    members["client_info"] = .string(ResponseFixtures.base64URL(info.description))
+                    members["client_info"] = .string(base64URL(info.description))
                 case 3: members["id_token"] = .string([string(), string(), string()].joined(separator: "."))
                 default: members[name] = value()
                 }

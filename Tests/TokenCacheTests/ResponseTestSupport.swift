@@ -1,70 +1,61 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TokenCache
 
-/// Real-shaped token responses: AAD-like `client_info` and unsigned-signature-shaped id_tokens built in the test,
-/// with fabricated GUIDs.
+/// Real-shaped token responses as `JSONValue` members, which the parsing and derivation tests change one at a time:
+/// a work account's (fabricated GUIDs) by default, built by TestSupport's `Responses`.
 enum ResponseFixtures {
     static let clientID = "4b0db8c2-9f26-4417-8bde-3f0e3656f8e0"
     static let uid = "3a5c8f1e-2b7d-4c9a-8e6f-1d2c3b4a5968"
     static let utid = "c4f2a9e1-7b3d-4e8a-9c1f-2d6b8a4e7f10"
     static let guestTenant = "e8d7c6b5-a4f3-4e2d-8c1b-0a9f8e7d6c5b"
-    /// The well-known MSA consumers tenant id.
-    static let consumersTenant = "9188040d-6c67-4c5b-b112-36a304b66dad"
-    static let msaUID = "00000000-0000-0000-66f3-3332eca7ea81"
-    static let now: Int64 = 1_795_353_806
-
-    static func base64URL(_ bytes: some Sequence<UInt8>) -> String {
-        Data(bytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    static func base64URL(_ text: String) -> String { base64URL(Array(text.utf8)) }
+    static let now = ReferenceTime.now
 
     static func clientInfo(uid: String = uid, utid: String = utid) -> String {
-        base64URL(JSONValue.object(["uid": .string(uid), "utid": .string(utid)]).description)
+        Responses.clientInfo(uid: uid, utid: utid)
     }
 
     /// The claims AAD v2.0 puts in an id_token for a work or school account.
     static func aadClaims(
         tid: String = utid, oid: String = uid, sub: String = "AAAAAAAAAAAAAAAAAAAAAIkzqFVrSaSaFHy782bbtaQ",
-        preferredUsername: String? = "adele.vance@contoso.example", name: String = "Adele Vance"
+        preferredUsername: String? = User.username, name: String = User.name
     ) -> [String: JSONValue] {
-        var claims: [String: JSONValue] = [
-            "aud": .string(clientID),
-            "iss": .string("https://login.microsoftonline.com/\(tid)/v2.0"),
-            "iat": .integer(now - 5), "nbf": .integer(now - 5), "exp": .integer(now + 3595),
-            "name": .string(name), "oid": .string(oid), "sub": .string(sub), "tid": .string(tid),
-            "ver": .string("2.0"), "aio": .string("AWQAm/8TAAAA"), "uti": .string("Zx8bXh3ZkUuJm4vK1QAAAA"),
-        ]
-        if let preferredUsername { claims["preferred_username"] = .string(preferredUsername) }
-        return claims
+        members(Responses.claims(tid: tid, oid: oid, sub: sub, username: preferredUsername, name: name, audience: clientID))
     }
 
     /// An RS256-shaped JWT: header, payload, and a fake (never checked) signature unless `signature` is given.
     static func idToken(_ claims: [String: JSONValue], signature: String = "c2lnbmF0dXJlLW5vdC1jaGVja2Vk") -> String {
-        let header = JSONValue.object(["alg": .string("RS256"), "kid": .string("kg2LYs2T0CTjIfj4rt6JIynen38"), "typ": .string("JWT")])
-        return base64URL(header.description) + "." + base64URL(JSONValue.object(claims).description) + "." + signature
+        Responses.idToken(claimsJSON: JSONValue.object(claims).description, signature: signature)
     }
 
     /// A complete AAD v2.0 user response, as the token endpoint sends it for an authorization-code redemption.
     static func aadMembers(
         claims: [String: JSONValue] = aadClaims(), clientInfo: String = clientInfo(), foci: String? = "1"
     ) -> [String: JSONValue] {
-        var members: [String: JSONValue] = [
-            "token_type": .string("Bearer"),
-            "scope": .string("User.Read Mail.Read openid profile offline_access"),
-            "expires_in": .integer(4479), "ext_expires_in": .integer(4479 + 3600), "refresh_in": .integer(2239),
-            "access_token": .string("eyJ0eXAiOiJKV1QiLCJub25jZSI6.at-payload.at-signature"),
-            "refresh_token": .string("0.AXEA-refresh-token-material"),
-            "id_token": .string(idToken(claims)),
-            "client_info": .string(clientInfo),
-        ]
-        if let foci { members["foci"] = .string(foci) }
-        return members
+        members(
+            Responses.members(
+                accessToken: "eyJ0eXAiOiJKV1QiLCJub25jZSI6.at-payload.at-signature", scope: "User.Read Mail.Read openid profile offline_access",
+                expiresIn: 4479, extExpiresIn: 4479 + 3600, refreshToken: "0.AXEA-refresh-token-material", idToken: idToken(claims),
+                clientInfo: clientInfo, foci: foci, refreshIn: 2239
+            ))
+    }
+
+    /// TestSupport's members as the library's JSON values.
+    static func members(_ members: [String: Any]) -> [String: JSONValue] {
+        members.mapValues(value)
+    }
+
+    static func value(_ value: Any) -> JSONValue {
+        switch value {
+        case let text as String: .string(text)
+        case let number as Int: .integer(Int64(number))
+        case let number as Int64: .integer(number)
+        case let array as [Any]: .array(array.map(Self.value))
+        case let object as [String: Any]: .object(members(object))
+        default: preconditionFailure("no JSON value: \(value)")
+        }
     }
 
     static func json(_ members: [String: JSONValue]) -> [UInt8] { Array(JSONValue.object(members).description.utf8) }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import TokenCache
@@ -10,14 +11,14 @@ import Testing
     func anIngestedResponseIsAHitWithItsRefreshTokenIDTokenAndAccount(backend: TestBackend) throws {
         try TestStore.with(backend) { _, cache in
             let result = try cache.ingest(try TokenResponse(json: Responses.json()), context: try Responses.context())
-            #expect(result.homeAccountID == Responses.home)
-            #expect(result.accessToken.realm == Responses.utid)  // /common resolved to the id_token tid
+            #expect(result.homeAccountID == User.home)
+            #expect(result.accessToken.realm == User.utid)  // /common resolved to the id_token tid
             let hit = try cache.silentLookup(Responses.query())
             #expect(hit.outcome == .hit && !hit.refreshRecommended)
             #expect(hit.accessToken?.entity.secret.reveal() == "at-1")
             #expect(try hit.refreshToken?.entity.secret.reveal() == "rt-1")
             #expect(try hit.idToken != nil)
-            #expect(try hit.account?.entity.username == "user@contoso.example")
+            #expect(try hit.account?.entity.username == User.username)
             #expect(try hit.corrupt.isEmpty)
             // Every record of the response, one transaction.
             let counts = try cache.info().recordCounts
@@ -63,7 +64,7 @@ import Testing
             #expect(listed.accounts.count == 1)
             let removed = try cache.write {
                 try $0.removeAccount(
-                    homeAccountID: Responses.home, clientID: nil, environment: "sts.contoso-sovereign.example"
+                    homeAccountID: User.home, clientID: nil, environment: "sts.contoso-sovereign.example"
                 )
             }
             #expect(removed.accessTokens == 1)
@@ -80,7 +81,7 @@ import Testing
             #expect(try cache.silentLookup(Responses.query(realm: "ORGANIZATIONS")).outcome == .hit)
             #expect(try cache.silentLookup(Responses.query(realm: "other-tenant")).outcome == .refresh)
             // A token stored under a literal "common" (as MSAL Python and Go write) is found exactly first.
-            var literal = Samples.accessToken(home: Responses.home, client: Responses.client, realm: "common", target: "User.Read", secret: "literal")
+            var literal = Samples.accessToken(home: User.home, client: User.client, realm: "common", target: "User.Read", secret: "literal")
             literal.cachedAt = Samples.now - 10
             literal.expiresOn = Samples.now + 3600
             try cache.put(literal)
@@ -125,8 +126,8 @@ import Testing
     @Test(arguments: TestBackend.allCases)
     func severalMatchesAfterAnImportPickTheMostRecentlyCachedThenTheLaterExpiry(backend: TestBackend) throws {
         try TestStore.with(backend) { _, cache in
-            func token(_ secret: String, target: String, cachedAt: Int64, expiresOn: Int64, environment: String = Responses.cloud) -> AccessToken {
-                var token = Samples.accessToken(home: Responses.home, client: Responses.client, realm: Responses.utid, target: target, secret: secret, environment: environment)
+            func token(_ secret: String, target: String, cachedAt: Int64, expiresOn: Int64, environment: String = User.cloud) -> AccessToken {
+                var token = Samples.accessToken(home: User.home, client: User.client, realm: User.utid, target: target, secret: secret, environment: environment)
                 token.cachedAt = cachedAt
                 token.expiresOn = expiresOn
                 token.refreshOn = nil
@@ -149,8 +150,8 @@ import Testing
                 try cache.write { writer in
                     for (secret, age) in [("a", first), ("b", second)] {
                         var token = Samples.accessToken(
-                            home: Responses.home, client: Responses.client, realm: Responses.utid, target: "User.Read scope-\(secret)",
-                            secret: secret, environment: Responses.cloud)
+                            home: User.home, client: User.client, realm: User.utid, target: "User.Read scope-\(secret)",
+                            secret: secret, environment: User.cloud)
                         token.cachedAt = Samples.now - age
                         try writer.put(token)
                     }
@@ -167,10 +168,10 @@ import Testing
         // The decoder shares the query's strings only when the bytes are identical; other spellings are kept as stored.
         try TestStore.with(backend) { _, cache in
             let stored = Samples.accessToken(
-                home: Responses.home.uppercased(), client: Responses.client.uppercased(), realm: Responses.utid.uppercased(),
+                home: User.home.uppercased(), client: User.client.uppercased(), realm: User.utid.uppercased(),
                 target: "User.Read", environment: "Login.MicrosoftOnline.com")
             try cache.put(stored)
-            let query = Responses.query(home: Responses.home.uppercased())
+            let query = Responses.query(home: User.home.uppercased())
             let hit = try #require(try cache.silentLookup(query).accessToken).entity
             #expect(hit == stored)
             #expect(hit.homeAccountID == query.homeAccountID && hit.clientID != query.clientID && hit.realm != query.realm)
@@ -184,7 +185,7 @@ import Testing
             // The member client gets a family RT (foci 1); another client has its own RT.
             try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "family-rt", foci: "1")), context: try Responses.context(client: Responses.familyMember))
             try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "own-rt")), context: try Responses.context())
-            // Responses.client has app metadata without a family: only its own RT.
+            // User.client has app metadata without a family: only its own RT.
             let own = try cache.silentLookup(Responses.query(scopes: ["Files.Read"]))
             #expect(try own.refreshToken?.entity.secret.reveal() == "own-rt" && own.familyMembership == .notMember)
             // The member: the family RT.
@@ -221,7 +222,7 @@ import Testing
             try cache.ingest(try TokenResponse(json: Responses.json()), context: try Responses.context())
             try cache.ingest(try TokenResponse(json: Responses.json(accessToken: "at-2", idToken: nil)), context: try Responses.context(grantType: "refresh_token"))
             let account = try #require(try cache.silentLookup(Responses.query()).account).entity
-            #expect(account.username == "user@contoso.example" && account.localAccountID == Responses.uid)
+            #expect(account.username == User.username && account.localAccountID == User.uid)
         }
     }
 
@@ -254,9 +255,9 @@ import Testing
         try TestStore.with(backend) { _, cache in
             let bad: [Data] = [
                 Data(#"{"token_type":"Bearer","expires_in":3600}"#.utf8),
-                Responses.json(expiresIn: -5),
-                Responses.json(idToken: "not-a-jwt"),
-                Responses.json(clientInfo: "%%%"),
+                Data(Responses.json(expiresIn: -5).utf8),
+                Data(Responses.json(idToken: "not-a-jwt").utf8),
+                Data(Responses.json(clientInfo: "%%%").utf8),
                 Data("[]".utf8),
             ]
             for body in bad {
@@ -279,11 +280,11 @@ import Testing
             )
             let listing = try cache.accounts()
             #expect(listing.accounts.count == 1)
-            #expect(listing.accounts[0].profiles.map(\.entity.realm) == [Responses.utid, guest])
-            #expect(try cache.accounts(clientID: Responses.client).accounts.count == 1)
+            #expect(listing.accounts[0].profiles.map(\.entity.realm) == [User.utid, guest])
+            #expect(try cache.accounts(clientID: User.client).accounts.count == 1)
             // Another client has no refresh token of its own and there is no family token: not listed for it.
             #expect(try cache.accounts(clientID: "not-a-client-of-this-account").accounts.isEmpty)
-            #expect(try cache.accounts(username: "USER@contoso.example").accounts.count == 1)
+            #expect(try cache.accounts(username: User.username.uppercased()).accounts.count == 1)
             #expect(try cache.accounts(username: "nobody@contoso.example").accounts.isEmpty)
             #expect(try cache.accounts(environment: "login.chinacloudapi.cn").accounts.isEmpty)
         }
@@ -294,12 +295,12 @@ import Testing
         try TestStore.with(backend) { _, cache in
             try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "member-family", foci: "1")), context: try Responses.context(client: Responses.familyMember))
             try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "own")), context: try Responses.context())
-            let removed = try cache.removeAccount(homeAccountID: Responses.home, clientID: Responses.familyMember)
+            let removed = try cache.removeAccount(homeAccountID: User.home, clientID: Responses.familyMember)
             #expect(removed.accessTokens == 1 && removed.idTokens == 1 && removed.refreshTokens == 1 && removed.accounts == 1)
             #expect(try cache.list(RefreshToken.self).records.map { $0.entity.secret.reveal() } == ["own"])
             #expect(try cache.list(AccessToken.self).records.count == 1)
             #expect(try cache.list(AppMetadata.self).records.count == 2)
-            let everywhere = try cache.removeAccount(homeAccountID: Responses.home, clientID: nil)
+            let everywhere = try cache.removeAccount(homeAccountID: User.home, clientID: nil)
             #expect(everywhere.accessTokens == 1 && everywhere.refreshTokens == 1)
             #expect(try cache.silentLookup(Responses.query()).outcome == .interactionRequired)
             #expect(try cache.list(AppMetadata.self).records.count == 2)

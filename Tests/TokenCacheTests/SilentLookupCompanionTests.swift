@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import TokenCache
@@ -44,7 +45,7 @@ import TokenCacheRecords
             #expect(deferred.accessToken == eager.accessToken)
             let (late, early) = (try deferred.companions, try eager.companions)
             #expect(summary(late) == summary(early))
-            #expect(summary(late) == ["rt-1", early.refreshToken!.fingerprint, Responses.idToken(), "1", "user@contoso.example",
+            #expect(summary(late) == ["rt-1", early.refreshToken!.fingerprint, Responses.idToken(), "1", User.username,
                                       early.account!.fingerprint, "member", "0"])
             #expect(late.fromLookupSnapshot && early.fromLookupSnapshot)
         }
@@ -88,7 +89,7 @@ import TokenCacheRecords
         try TestStore.with(backend) { _, cache in
             try ingest(cache)
             let result = try cache.silentLookup(query(.onFirstAccess))
-            try cache.removeAccount(homeAccountID: Responses.home, clientID: nil)
+            try cache.removeAccount(homeAccountID: User.home, clientID: nil)
             let companions = try result.companions
             #expect(result.accessToken?.entity.secret.reveal() == "at-1")  // read with the lookup
             #expect(companions.refreshToken == nil && companions.idToken == nil && companions.account == nil)
@@ -102,7 +103,7 @@ import TokenCacheRecords
             try ingest(cache)
             let refresh = try cache.silentLookup(query(.onFirstAccess, scopes: ["Mail.Send"]))
             #expect(refresh.outcome == .refresh)
-            try cache.removeAccount(homeAccountID: Responses.home, clientID: nil)
+            try cache.removeAccount(homeAccountID: User.home, clientID: nil)
             #expect(try refresh.refreshToken?.entity.secret.reveal() == "rt-1")
             #expect(try refresh.companions.fromLookupSnapshot)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The rule of Docs/Architecture.md's storage seam, checked on the sources: the library and the tool reach storage
@@ -7,9 +8,8 @@ import Testing
 /// path built by hand works until a second backend arrives, so neither the compiler nor the tests of one backend
 /// catch a way around the seam.)
 @Suite struct StorageSeamTests {
-    /// The repository's `Sources/` folder, found from this file's path.
-    static let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Sources")
+    /// The repository's `Sources/` folder.
+    static let sources = Repository.url("Sources")
 
     /// The one file that chooses a backend from a configuration.
     static let choice = "TokenCache/Configuration+Storage.swift"

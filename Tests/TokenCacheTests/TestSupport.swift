@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import TokenCacheStorage
 import TokenCacheLMDB
@@ -16,14 +17,6 @@ enum Canary {
     static let scope = "canary.scope.read"
 
     static var all: [String] { [secret, username, homeAccountID, clientID, realm, scope] }
-}
-
-/// A fresh private directory, removed after `body`.
-func withTemporaryDirectory<R>(_ body: (String) throws -> R) throws -> R {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("tc-test-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-    defer { try? FileManager.default.removeItem(atPath: path) }
-    return try body(path)
 }
 
 /// The record backends the domain tests run on: every rule must hold on each.
@@ -111,7 +104,7 @@ struct TestStore {
 
 /// Entities with every modelled field set, plus unknown fields of each JSON type.
 enum Samples {
-    static let now: Int64 = 1_795_353_806
+    static let now = ReferenceTime.now
     static let home = "uid1.utid1"
     static let environment = "login.microsoftonline.com"
     static let client = "b3f5c2d4-0000-4000-8000-00000000c11e"
@@ -173,18 +166,5 @@ func errorCode<R>(_ body: () throws -> R) -> TokenCacheError.Code? {
         return error.code
     } catch {
         return nil
-    }
-}
-
-/// A seeded generator, so shuffles and generated cases are reproducible.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

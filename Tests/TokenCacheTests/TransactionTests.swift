@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import TokenCacheStorage
 
@@ -121,13 +122,6 @@ import TokenCacheStorage
             #expect(try cache.list(IDToken.self).records.count == 200)
         }
     }
-}
-
-func withTemporaryDirectoryAsync(_ body: (String) async throws -> Void) async throws {
-    let path = FileManager.default.temporaryDirectory.appendingPathComponent("tc-test-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-    defer { try? FileManager.default.removeItem(atPath: path) }
-    try await body(path)
 }
 
 @Suite struct CapacityTests {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TokenCache
@@ -62,13 +63,7 @@ import Testing
     /// ID tokens record no write time: the JWT's `iat`, then `exp`, orders them, so a re-issued one replaces the
     /// stored one; two that are not JWTs and differ: the incoming one (it is what the file holds now).
     @Test func idTokensAreOrderedByTheirIssueTime() {
-        func jwt(_ payload: String) -> String {
-            func encoded(_ text: String) -> String {
-                Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-                    .replacingOccurrences(of: "=", with: "")
-            }
-            return encoded("{\"alg\":\"none\"}") + "." + encoded(payload) + "."
-        }
+        func jwt(_ payload: String) -> String { unsignedJWT(payload: payload) }
         func idToken(_ secret: String) -> IDToken {
             IDToken(homeAccountID: "h", environment: "e", clientID: "c", realm: "r", secret: Secret(secret))
         }

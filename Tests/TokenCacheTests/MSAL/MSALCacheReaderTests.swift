@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TokenCache
@@ -68,9 +69,9 @@ import Testing
         #expect(try entries(" \n{ \"AccessToken\" : { } }\n ").isEmpty)
     }
 
-    @Test(arguments: MSALTestSupport.fixtureNames)
+    @Test(arguments: MSALFixtures.names)
     func everyChunkSizeGivesTheSameEntries(name: String) throws {
-        let bytes = try MSALTestSupport.fixture(name)
+        let bytes = try MSALFixtures.bytes(name)
         var whole = MSALCacheReader(bytes: bytes)
         let expected = try whole.readAll()
         #expect(expected.count > 10)
@@ -117,7 +118,7 @@ import Testing
     }
 
     @Test func readsFromAFileDescriptorAndAFileHandle() throws {
-        let bytes = try MSALTestSupport.fixture("go.json")
+        let bytes = try MSALFixtures.bytes("go.json")
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("msal-reader-\(UUID().uuidString).json")
         try Data(bytes).write(to: url)
         defer { try? FileManager.default.removeItem(at: url) }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TokenCache
@@ -48,9 +49,9 @@ import Testing
 
     // Every kind, from every SDK's fixture: a family refresh token under its client id and target, an app metadata
     // key in the client id's own case (the Python fixture's is upper-case).
-    @Test(arguments: S.fixtureNames.filter { $0 != "objc.json" })
+    @Test(arguments: MSALFixtures.names.filter { $0 != "objc.json" })
     func everyExportedKeyIsTheOneMSALPythonDerives(fixture: String) throws {
-        let content = try S.importAll(try S.fixture(fixture)).content
+        let content = try S.importAll(try MSALFixtures.bytes(fixture)).content
         #expect(try Self.foreignKeys(Self.export(content)) == [])
     }
 
@@ -70,7 +71,7 @@ import Testing
     // MSAL Python itself could never hold twice. The client's own copy keeps it, the family token takes the .NET
     // family key, and nothing is dropped.
     @Test func aFamilyTokenBesideTheClientsOwnTokenTakesTheDotNetFamilyKey() throws {
-        let content = try S.importAll(try S.fixture("objc.json")).content
+        let content = try S.importAll(try MSALFixtures.bytes("objc.json")).content
         let document = try Self.export(content)
         let foreign = try Self.foreignKeys(document)
         #expect(foreign.count == 1)

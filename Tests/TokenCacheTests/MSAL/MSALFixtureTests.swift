@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TokenCache
@@ -19,7 +20,7 @@ import Testing
     static let t0: Int64 = 1_700_000_000
 
     private func load(_ name: String) throws -> MSALCacheContent {
-        S.sorted(try S.importAll(try S.fixture(name)).content)
+        S.sorted(try S.importAll(try MSALFixtures.bytes(name)).content)
     }
 
     private func secretOf(_ token: AccessToken?) -> String? { token?.secret.reveal() }
@@ -141,7 +142,7 @@ import Testing
     }
 
     @Test func pythonLegacy() throws {
-        let fold = try S.importAll(try S.fixture("python-legacy.json"))
+        let fold = try S.importAll(try MSALFixtures.bytes("python-legacy.json"))
         let content = S.sorted(fold.content)
         #expect(counts(content) == [4, 2, 2, 3, 1, 1])
         // Two refresh tokens of the family (one per scope set) are one token here. Neither carries a time, so the
@@ -186,9 +187,9 @@ import Testing
         #expect(content.unknownSections == ["FutureSection": .object(["schema": .string("2")])])
     }
 
-    @Test(arguments: S.fixtureNames)
+    @Test(arguments: MSALFixtures.names)
     func exportThenReimportGivesTheSameEntitiesAndTheSameBytes(name: String) throws {
-        let imported = try S.importAll(try S.fixture(name)).content
+        let imported = try S.importAll(try MSALFixtures.bytes(name)).content
         let exported = try MSALCacheWriter.document(imported, revealSecrets: true)
         let reimported = try S.importAll(exported, chunkSize: 5).content
         #expect(S.sorted(reimported) == S.sorted(imported))
@@ -214,7 +215,7 @@ import Testing
     }
 
     @Test func theExportHasMSALsShape() throws {
-        let content = try S.importAll(try S.fixture("dotnet.json")).content
+        let content = try S.importAll(try MSALFixtures.bytes("dotnet.json")).content
         let text = String(decoding: try MSALCacheWriter.document(content, revealSecrets: true), as: UTF8.self)
         #expect(text.hasPrefix("{\n  \"AccessToken\": {\n    \"-login.windows.net-accesstoken-\(Self.daemon)-\(Self.home)-https://vault.azure.net/.default\": {\n      \"cached_at\": \"1700000030\",\n      \"client_id\": \"\(Self.daemon)\",\n      \"credential_type\": \"AccessToken\",\n      \"environment\": \"login.windows.net\","))
         // A bound token keeps the plain key (MSAL Python finds access tokens by it) unless another token has it.
@@ -241,8 +242,8 @@ import Testing
     }
 
     @Test func withoutSecretsEverySecretIsTheMarker() throws {
-        for name in S.fixtureNames {
-            let bytes = try S.fixture(name)
+        for name in MSALFixtures.names {
+            let bytes = try MSALFixtures.bytes(name)
             let content = try S.importAll(bytes).content
             let redacted = try MSALCacheWriter.document(content, revealSecrets: false)
             let text = String(decoding: redacted, as: UTF8.self)

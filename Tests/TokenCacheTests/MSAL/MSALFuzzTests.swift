@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TokenCache
@@ -17,9 +18,9 @@ import Testing
     static let canary = "SECRET-CANARY-MSAL"
 
     static func seeds() throws -> [[UInt8]] {
-        try MSALTestSupport.fixtureNames.map { name in
+        try MSALFixtures.names.map { name in
             var index = 0
-            let text = String(decoding: try MSALTestSupport.fixture(name), as: UTF8.self)
+            let text = String(decoding: try MSALFixtures.bytes(name), as: UTF8.self)
             let pattern = try NSRegularExpression(pattern: #""secret": "[^"]*""#)
             var result = text
             for match in pattern.matches(in: text, range: NSRange(text.startIndex..., in: text)).reversed() {

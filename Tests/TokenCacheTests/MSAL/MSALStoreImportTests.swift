@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -47,9 +48,9 @@ import Glibc
         return Array("{\"AccessToken\": {\(members)}}".utf8)
     }
 
-    @Test(arguments: MSALTestSupport.fixtureNames, TestBackend.allCases)
+    @Test(arguments: MSALFixtures.names, TestBackend.allCases)
     func aFixtureImportsAsTheFileFoldsAndExportsBack(fixture: String, backend: TestBackend) throws {
-        let bytes = try S.fixture(fixture)
+        let bytes = try MSALFixtures.bytes(fixture)
         let folded = try S.importAll(bytes)
         try TestStore.with(backend) { _, cache in
             let report = try cache.importMSAL(from: .bytes(bytes))
@@ -78,7 +79,7 @@ import Glibc
 
     @Test(arguments: TestBackend.allCases)
     func importingAFileTwiceChangesNothing(backend: TestBackend) throws {
-        let bytes = try S.fixture("python-1.39.json")
+        let bytes = try MSALFixtures.bytes("python-1.39.json")
         try TestStore.with(backend) { _, cache in
             let first = try cache.importMSAL(from: .bytes(bytes))
             let before = try cache.read { try $0.snapshot() }
@@ -230,9 +231,9 @@ import Glibc
 
     @Test(arguments: TestBackend.allCases)
     func replaceMakesTheStoreExactlyTheFile(backend: TestBackend) throws {
-        let bytes = try S.fixture("dotnet.json")
+        let bytes = try MSALFixtures.bytes("dotnet.json")
         try TestStore.with(backend) { _, cache in
-            try cache.importMSAL(from: .bytes(try S.fixture("go.json")))
+            try cache.importMSAL(from: .bytes(try MSALFixtures.bytes("go.json")))
             let previous = try cache.read { try $0.snapshot() }
             let count = previous.accessTokens.count + previous.refreshTokens.count + previous.idTokens.count + previous.accounts.count
                 + previous.appMetadata.count

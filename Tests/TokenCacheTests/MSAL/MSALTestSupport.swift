@@ -5,13 +5,6 @@ import Foundation
 
 /// Fixtures and helpers the MSAL import/export tests share.
 enum MSALTestSupport {
-    static let directory = Bundle.module.resourceURL!.appendingPathComponent("MSALFixtures")
-    static let fixtureNames = ["dotnet.json", "go.json", "js-node.json", "objc.json", "python-1.39.json", "python-legacy.json"]
-
-    static func fixture(_ name: String) throws -> [UInt8] {
-        Array(try Data(contentsOf: directory.appendingPathComponent(name)))
-    }
-
     /// Reads and maps a whole document, folding repeated identities.
     static func importAll(_ bytes: [UInt8], chunkSize: Int? = nil) throws -> MSALImportFold {
         var reader = MSALCacheReader(bytes: bytes, chunkSize: chunkSize)

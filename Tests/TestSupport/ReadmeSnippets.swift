@@ -11,13 +11,9 @@ public struct ReadmeSnippets {
     /// Each block's lines, whitespace runs as one space, blank lines dropped.
     public let blocks: [[String]]
 
-    /// The README of the package this file is in.
-    public init(readmeBeside file: String = #filePath) throws {
-        var directory = URL(fileURLWithPath: file).deletingLastPathComponent()
-        while !FileManager.default.fileExists(atPath: directory.appendingPathComponent("Package.swift").path), directory.path != "/" {
-            directory.deleteLastPathComponent()
-        }
-        let readme = try String(contentsOf: directory.appendingPathComponent("README.md"), encoding: .utf8)
+    /// The repository's README.
+    public init() throws {
+        let readme = try Repository.text("README.md")
         blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { Self.normalized($0.components(separatedBy: "```")[0]) }
     }
 

@@ -2,7 +2,7 @@ import Testing
 
 @testable import TokenCache
 
-@Suite struct ResponseAuthorityTests {
+@Suite struct AuthorityTests {
     @Test(arguments: [
         ("https://login.microsoftonline.com/contoso.onmicrosoft.com/", "login.microsoftonline.com", "contoso.onmicrosoft.com", false, false),
         ("https://login.microsoftonline.com/common/v2.0", "login.microsoftonline.com", "common", true, false),
