@@ -1,5 +1,5 @@
-import DocumentationTestSupport
 import Foundation
+import TestSupport
 import Testing
 
 @testable import TokenCache
