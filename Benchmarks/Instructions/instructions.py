@@ -192,8 +192,16 @@ class Tree:
             return
         log(f"building the driver against {self.description} (release)")
         started = time.monotonic()
-        run(["swift", "build", "-c", "release", "--package-path", str(self.package), "--product", "InstructionsDriver"],
-            stdout=sys.stderr)
+        command = ["swift", "build", "-c", "release", "--package-path", str(self.package), "--product", "InstructionsDriver"]
+        try:
+            run(command, stdout=sys.stderr)
+        except subprocess.CalledProcessError:
+            # SwiftPM keeps its build plan across runs, and a plan that names source files the library has since moved
+            # fails ("missing inputs") instead of being planned again: drop the plan (not the built products) once.
+            log("the build failed; planning it again from the package's current files")
+            for plan in [self.package / ".build" / "release.yaml", self.package / ".build" / "build.db"]:
+                plan.unlink(missing_ok=True)
+            run(command, stdout=sys.stderr)
         binary = Path(output(["swift", "build", "-c", "release", "--package-path", str(self.package), "--show-bin-path"])) / "InstructionsDriver"
         # The same code without its DWARF: valgrind 3.19 cannot read the DWARF 5 that Swift 6.3 writes (it gives up on
         # the whole process). The symbol table stays, so every function keeps its name; the code is untouched.
