@@ -32,13 +32,9 @@ import TokenCacheOperations
     }
 
     @Test func snippetMatchesTheArticle() throws {
-        let here = URL(fileURLWithPath: #filePath)
-        let source = try String(contentsOf: here, encoding: .utf8)
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
         let article = try String(
-            contentsOf: here.deletingLastPathComponent()
-                .appendingPathComponent("../../Sources/TokenCacheOperations/TokenCacheOperations.docc/TokenCacheOperations.md").standardized,
-            encoding: .utf8
-        )
+            contentsOf: Repository.url("Sources/TokenCacheOperations/TokenCacheOperations.docc/TokenCacheOperations.md"), encoding: .utf8)
         let blocks = article.components(separatedBy: "```swift\n").dropFirst().map { ReadmeSnippets.normalized($0.components(separatedBy: "```")[0]) }
         #expect(blocks.count == 1)
         let block = try #require(blocks.first)

@@ -24,13 +24,15 @@ enum ArchitectureRules {
         // On the library's API (and the format and seam modules, as the library's package API hands them out).
         "TokenCacheMSAL": ["TokenCache", "TokenCacheRecords", "TokenCacheStorage", "Foundation", "Glibc", "Darwin", "Musl"],
         "TokenCacheBenchmarking": ["TokenCache", "TokenCacheMSAL", "TokenCacheRecords", "TokenCacheStorage", "Foundation", "Glibc", "Darwin", "Musl"],
-        // The operator's commands: over the library's package API and the seam's maintenance capabilities.
-        "TokenCacheOperations": ["TokenCache", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheSodium", "Foundation", "Glibc", "Darwin", "Musl"],
+        // An operator's commands: the library's package API and the seam's maintenance protocols, never LMDB.
+        "TokenCacheOperations": [
+            "TokenCache", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheSodium", "Foundation", "Glibc", "Darwin", "Musl",
+        ],
         // The client: the library's API, and the logging and metrics packages the core stays free of.
         "TokenCacheClient": ["TokenCache", "Logging", "Metrics", "Foundation", "Dispatch", "Synchronization", "Glibc", "Darwin", "Musl"],
         "cachetool": [
-            "TokenCache", "TokenCacheMSAL", "TokenCacheBenchmarking", "TokenCacheOperations", "TokenCacheClient", "ArgumentParser", "CBenchProbes", "CChildLifetime",
-            "CDisplayWidth", "Foundation", "Dispatch", "Synchronization", "Glibc", "Darwin", "Musl",
+            "TokenCache", "TokenCacheMSAL", "TokenCacheOperations", "TokenCacheBenchmarking", "TokenCacheClient", "ArgumentParser",
+            "CBenchProbes", "CChildLifetime", "CDisplayWidth", "Foundation", "Dispatch", "Synchronization", "Glibc", "Darwin", "Musl",
         ],
     ]
 
@@ -69,9 +71,9 @@ enum ArchitectureRules {
         // path calls either, so the facade knows neither).
         Layer("MSAL", sources: ["TokenCacheMSAL"], knows: ["Facade"]),
         Layer("Benchmarking", sources: ["TokenCacheBenchmarking"], knows: ["Facade", "Store", "Interop", "MSAL"]),
-        // The operator's commands (backup, compaction, quarantine, salvage, rekey and rotation, purge, the cap,
-        // repair, statistics): over the facade's package API, the record store and the seam's maintenance half.
-        Layer("Operations", sources: ["TokenCacheOperations"], knows: ["Facade", "Store", "TokenCacheStorage", "TokenCacheRecords", "TokenCacheSodium"]),
+        // An operator's commands on a whole store (no lookup or write path calls them either): the facade, and through
+        // it the store, flows (verify's findings) and keys, as the library's package API hands them out.
+        Layer("Operations", sources: ["TokenCacheOperations"], knows: ["Facade"]),
         // The table's row says rules, store, model; the flows it draws (ingest's plan) derive through interop.
         Layer("Flows", sources: ["TokenCache/Flows"], knows: ["Rules", "Store", "Model", "Interop"]),
         // Pure functions of model values; of the record module, its one ASCII folding (FORMAT.md's `ascii_lower`).
