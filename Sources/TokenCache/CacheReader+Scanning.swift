@@ -58,7 +58,7 @@ extension CacheReader {
     public func forEach<Entity: CacheEntity>(
         _ type: Entity.Type, filter: RecordFilter = .all, _ body: (Result<StoredEntity<Entity>, CorruptRecord>) throws -> Bool
     ) throws {
-        let storable = Self.storableType(Entity.self)
+        let storable = Entity.storableType
         try mappingErrors { try forEachCast(storable, prefix: scanPrefix(storable, filter: filter), filter: filter, body) }
     }
 
@@ -69,7 +69,7 @@ extension CacheReader {
     ) throws {
         guard Entity.self != AppMetadata.self else { return }
         if let homeAccountID = filter.homeAccountID, self.partition(homeAccountID: homeAccountID) != partition { return }
-        let storable = Self.storableType(Entity.self)
+        let storable = Entity.storableType
         try mappingErrors { try forEachCast(storable, prefix: partition.prefix, filter: filter, body) }
     }
 

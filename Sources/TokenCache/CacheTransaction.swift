@@ -18,7 +18,7 @@ public class CacheReader {
     /// The entity stored under `key`, or nil.
     /// - Throws: ``TokenCacheError`` `.corruptRecord` (with the record's fingerprint) if the record is damaged.
     public func get<Key: CacheEntityKey>(_ key: Key) throws -> StoredEntity<Key.Entity>? {
-        let storable = Self.storableType(Key.Entity.self)
+        let storable = Key.Entity.storableType
         return try mappingErrors { try getStorable(storable, key) }
     }
 
@@ -45,7 +45,7 @@ public class CacheReader {
 
     /// Every entity of a kind that matches `filter`; damaged records are listed in `corrupt`, never returned.
     public func list<Entity: CacheEntity>(_ type: Entity.Type, filter: RecordFilter = .all) throws -> RecordList<Entity> {
-        let storable = Self.storableType(Entity.self)
+        let storable = Entity.storableType
         return try mappingErrors { try listStorable(storable, as: Entity.self, filter: filter) }
     }
 
@@ -138,8 +138,6 @@ public class CacheReader {
         guard S.kind == .accessToken else { return key }
         return try store.accessTokenLocation(entryKey: key, damagedMayMatch: damagedMayMatch, in: transaction)
     }
-
-    static func storableType<E: CacheEntity>(_ type: E.Type) -> any StorableEntity.Type { E.storableType }
 }
 
 @available(*, unavailable)
@@ -260,7 +258,7 @@ public final class CacheWriter: CacheReader {
     /// - Returns: Whether a record was removed.
     @discardableResult
     public func delete<Key: CacheEntityKey>(_ key: Key, expectedRevision: UInt64? = nil) throws -> Bool {
-        let storable = Self.storableType(Key.Entity.self)
+        let storable = Key.Entity.storableType
         return try mappingErrors { try deleteStorable(storable, key, expectedRevision: expectedRevision) }
     }
 
