@@ -85,7 +85,7 @@ extension CacheReader {
     /// ones included), each once, until `body` returns false. Reads keys only: one positioned read per kind per
     /// partition, no decryption.
     public func forEachPartition(_ body: (HomeAccountPartition) throws -> Bool) throws {
-        let databases = [EntityKind.account, .accessToken, .refreshToken, .idToken].map(DatabaseName.forKind)
+        let databases = [EntityKind.account, .accessToken, .refreshToken, .idToken].map(KeySpace.init)
         var start: [UInt8] = []
         while true {
             var next: [UInt8]? = nil
@@ -135,7 +135,7 @@ extension RecordStore {
     /// store in bounded transactions (placement, rotation) calls after each one.
     package func releaseScannedPages(in txn: any RecordReading) {
         // The store header is a view into the map wherever the map is.
-        _ = try? txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey) { view in
+        _ = try? txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { view in
             txn.releaseResidentPages(around: view)
         }
     }

@@ -31,7 +31,7 @@ public class CacheReader {
     package func stored<S: StorableEntity>(_ type: S.Type, entryKey: [UInt8]) throws -> StoredEntity<S>? {
         guard let storageKey = try location(S.self, of: entryKey, damagedMayMatch: true)
         else { return nil }
-        let database = DatabaseName.forKind(S.kind)
+        let database = KeySpace(S.kind)
         let result = try transaction.withValue(in: database, forKey: storageKey) { value in
             store.decode(S.self, value: value, key: storageKey)
         }
@@ -86,7 +86,7 @@ public class CacheReader {
     func forEachStored<S: StorableEntity>(
         _ type: S.Type, prefix: [UInt8], filter: RecordFilter, _ body: (Result<StoredEntity<S>, CorruptRecord>) throws -> Bool
     ) throws {
-        try transaction.forEach(in: DatabaseName.forKind(S.kind), prefix: prefix) { key, value in
+        try transaction.forEach(in: KeySpace(S.kind), prefix: prefix) { key, value in
             let decoded = store.decode(S.self, value: value, key: Array(key))
             if case .success(let stored) = decoded, !Self.matches(stored.entity, filter) { return true }
             return try body(decoded)
@@ -125,7 +125,7 @@ public class CacheReader {
     public func counts() throws -> [EntityKind: Int] {
         var counts: [EntityKind: Int] = [:]
         for kind in EntityKind.allCases {
-            counts[kind] = try mappingErrors { try transaction.count(in: DatabaseName.forKind(kind)) }
+            counts[kind] = try mappingErrors { try transaction.count(in: KeySpace(kind)) }
         }
         return counts
     }
@@ -203,7 +203,7 @@ public final class CacheWriter: CacheReader {
     func upsert<S: StorableEntity>(_ entity: S, entryKey: [UInt8]? = nil, merging merge: (_ previous: S, _ new: S) -> S) throws -> UInt64 {
         let entryKey = entryKey ?? S.storageKey(for: entity.key, index: store.keyring.index)
         let key = try writeLocation(S.self, of: entryKey, conditional: false)
-        let previous = try writeTransaction.withValue(in: DatabaseName.forKind(S.kind), forKey: key) { value in
+        let previous = try writeTransaction.withValue(in: KeySpace(S.kind), forKey: key) { value in
             store.decode(S.self, value: value, key: key)
         }
         let merged: S
@@ -235,7 +235,7 @@ public final class CacheWriter: CacheReader {
 
     /// Deletes the records of one kind stored under `keys`; returns how many existed.
     package func deleteRecords<S: StorableEntity>(_ type: S.Type, keys: [[UInt8]]) throws -> Int {
-        let database = DatabaseName.forKind(S.kind)
+        let database = KeySpace(S.kind)
         var deleted: [[UInt8]] = []
         for key in keys where try writeTransaction.delete(in: database, key: key) { deleted.append(key) }
         try bucketsChanged(S.self, keys: deleted)
@@ -275,7 +275,7 @@ public final class CacheWriter: CacheReader {
     /// The stored revision under `key`, nil if absent. A damaged record counts as absent for an
     /// unconditional write (which heals it) and as a conflict for a conditional one.
     private func currentRevision<S: StorableEntity>(_ type: S.Type, key: [UInt8], strict: Bool) throws -> UInt64? {
-        let database = DatabaseName.forKind(S.kind)
+        let database = KeySpace(S.kind)
         let result = try writeTransaction.withValue(in: database, forKey: key) { value in
             Result { () throws(FormatError) in try store.openRevision(value, slot: store.slot(database, key)) }
         }
@@ -293,7 +293,7 @@ public final class CacheWriter: CacheReader {
 
     private func check(_ expected: UInt64?, against current: UInt64?, kind: EntityKind, key: [UInt8]) throws(TokenCacheError) {
         guard let expected, expected != (current ?? 0) else { return }
-        let fingerprint = store.keyring.fingerprint(database: DatabaseName.forKind(kind), key: key)
+        let fingerprint = store.keyring.fingerprint(database: KeySpace(kind).name, key: key)
         throw TokenCacheError(
             .conflict,
             "\(kind) record \(fingerprint) has revision \(current.map(String.init) ?? "none (absent)"), expected \(expected)",

@@ -20,7 +20,7 @@ extension TokenStore {
     public func measureGetDecryptFloor(samples: Int, seed: UInt64) throws -> [UInt64] {
         precondition(samples > 0)
         let store = self.store
-        let database = DatabaseName.accessTokens
+        let database = KeySpace.accessTokens
         var keys: [[UInt8]] = []
         keys.reserveCapacity(samples)
         var seen: UInt64 = 0
@@ -43,7 +43,7 @@ extension TokenStore {
                 try transaction.withValue(in: database, forKey: key) { value in
                     try key.withUnsafeBytes { keyBytes in
                         try RecordEnvelope.withOpened(
-                            .body, of: value, storeID: keyring.storeID, database: database, key: keyBytes, keys: keyring.recordKey
+                            .body, of: value, storeID: keyring.storeID, database: database.name, key: keyBytes, keys: keyring.recordKey
                         ) { plaintext in plaintext.count }
                     }
                 }

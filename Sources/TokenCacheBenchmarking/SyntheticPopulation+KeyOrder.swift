@@ -76,9 +76,9 @@ extension SyntheticPopulation {
         }
 
         /// The databases in the order `seal(account:store:now:into:)` fills them.
-        static let databaseNames = [DatabaseName.accessTokens, DatabaseName.accounts, DatabaseName.idTokens, DatabaseName.refreshTokens]
+        static let databaseNames = [KeySpace.accessTokens, KeySpace.accounts, KeySpace.idTokens, KeySpace.refreshTokens]
 
-        var databases: [(name: String, records: [Record])]
+        var databases: [(name: KeySpace, records: [Record])]
         var count: Int { databases.reduce(0) { $0 + $1.records.count } }
 
         /// Seals the records of `accounts`, split over `parts` threads.

@@ -34,15 +34,3 @@ package enum FormatConstants {
     package static let summarySection: UInt8 = 0x53  // "S"
     package static let bodySection: UInt8 = 0x42  // "B"
 }
-
-/// The LMDB named databases of a store (FORMAT.md §3).
-package enum DatabaseName {
-    package static let meta = "meta"
-    package static let accounts = "accounts"
-    package static let accessTokens = "access_tokens"
-    package static let refreshTokens = "refresh_tokens"
-    package static let idTokens = "id_tokens"
-    package static let appMetadata = "app_metadata"
-
-    package static let all = [meta, accounts, accessTokens, refreshTokens, idTokens, appMetadata]
-}

@@ -68,14 +68,14 @@ package struct FetchedRecordReader: RecordReading {
     package var snapshotID: Int { records.snapshotID }
 
     /// The plan's range that holds every key of `space` starting with `prefix`.
-    private func range(in space: String, holding prefix: some Collection<UInt8>) throws(StorageError) -> Int {
+    private func range(in space: KeySpace, holding prefix: some Collection<UInt8>) throws(StorageError) -> Int {
         guard let index = records.plan.ranges.firstIndex(where: { $0.contains(space: space, key: prefix) }) else {
             throw StorageError(.internalError, "a read of \(space) outside the ranges its plan fetched")
         }
         return index
     }
 
-    package func withValue<R>(in space: String, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    package func withValue<R>(in space: KeySpace, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         let index = try range(in: space, holding: key)
         for entry in records.entries where entry.range == index {
             let stored = records.view(entry.key)
@@ -85,7 +85,7 @@ package struct FetchedRecordReader: RecordReading {
     }
 
     package func forEach(
-        in space: String, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in space: KeySpace, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         let index = try range(in: space, holding: prefix)
         for entry in records.entries where entry.range == index {
@@ -96,12 +96,12 @@ package struct FetchedRecordReader: RecordReading {
     }
 
     package func forEach(
-        in space: String, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in space: KeySpace, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         throw StorageError(.internalError, "a scan of \(space) from a key: a fetched plan serves prefix reads only")
     }
 
-    package func count(in space: String) throws -> Int {
+    package func count(in space: KeySpace) throws -> Int {
         throw StorageError(.internalError, "a count of \(space): a fetched plan serves prefix reads only")
     }
 }

@@ -39,7 +39,7 @@ package final class InMemoryRecordBackend: RecordBackend {
 
     /// One committed state: per key space, the entries in key order. Copy-on-write, so a snapshot is a copy.
     struct State: Sendable {
-        var spaces: [String: [Entry]]
+        var spaces: [KeySpace: [Entry]]
         var commitID: Int
     }
 
@@ -54,9 +54,9 @@ package final class InMemoryRecordBackend: RecordBackend {
     private let writer = Mutex<Void>(())
     private let writerThread = Atomic<UInt>(0)
 
-    package init(name: String, spaces: [String]) {
+    package init(name: String) {
         location = name
-        committed = Mutex(State(spaces: Dictionary(uniqueKeysWithValues: spaces.map { ($0, []) }), commitID: 1))
+        committed = Mutex(State(spaces: Dictionary(uniqueKeysWithValues: KeySpace.allCases.map { ($0, []) }), commitID: 1))
     }
 
     package func read<R>(_ body: (any RecordReading) throws -> R) throws -> R {
@@ -116,11 +116,11 @@ package final class InMemoryRecordBackend: RecordBackend {
 
         init(state: State) { self.state = state }
 
-        func put(in space: String, key: [UInt8], value: UnsafeRawBufferPointer) throws {
+        func put(in space: KeySpace, key: [UInt8], value: UnsafeRawBufferPointer) throws {
             try store(Bytes(copying: value), in: space, key: key)
         }
 
-        func put(in space: String, key: [UInt8], reservingCount count: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
+        func put(in space: KeySpace, key: [UInt8], reservingCount count: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
             guard count >= 0 else { throw StorageError(.invalidArgument, "a negative value size") }
             let value = Bytes(count: count)
             do {
@@ -132,7 +132,7 @@ package final class InMemoryRecordBackend: RecordBackend {
             try store(value, in: space, key: key)
         }
 
-        func delete(in space: String, key: [UInt8]) throws -> Bool {
+        func delete(in space: KeySpace, key: [UInt8]) throws -> Bool {
             var entries = state.entries(space)
             guard case (let index, true) = try State.position(of: key, in: entries) else { return false }
             state.spaces[space] = nil  // keeps the array uniquely referenced while it changes
@@ -141,7 +141,7 @@ package final class InMemoryRecordBackend: RecordBackend {
             return true
         }
 
-        private func store(_ value: Bytes, in space: String, key: [UInt8]) throws {
+        private func store(_ value: Bytes, in space: KeySpace, key: [UInt8]) throws {
             var entries = state.entries(space)
             let (index, found) = try State.position(of: key, in: entries)
             state.spaces[space] = nil
@@ -161,25 +161,25 @@ private protocol StateReading: RecordReading {
 }
 
 extension StateReading {
-    func withValue<R>(in space: String, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    func withValue<R>(in space: KeySpace, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         let entries = state.entries(space)
         guard case (let index, true) = try InMemoryRecordBackend.State.position(of: key, in: entries) else { return nil }
         return try body(entries[index].value.view)
     }
 
     func forEach(
-        in space: String, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in space: KeySpace, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         try state.walk(space, from: prefix, prefix: prefix, body)
     }
 
     func forEach(
-        in space: String, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in space: KeySpace, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         try state.walk(space, from: start, prefix: [], body)
     }
 
-    func count(in space: String) throws -> Int { state.entries(space).count }
+    func count(in space: KeySpace) throws -> Int { state.entries(space).count }
 
     var snapshotID: Int { state.commitID }
 }
@@ -187,10 +187,7 @@ extension StateReading {
 extension InMemoryRecordBackend.State {
     typealias Entry = InMemoryRecordBackend.Entry
 
-    func entries(_ space: String) -> [Entry] {
-        guard let entries = spaces[space] else { preconditionFailure("no key space '\(space)' was opened") }
-        return entries
-    }
+    func entries(_ space: KeySpace) -> [Entry] { spaces[space] ?? [] }
 
     /// Refuses a key LMDB would refuse: empty (unless `allowingEmpty`, for a scan from the first key) or too long.
     static func check(_ key: [UInt8], allowingEmpty: Bool = false) throws {
@@ -231,7 +228,7 @@ extension InMemoryRecordBackend.State {
     /// The entries of `space` from the first key at least `start` on, while they begin with `prefix`, on a copy of
     /// the array: the entries (and so the views) outlive any write `body` makes.
     func walk(
-        _ space: String, from start: [UInt8], prefix: [UInt8],
+        _ space: KeySpace, from start: [UInt8], prefix: [UInt8],
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         try Self.check(start, allowingEmpty: true)

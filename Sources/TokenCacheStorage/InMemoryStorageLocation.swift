@@ -17,8 +17,8 @@ package struct InMemoryStorageLocation: StorageLocation {
     package func sizeAtRest() -> Int? { nil }
     package func relocated(to location: String) -> any StorageLocation { InMemoryStorageLocation(name: location) }
 
-    package func open(spaces: [String], readOnly: Bool, create: Bool) throws(StorageError) -> any RecordBackend {
+    package func open(readOnly: Bool, create: Bool) throws(StorageError) -> any RecordBackend {
         guard create else { throw StorageError(.storeNotFound, "an in-memory store exists only as the TokenStore that created it") }
-        return InMemoryRecordBackend(name: location, spaces: spaces)
+        return InMemoryRecordBackend(name: location)
     }
 }

@@ -39,12 +39,11 @@ package final class LMDBRecordBackend: RecordBackend {
     let environment: Environment
     /// Identifies the LMDB environment: stores opened on one directory in one process share it.
     package var environmentIdentity: ObjectIdentifier { ObjectIdentifier(environment) }
-    /// The key spaces' handles, in the order opened. A handful of short names: comparing them (inline small strings)
-    /// costs less than hashing one, on every call of every transaction. In memory of the backend's own, not an
-    /// array: reading an array held by a shared object retains and releases its buffer, a reference-count write that
-    /// every thread's transactions would contend on.
+    /// The key spaces' handles, at their ``KeySpace/rawValue``. In memory of the backend's own, not an array: reading
+    /// an array held by a shared object retains and releases its buffer, a reference-count write that every thread's
+    /// transactions would contend on.
     // SAFETY: initialised in init, immutable afterwards, freed in deinit.
-    nonisolated(unsafe) fileprivate let databases: UnsafeMutableBufferPointer<(name: String, database: Database)>
+    nonisolated(unsafe) fileprivate let databases: UnsafeMutableBufferPointer<Database>
     let maximumMapSize: Int
 
     package var location: String { environment.directory }
@@ -52,7 +51,7 @@ package final class LMDBRecordBackend: RecordBackend {
     /// A bucket's lone token under its prefix: the lookup's range read then needs one B-tree step, not two.
     package var lonePlacement: LonePlacement { .underPrefix }
 
-    private init(environment: Environment, databases: [(name: String, database: Database)], maximumMapSize: Int) {
+    private init(environment: Environment, databases: [Database], maximumMapSize: Int) {
         self.environment = environment
         self.databases = .allocate(capacity: databases.count)
         _ = self.databases.initialize(from: databases)
@@ -64,11 +63,11 @@ package final class LMDBRecordBackend: RecordBackend {
         databases.deallocate()
     }
 
-    /// Opens (creating it when missing and not read-only) the environment in `options.directory`, with the key spaces
-    /// `spaces`.
+    /// Opens (creating it when missing and not read-only) the environment in `options.directory`, with every
+    /// ``KeySpace`` as a named database.
     /// - Throws: ``StorageError``: `.unsupportedEnvironment` (a network filesystem, an unsafe liblmdb),
     ///   `.corruptStore` (a key space is missing), and the mapped LMDB errors.
-    package static func open(_ options: Options, spaces: [String]) throws(StorageError) -> LMDBRecordBackend {
+    package static func open(_ options: Options) throws(StorageError) -> LMDBRecordBackend {
         let directory = options.directory
         try LMDBStorageLocation(options).checkLocalFilesystem()
         var environmentOptions = EnvironmentOptions()
@@ -79,18 +78,18 @@ package final class LMDBRecordBackend: RecordBackend {
         environmentOptions.lockTimeout = options.lockTimeout
         let environment: Environment
         do {
-            environment = try Environment.open(directory: directory, databases: spaces, options: environmentOptions)
+            environment = try Environment.open(directory: directory, databases: KeySpace.allCases.map(\.name), options: environmentOptions)
         } catch .notFound {
             throw StorageError(.corruptStore, "the store at \(directory) lacks its databases (was it created by token-cache?)")
         } catch {
             throw StorageError(error, directory: directory)
         }
-        var databases: [(name: String, database: Database)] = []
-        for name in spaces {
-            guard let database = environment.database(name) else {
-                throw StorageError(.corruptStore, "the store at \(directory) lacks its '\(name)' database")
+        var databases: [Database] = []
+        for space in KeySpace.allCases {
+            guard let database = environment.database(space.name) else {
+                throw StorageError(.corruptStore, "the store at \(directory) lacks its '\(space.name)' database")
             }
-            databases.append((name, database))
+            databases.append(database)
         }
         return LMDBRecordBackend(environment: environment, databases: databases, maximumMapSize: environmentOptions.maximumMapSize)
     }
@@ -118,13 +117,13 @@ package final class LMDBRecordBackend: RecordBackend {
     }
 
     package func statistics() throws -> StorageStatistics {
-        let spaces: [String: StorageStatistics.Space]
+        let spaces: [KeySpace: StorageStatistics.Space]
         do {
             spaces = try environment.read { transaction in
-                var spaces: [String: StorageStatistics.Space] = [:]
-                for (name, database) in databases {
-                    let figures = try transaction.statistics(of: database)
-                    spaces[name] = StorageStatistics.Space(
+                var spaces: [KeySpace: StorageStatistics.Space] = [:]
+                for space in KeySpace.allCases {
+                    let figures = try transaction.statistics(of: databases[space.rawValue])
+                    spaces[space] = StorageStatistics.Space(
                         entries: figures.entries, depth: figures.depth, branchPages: figures.branchPages, leafPages: figures.leafPages,
                         overflowPages: figures.overflowPages
                     )
@@ -185,33 +184,31 @@ private struct LMDBTransaction<Transaction: ReadTransaction>: RecordReading {
     /// views share one backend, those reference-count writes would contend between cores.
     unowned(unsafe) let backend: LMDBRecordBackend  // with the transaction, two words: the existential holds it without allocating
 
-    func database(_ space: String) -> Database {
-        for entry in backend.databases where entry.name == space { return entry.database }
-        preconditionFailure("no key space '\(space)' was opened")
-    }
+    @inline(__always)
+    func database(_ space: KeySpace) -> Database { backend.databases[space.rawValue] }
 
     @inline(__always)
     func mappingErrors<R>(_ body: () throws -> R) throws -> R {
         do { return try body() } catch let error as LMDBError { throw StorageError(error, directory: backend.location) }
     }
 
-    func withValue<R>(in space: String, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    func withValue<R>(in space: KeySpace, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         try mappingErrors { try transaction.withValue(in: database(space), forKey: key, body) }
     }
 
     func forEach(
-        in space: String, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in space: KeySpace, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         try mappingErrors { try transaction.forEach(in: database(space), prefix: prefix, body) }
     }
 
     func forEach(
-        in space: String, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in space: KeySpace, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         try mappingErrors { try transaction.forEach(in: database(space), from: start, body) }
     }
 
-    func count(in space: String) throws -> Int { try mappingErrors { try transaction.count(in: database(space)) } }
+    func count(in space: KeySpace) throws -> Int { try mappingErrors { try transaction.count(in: database(space)) } }
 
     var snapshotID: Int { transaction.snapshotID }
 
@@ -223,15 +220,15 @@ private struct LMDBTransaction<Transaction: ReadTransaction>: RecordReading {
 }
 
 extension LMDBTransaction: RecordWriting where Transaction == WriteTransaction {
-    func put(in space: String, key: [UInt8], value: UnsafeRawBufferPointer) throws {
+    func put(in space: KeySpace, key: [UInt8], value: UnsafeRawBufferPointer) throws {
         try mappingErrors { try transaction.put(in: database(space), key: key, value: value) }
     }
 
-    func put(in space: String, key: [UInt8], reservingCount count: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
+    func put(in space: KeySpace, key: [UInt8], reservingCount count: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
         try mappingErrors { try transaction.put(in: database(space), key: key, reservingCount: count, fill: fill) }
     }
 
-    func delete(in space: String, key: [UInt8]) throws -> Bool {
+    func delete(in space: KeySpace, key: [UInt8]) throws -> Bool {
         try mappingErrors { try transaction.delete(in: database(space), key: key) }
     }
 }

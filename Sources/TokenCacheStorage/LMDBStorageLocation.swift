@@ -51,11 +51,11 @@ package struct LMDBStorageLocation: StorageLocation, CompactingStorage, Quaranti
 
     /// LMDB creates a missing environment whenever it may write; without `create`, a directory with no data file is
     /// refused first, so that an open never leaves an empty store behind.
-    package func open(spaces: [String], readOnly: Bool, create: Bool) throws(StorageError) -> any RecordBackend {
+    package func open(readOnly: Bool, create: Bool) throws(StorageError) -> any RecordBackend {
         if !create, !holdsStore() { throw StorageError(.storeNotFound, "no token cache at \(options.directory)") }
         var options = options
         options.readOnly = readOnly
-        return try LMDBRecordBackend.open(options, spaces: spaces)
+        return try LMDBRecordBackend.open(options)
     }
 
     /// LMDB must not be used on network or FUSE filesystems (lmdb.h: "Do not use LMDB databases on remote
@@ -67,12 +67,12 @@ package struct LMDBStorageLocation: StorageLocation, CompactingStorage, Quaranti
     }
 
     /// Rewrites the store compacted and puts it in place (``StoreCompaction``), once no process has it open.
-    package func compact(spaces: [String], progress: (@Sendable (Int) -> Void)?) throws(StorageError) -> StorageCompaction {
+    package func compact(progress: (@Sendable (Int) -> Void)?) throws(StorageError) -> StorageCompaction {
         let directory = options.directory
         try checkLocalFilesystem()
         do {
-            let outcome = try StoreCompaction.compact(directory: directory, databases: spaces, lockTimeout: options.lockTimeout, progress: progress)
-            return StorageCompaction(sizeBefore: outcome.sizeBefore, sizeAfter: outcome.sizeAfter, entries: outcome.entries)
+            let outcome = try StoreCompaction.compact(directory: directory, databases: KeySpace.allCases.map(\.name), lockTimeout: options.lockTimeout, progress: progress)
+            return StorageCompaction(sizeBefore: outcome.sizeBefore, sizeAfter: outcome.sizeAfter, entries: Self.bySpace(outcome.entries))
         } catch let inUse as StoreInUse {
             throw StorageError(.storeInUse, Self.describe(inUse, directory: directory))
         } catch LMDBError.notFound {
@@ -86,6 +86,13 @@ package struct LMDBStorageLocation: StorageLocation, CompactingStorage, Quaranti
         } catch {
             throw StorageError(.ioFailure, "compacting \(directory) failed: \(type(of: error))")
         }
+    }
+
+    /// The entry counts of a compaction, named by key space.
+    private static func bySpace(_ entries: [String: Int]) -> [KeySpace: Int] {
+        var bySpace: [KeySpace: Int] = [:]
+        for space in KeySpace.allCases { bySpace[space] = entries[space.name] }
+        return bySpace
     }
 
     /// Moves the store directory aside to `target` (``StoreQuarantine``), refusing while any process has it open.

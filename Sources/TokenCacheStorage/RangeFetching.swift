@@ -8,10 +8,10 @@
 package struct ReadPlan: Sendable, Hashable {
     /// One range: every record of `space` whose key starts with `prefix`.
     package struct Range: Sendable, Hashable {
-        package let space: String
+        package let space: KeySpace
         package let prefix: [UInt8]
 
-        package init(space: String, prefix: [UInt8]) {
+        package init(space: KeySpace, prefix: [UInt8]) {
             self.space = space
             self.prefix = prefix
         }
@@ -22,7 +22,7 @@ package struct ReadPlan: Sendable, Hashable {
     package init() {}
 
     /// Adds a range, unless one already in the plan covers it.
-    package mutating func add(_ space: String, prefix: [UInt8]) {
+    package mutating func add(_ space: KeySpace, prefix: [UInt8]) {
         let range = Range(space: space, prefix: prefix)
         guard !ranges.contains(where: { $0.covers(range) }) else { return }
         ranges.removeAll { range.covers($0) }
@@ -34,7 +34,7 @@ extension ReadPlan.Range {
     /// Whether every key of `other` is also in this range.
     package func covers(_ other: ReadPlan.Range) -> Bool { space == other.space && other.prefix.starts(with: prefix) }
 
-    func contains(space: String, key: some Collection<UInt8>) -> Bool { self.space == space && key.starts(with: prefix) }
+    func contains(space: KeySpace, key: some Collection<UInt8>) -> Bool { self.space == space && key.starts(with: prefix) }
 }
 
 /// A backend that serves a ``ReadPlan`` in one call, without blocking the caller's thread while it waits (a backend

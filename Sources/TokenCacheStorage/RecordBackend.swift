@@ -1,6 +1,6 @@
 /// The storage seam: everything the store asks of the place its sealed records live.
 ///
-/// A backend holds named key spaces (FORMAT.md §3: `meta` and one per entity kind) of byte keys and byte values,
+/// A backend holds the store's ``KeySpace``s (FORMAT.md §3: `meta` and one per entity kind) of byte keys and byte values,
 /// ordered bytewise (`memcmp`, a shorter key before its extensions), and offers snapshot reads and atomic,
 /// serialised writes. It knows nothing of entities, encryption or keys: values reach it already sealed, and what it
 /// returns is authenticated above it. Two backends implement it: ``LMDBRecordBackend`` (a store directory, shared
@@ -59,22 +59,22 @@ extension RecordBackend {
 /// those bounds (the silent lookup keeps its chosen token's).
 package protocol RecordReading {
     /// Calls `body` with the value stored under `key` in `space`; nil when the key is absent.
-    func withValue<R>(in space: String, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
+    func withValue<R>(in space: KeySpace, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
 
     /// Visits, in key order, the entries whose key starts with `prefix` (all entries for an empty prefix) until
     /// `body` returns false.
     func forEach(
-        in space: String, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in space: KeySpace, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws
 
     /// Visits, in key order, the entries whose key is at least `start` until `body` returns false: for work done in
     /// bounded batches, each resuming where the last stopped.
     func forEach(
-        in space: String, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in space: KeySpace, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws
 
     /// The number of entries in `space`, without reading them.
-    func count(in space: String) throws -> Int
+    func count(in space: KeySpace) throws -> Int
 
     /// Identifies the committed state this snapshot shows: equal ids, equal contents.
     var snapshotID: Int { get }
@@ -93,15 +93,15 @@ package protocol RecordReading {
 /// Read-write access inside ``RecordBackend/write(_:)``.
 package protocol RecordWriting: RecordReading {
     /// Stores `value` under `key`, replacing any value there.
-    func put(in space: String, key: [UInt8], value: UnsafeRawBufferPointer) throws
+    func put(in space: KeySpace, key: [UInt8], value: UnsafeRawBufferPointer) throws
 
     /// Stores a value of `count` bytes under `key`, written by `fill` into the buffer the backend reserved for it (LMDB:
     /// in place in the map), so that a record is sealed straight into its final place.
-    func put(in space: String, key: [UInt8], reservingCount count: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws
+    func put(in space: KeySpace, key: [UInt8], reservingCount count: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws
 
     /// Removes the entry under `key`; returns whether there was one.
     @discardableResult
-    func delete(in space: String, key: [UInt8]) throws -> Bool
+    func delete(in space: KeySpace, key: [UInt8]) throws -> Bool
 }
 
 extension RecordReading {

@@ -42,13 +42,13 @@ package protocol StorageLocation: Sendable {
     /// that the same key opens, and where that copy is opened again to be read back.
     func relocated(to location: String) -> any StorageLocation
 
-    /// Opens the store here with the key spaces `spaces` (FORMAT.md §3).
+    /// Opens the store here, with every ``KeySpace``.
     /// - Parameters:
     ///   - readOnly: Opens it for reading only.
     ///   - create: May make the store's storage when there is none. A kind whose storage is made by opening it (LMDB,
     ///     in a directory that exists) makes it whenever it may write; memory makes a new, empty store only then.
     /// - Throws: ``StorageError``: `.storeNotFound` when there is no store and `create` is not set, and the kind's own.
-    func open(spaces: [String], readOnly: Bool, create: Bool) throws(StorageError) -> any RecordBackend
+    func open(readOnly: Bool, create: Bool) throws(StorageError) -> any RecordBackend
 }
 
 extension StorageLocation {

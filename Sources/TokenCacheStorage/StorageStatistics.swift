@@ -33,14 +33,14 @@ package struct StorageStatistics: Sendable {
         }
     }
 
-    package var spaces: [String: Space]
+    package var spaces: [KeySpace: Space]
     package var pageSize: Int
     package var usage: StorageUsage
     package var readers: [Reader]
     /// File name → size in bytes.
     package var files: [String: Int]
 
-    package init(spaces: [String: Space], pageSize: Int, usage: StorageUsage, readers: [Reader], files: [String: Int]) {
+    package init(spaces: [KeySpace: Space], pageSize: Int, usage: StorageUsage, readers: [Reader], files: [String: Int]) {
         self.spaces = spaces
         self.pageSize = pageSize
         self.usage = usage

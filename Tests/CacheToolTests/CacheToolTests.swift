@@ -47,7 +47,7 @@ import TokenCacheStorage
             let options = LMDBRecordBackend.Options(
                 directory: store.directory, initialMapSize: 1 << 20, maximumMapSize: 1 << 24, readOnly: false, allowNetworkFilesystem: false
             )
-            _ = try LMDBRecordBackend.open(options, spaces: DatabaseName.all)
+            _ = try LMDBRecordBackend.open(options)
             let before = try store.run(["inspect"])
             #expect(before.status == 66 && before.stderr.contains("interrupted") && before.stderr.contains("cachetool init"), "\(before.output)")
             let run = try store.run(["init"])

@@ -167,7 +167,7 @@ import Glibc
         let records = cache.store
         let lone = try records.backend.read { txn in
             var found: [([UInt8], [UInt8])] = []
-            try txn.forEach(in: DatabaseName.accessTokens, prefix: []) { key, value in
+            try txn.forEach(in: KeySpace.accessTokens, prefix: []) { key, value in
                 if key.count == RecordStore.bucketPrefixCount, let entryKey = records.entryKey(ofTokenAt: Array(key), value: value) {
                     found.append((Array(key), entryKey))
                 }
@@ -177,12 +177,12 @@ import Glibc
         }
         #expect(lone.count > 30_000)
         try records.backend.write { txn in
-            for (key, entryKey) in lone { _ = try records.move(DatabaseName.accessTokens, from: key, to: entryKey, in: txn) }
+            for (key, entryKey) in lone { _ = try records.move(KeySpace.accessTokens, from: key, to: entryKey, in: txn) }
             var header = records.keyring.header
             header.readVersion = 1
             header.writeVersion = 1
             let rewrapped = try records.keyring.rewrapped(as: header, root: try KeyFile.read(at: store.keyFile))
-            try rewrapped.encoded().withUnsafeBytes { try txn.put(in: DatabaseName.meta, key: FormatConstants.headerKey, value: $0) }
+            try rewrapped.encoded().withUnsafeBytes { try txn.put(in: KeySpace.meta, key: FormatConstants.headerKey, value: $0) }
         }
     }
 }

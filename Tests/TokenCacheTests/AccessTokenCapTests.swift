@@ -4,6 +4,7 @@ import TestSupport
 import Testing
 @testable import TokenCache
 import TokenCacheOperations
+import TokenCacheStorage
 
 /// A store with a cap on access tokens: writes past it evict expired tokens first, then the least recently cached,
 /// never the token just written and never another kind; setting a cap below the store's size brings it down in
@@ -121,9 +122,9 @@ import TokenCacheOperations
     @Test func aDamagedCapRecordIsReportedNotIgnored() throws {
         try TestStore.with { store, cache in
             try cache.setAccessTokenCap(3)
-            var value = try #require(try store.rawEntries("meta").first { $0.0 == Array("access-token-cap".utf8) }?.1)
+            var value = try #require(try store.rawEntries(.meta).first { $0.0 == Array("access-token-cap".utf8) }?.1)
             value[value.count - 1] ^= 1
-            try store.rawPut("meta", key: Array("access-token-cap".utf8), value: value)
+            try store.rawPut(.meta, key: Array("access-token-cap".utf8), value: value)
             #expect(errorCode { try cache.accessTokenCap() } == .corruptRecord)
             #expect(try cache.verify().damagedMetaRecords.map(\.name) == ["access-token-cap"])
             // Writes go on as if there were no cap.

@@ -2,6 +2,7 @@ import Testing
 
 @testable import TokenCache
 import TokenCacheRecords
+import TokenCacheStorage
 
 /// The judgement step of a silent lookup on its own: no store, no encryption, entries and their opened parts made up.
 @Suite struct AccessTokenChoiceTests {
@@ -42,7 +43,7 @@ import TokenCacheRecords
                 return .success(
                     StoredEntity(
                         entity: token, revision: 1, updatedAt: 0,
-                        record: RecordFingerprint(space: DatabaseName.accessTokens, key: Array(entry.key), deriver: keyring)
+                        record: RecordFingerprint(space: KeySpace.accessTokens.name, key: Array(entry.key), deriver: keyring)
                     )
                 )
             case .damagedBody, .damaged:

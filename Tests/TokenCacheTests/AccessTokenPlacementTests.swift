@@ -15,7 +15,7 @@ import TokenCacheRecords
 
     /// The access-token keys as stored, sorted.
     static func storedKeys(_ store: TestStore) throws -> [[UInt8]] {
-        try store.rawEntries(DatabaseName.accessTokens).map(\.0).sorted { $0.lexicographicallyPrecedes($1) }
+        try store.rawEntries(KeySpace.accessTokens).map(\.0).sorted { $0.lexicographicallyPrecedes($1) }
     }
 
     static func entryKey(_ cache: TokenStore, _ token: AccessToken) -> [UInt8] {
@@ -28,10 +28,10 @@ import TokenCacheRecords
 
     /// Turns the store into what a version-1 writer leaves: every token under its entry key, header versions 1.
     static func downgradeToVersion1(_ store: TestStore, _ cache: TokenStore) throws {
-        for (key, value) in try store.rawEntries(DatabaseName.accessTokens) where key.count == RecordStore.bucketPrefixCount {
+        for (key, value) in try store.rawEntries(KeySpace.accessTokens) where key.count == RecordStore.bucketPrefixCount {
             let entryKey = try #require(value.withUnsafeBytes { cache.store.entryKey(ofTokenAt: key, value: $0) })
             // Straight through LMDB: the header may already differ from the one `cache` opened with.
-            try cache.store.backend.write { txn in _ = try cache.store.move(DatabaseName.accessTokens, from: key, to: entryKey, in: txn) }
+            try cache.store.backend.write { txn in _ = try cache.store.move(KeySpace.accessTokens, from: key, to: entryKey, in: txn) }
         }
         try setHeaderVersion(1, store, cache)
     }
@@ -42,7 +42,7 @@ import TokenCacheRecords
         header.readVersion = version
         header.writeVersion = version
         let rewrapped = try cache.store.keyring.rewrapped(as: header, root: try KeyFile.read(at: store.keyFile))
-        try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: rewrapped.encoded())
+        try store.rawPut(KeySpace.meta, key: FormatConstants.headerKey, value: rewrapped.encoded())
     }
 
     @Test func aLoneTokenLivesUnderItsBucketPrefixAndMovesWhenASecondArrives() throws {
@@ -119,7 +119,7 @@ import TokenCacheRecords
             try cache.put(second)
             // What no writer does: a token moved under the prefix while the bucket has another.
             let misplaced = try cache.write { writer in
-                try cache.store.move(DatabaseName.accessTokens, from: Self.entryKey(cache, first), to: Self.prefix(cache, first), in: writer.writeTransaction)
+                try cache.store.move(KeySpace.accessTokens, from: Self.entryKey(cache, first), to: Self.prefix(cache, first), in: writer.writeTransaction)
             }
             #expect(misplaced)
             let report = try cache.verify()
@@ -128,7 +128,7 @@ import TokenCacheRecords
             // A lone token under its entry key is valid (an unfinished upgrade), counted, not a problem.
             #expect(try cache.delete(first.key))
             let unplaced = try cache.write { writer in
-                try cache.store.move(DatabaseName.accessTokens, from: Self.prefix(cache, second), to: Self.entryKey(cache, second), in: writer.writeTransaction)
+                try cache.store.move(KeySpace.accessTokens, from: Self.prefix(cache, second), to: Self.entryKey(cache, second), in: writer.writeTransaction)
             }
             #expect(unplaced)
             let relaxed = try cache.verify()
@@ -154,9 +154,9 @@ import TokenCacheRecords
             let second = Samples.accessToken(target: "Files.Read", secret: "second")
             try cache.put(first)
             let prefix = Self.prefix(cache, first)
-            var damaged = try #require(try store.rawEntries(DatabaseName.accessTokens).first?.1)
+            var damaged = try #require(try store.rawEntries(KeySpace.accessTokens).first?.1)
             damaged[damaged.count - 1] ^= 0x01
-            try store.rawPut(DatabaseName.accessTokens, key: prefix, value: damaged)
+            try store.rawPut(KeySpace.accessTokens, key: prefix, value: damaged)
 
             // The damaged record may be any token of the bucket: reads of one report it, lookups name it.
             #expect(errorCode { try cache.get(second.key) } == .corruptRecord)
@@ -189,7 +189,7 @@ import TokenCacheRecords
             try cache.put(first)
             #expect(try Self.storedKeys(store) == [Self.entryKey(cache, first)])
             let moved = try cache.store.backend.write { txn in
-                try cache.store.move(DatabaseName.accessTokens, from: Self.entryKey(cache, first), to: Self.prefix(cache, first), in: txn)
+                try cache.store.move(KeySpace.accessTokens, from: Self.entryKey(cache, first), to: Self.prefix(cache, first), in: txn)
             }
             #expect(moved)
             #expect(try Self.storedKeys(store) == [Self.prefix(cache, first)])
@@ -287,7 +287,7 @@ import TokenCacheRecords
             #expect(try upgraded.info().writeVersion == FormatConstants.writeVersion)
             let keys = try Self.storedKeys(store)
             #expect(keys.count == 22 && keys.filter { $0.count == Self.prefixCount }.count == 20)
-            #expect(try !store.rawEntries(DatabaseName.meta).contains { $0.0 == FormatConstants.placementCursorKey })
+            #expect(try !store.rawEntries(KeySpace.meta).contains { $0.0 == FormatConstants.placementCursorKey })
             let report = try upgraded.verify()
             #expect(report.isClean && report.loneTokensUnderEntryKey == 0 && report.verified[.accessToken] == 22)
             let lookup = SilentLookupQuery(
@@ -304,7 +304,7 @@ import TokenCacheRecords
             try Self.downgradeToVersion1(store, cache)
             // What the upgrade's first transaction leaves: version 2 and the cursor, no token moved yet.
             try Self.setHeaderVersion(FormatConstants.readVersion, store, cache)
-            try store.rawPut(DatabaseName.meta, key: FormatConstants.placementCursorKey, value: [])
+            try store.rawPut(KeySpace.meta, key: FormatConstants.placementCursorKey, value: [])
 
             let reader = try store.openReadOnly()
             let report = try reader.verify()
@@ -325,10 +325,10 @@ import TokenCacheRecords
             // Again from scratch through open: the writable open finishes the placement and drops the cursor.
             try Self.downgradeToVersion1(store, cache)
             try Self.setHeaderVersion(FormatConstants.readVersion, store, cache)
-            try store.rawPut(DatabaseName.meta, key: FormatConstants.placementCursorKey, value: [])
+            try store.rawPut(KeySpace.meta, key: FormatConstants.placementCursorKey, value: [])
             let writer = try TokenStore.open(store.configuration)
             #expect(try writer.verify().loneTokensUnderEntryKey == 0)
-            #expect(try !store.rawEntries(DatabaseName.meta).contains { $0.0 == FormatConstants.placementCursorKey })
+            #expect(try !store.rawEntries(KeySpace.meta).contains { $0.0 == FormatConstants.placementCursorKey })
         }
     }
 }

@@ -109,9 +109,9 @@ import TokenCacheRecords
     @Test func aDamagedRecordIsCountedAndLeftForRepair() throws {
         try TestStore.with { store, cache in
             for index in 0..<5 { try cache.put(Samples.refreshToken(home: "u\(index).utid", secret: "rt-\(index)")) }
-            var (key, value) = try #require(try store.rawEntries(DatabaseName.refreshTokens).first)
+            var (key, value) = try #require(try store.rawEntries(KeySpace.refreshTokens).first)
             value[value.count - 1] ^= 1
-            try store.rawPut(DatabaseName.refreshTokens, key: key, value: value)
+            try store.rawPut(KeySpace.refreshTokens, key: key, value: value)
             let report = try cache.rotateDataKey()
             #expect(report.resealed == 4 && report.damaged == 1)
             let verified = try TokenStore.open(store.configuration).verify()

@@ -18,7 +18,7 @@ import TokenCacheRecords
         let fetches = Atomic<Int>(0)
         let reads = Atomic<Int>(0)
 
-        init(name: String, spaces: [String]) { inner = InMemoryRecordBackend(name: name, spaces: spaces) }
+        init(name: String) { inner = InMemoryRecordBackend(name: name) }
 
         func fetch(_ plan: ReadPlan) async throws -> FetchedRecords {
             fetches.add(1, ordering: .relaxed)
@@ -42,7 +42,7 @@ import TokenCacheRecords
 
     /// Where a store on the counting backend lives: its one backend, which the store opens when it is created.
     struct RoundTripCountingLocation: StorageLocation {
-        let backend = RoundTripCountingBackend(name: Configuration.inMemoryDirectory, spaces: DatabaseName.all)
+        let backend = RoundTripCountingBackend(name: Configuration.inMemoryDirectory)
         var location: String { Configuration.inMemoryDirectory }
         var kind: String { "round-trip-counting" }
         var directory: String? { nil }
@@ -50,7 +50,7 @@ import TokenCacheRecords
         func holdsStore() -> Bool { false }
         func sizeAtRest() -> Int? { nil }
         func relocated(to location: String) -> any StorageLocation { RoundTripCountingLocation() }
-        func open(spaces: [String], readOnly: Bool, create: Bool) throws(StorageError) -> any RecordBackend { backend }
+        func open(readOnly: Bool, create: Bool) throws(StorageError) -> any RecordBackend { backend }
     }
 
     /// The stores a comparison runs on: the two real backends and the counting one.
@@ -192,11 +192,11 @@ import TokenCacheRecords
     @Test func aReadOutsideTheFetchedRangesIsRefused() throws {
         try TestStore.with(.memory) { _, store in
             var plan = ReadPlan()
-            plan.add(DatabaseName.accounts, prefix: [1, 2])
+            plan.add(KeySpace.accounts, prefix: [1, 2])
             let reader = FetchedRecordReader(try store.store.backend.fetchSynchronously(plan))
-            #expect(throws: StorageError.self) { try reader.forEach(in: DatabaseName.accounts, prefix: [1]) { _, _ in true } }
-            #expect(throws: StorageError.self) { try reader.withValue(in: DatabaseName.idTokens, forKey: [1, 2, 3]) { _ in () } }
-            #expect(try reader.withValue(in: DatabaseName.accounts, forKey: [1, 2, 3]) { _ in () } == nil)
+            #expect(throws: StorageError.self) { try reader.forEach(in: KeySpace.accounts, prefix: [1]) { _, _ in true } }
+            #expect(throws: StorageError.self) { try reader.withValue(in: KeySpace.idTokens, forKey: [1, 2, 3]) { _ in () } }
+            #expect(try reader.withValue(in: KeySpace.accounts, forKey: [1, 2, 3]) { _ in () } == nil)
         }
     }
 }

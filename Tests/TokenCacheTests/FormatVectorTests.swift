@@ -5,6 +5,7 @@ import TokenCacheSodium
 
 @testable import TokenCache
 import TokenCacheRecords
+import TokenCacheStorage
 
 /// One vector file of FORMAT.md §11: `name: value` lines, an empty line, then expected bytes in hex.
 struct FormatVector {
@@ -116,6 +117,16 @@ extension SecureBuffer {
         #expect(named == Set(FormatVector.allNames))
     }
 
+    /// The storage seam's key spaces are FORMAT.md §3's databases, by name and in its order (the order is also the
+    /// index a salvage progress file records).
+    @Test func keySpacesAreTheNamedDatabasesOfSectionThree() throws {
+        let text = try Repository.text("FORMAT.md")
+        let section = try #require(text.components(separatedBy: "## 3. Named databases").last?.components(separatedBy: "## 4.").first)
+        let names = section.matches(of: /(?m)^\| `([a-z_]+)` \|/).map { String($0.output.1) }
+        #expect(names == KeySpace.allCases.map(\.name))
+        #expect(KeySpace.allCases.map(\.rawValue) == Array(0..<6))
+    }
+
     @Test func blindIndexKeysAndFingerprints() throws {
         let vector = try FormatVector("blind-index.txt")
         let keyring = try Keyring.create(
@@ -138,7 +149,7 @@ extension SecureBuffer {
         #expect(RefreshToken.storageKey(for: .init(homeAccountID: home, environment: environment, owner: .family(try vector.text("family_id"))), index: index) == (try vector.bytes("refresh_token_family_key")))
         #expect(IDToken.storageKey(for: .init(homeAccountID: home, environment: environment, clientID: client, realm: realm), index: index) == (try vector.bytes("id_token_key")))
         #expect(AppMetadata.storageKey(for: .init(clientID: client, environment: environment), index: index) == (try vector.bytes("app_metadata_key")))
-        #expect(keyring.fingerprint(database: DatabaseName.accessTokens, key: atKey) == (try vector.text("fingerprint")))
+        #expect(keyring.fingerprint(database: KeySpace.accessTokens.name, key: atKey) == (try vector.text("fingerprint")))
     }
 
     @Test func fieldMapEncodingIsCanonical() throws {
@@ -257,7 +268,7 @@ extension SecureBuffer {
             let openedSummary = try vector.expected.withUnsafeBytes { try RecordEnvelope.open(.summary, of: $0, slot: slot, keys: keyring.recordKey) }
             #expect(openedSummary?.bytes == summary)
             switch database {
-            case DatabaseName.accessTokens:
+            case KeySpace.accessTokens.name:
                 let token = try AccessToken(decoding: record.fields)
                 #expect(encoded(token.encodeFields()) == encoded(record.fields.fieldMap))
                 #expect(token.summaryFields().map(encoded) == summary)
@@ -267,17 +278,17 @@ extension SecureBuffer {
                 } else {
                     #expect(storageKey == lmdbKey)
                 }
-            case DatabaseName.accounts:
+            case KeySpace.accounts.name:
                 let account = try Account(decoding: record.fields)
                 #expect(encoded(account.encodeFields()) == encoded(record.fields.fieldMap))
                 #expect(!account.additionalFields.isEmpty)
                 #expect(Account.storageKey(for: account.key, index: keyring.index) == lmdbKey)
-            case DatabaseName.meta where lmdbKey == RecordStore.accessTokenCapKey:
+            case KeySpace.meta.name where lmdbKey == RecordStore.accessTokenCapKey:
                 // The access-token cap (§5.6): read as the store reads it, and written back byte for byte.
                 let cap = try RecordStore.accessTokenCap(in: record.fields)
                 #expect(cap == 10_000)
                 #expect(RecordStore.accessTokenCapBody(cap, now: record.updatedAt).encode().bytes == body)
-            case DatabaseName.meta where RecordStore.isRefreshLeaseKey(lmdbKey):
+            case KeySpace.meta.name where RecordStore.isRefreshLeaseKey(lmdbKey):
                 // A refresh lease (§5.7): its key names the refresh token's storage key; its body reads as the store
                 // reads it and is written back byte for byte.
                 #expect(!(try vector.text("client_id")).isEmpty)  // a family token: the family owns it, not the client
@@ -298,7 +309,7 @@ extension SecureBuffer {
                 #expect(lease == expected)
                 #expect(RefreshLeaseState(of: lease, revision: 3, now: 1_795_354_130_000) == (expected.refusedRevision == nil ? .free : .refused))
                 #expect(RecordStore.refreshLeaseBody(lease, now: record.updatedAt).encode().bytes == body)
-            case DatabaseName.meta:
+            case KeySpace.meta.name:
                 // The kept MSAL sections (§5.5): read as the store reads them, and written back byte for byte.
                 #expect(lmdbKey == RecordStore.foreignSectionsKey)
                 var sections: [String: JSONValue] = [:]

@@ -5,6 +5,7 @@ import TokenCacheSodium
 
 @testable import TokenCache
 import TokenCacheRecords
+import TokenCacheStorage
 
 /// Security matrix K1–K5 and P2–P3: key sources, wrong keys, key-file checks.
 @Suite struct KeyTests {
@@ -91,19 +92,19 @@ import TokenCacheRecords
             let store = TestStore(root: root)
             let configuration = Configuration(directory: store.directory, keySource: .passphrase(Secret("pw"), origin: "test"))
             _ = try TokenStore.create(configuration)
-            let original = try #require(store.rawEntries(DatabaseName.meta).first { $0.0 == FormatConstants.headerKey }?.1)
+            let original = try #require(store.rawEntries(KeySpace.meta).first { $0.0 == FormatConstants.headerKey }?.1)
             func withMemLimit(_ memLimit: UInt64) -> [UInt8] {
                 var header = try! StoreHeader.decode(original)
                 header.memLimit = memLimit
                 return header.encoded()  // a consistent checksum: only the floor/ceiling checks can catch it
             }
             for memLimit: UInt64 in [8 << 20, 64 << 30] {
-                try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: withMemLimit(memLimit))
+                try store.rawPut(KeySpace.meta, key: FormatConstants.headerKey, value: withMemLimit(memLimit))
                 let error = try #require(throws: TokenCacheError.self) { try TokenStore.open(configuration) }
                 #expect(error.code == .keyUnavailable, "memlimit \(memLimit)")
             }
             // Within bounds but different from what the keys were wrapped with: the wrap AD catches it.
-            try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: withMemLimit(128 << 20))
+            try store.rawPut(KeySpace.meta, key: FormatConstants.headerKey, value: withMemLimit(128 << 20))
             #expect(errorCode { try TokenStore.open(configuration) } == .wrongKey)
         }
     }

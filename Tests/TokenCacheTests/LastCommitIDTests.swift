@@ -4,6 +4,7 @@ import Testing
 
 @testable import TokenCache
 @testable import TokenCacheRecords
+import TokenCacheStorage
 
 /// `TokenStore.lastCommitID`: what the client's L1 compares a kept answer's snapshot with.
 @Suite struct LastCommitIDTests {
@@ -31,7 +32,7 @@ import Testing
         try TestStore.with { testStore, store in
             let before = store.lastCommitID
             // Another process would write through its own handle and map; here a second handle's write.
-            try testStore.rawPut(DatabaseName.meta, key: Array("unrelated".utf8), value: [1])
+            try testStore.rawPut(KeySpace.meta, key: Array("unrelated".utf8), value: [1])
             #expect(store.lastCommitID == before + 1)
         }
     }

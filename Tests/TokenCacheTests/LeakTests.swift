@@ -3,6 +3,7 @@ import Testing
 
 @testable import TokenCache
 import TokenCacheRecords
+import TokenCacheStorage
 
 /// Security matrix X2 and X5: no canary in any file of the store; secrets never render.
 @Suite struct LeakTests {
@@ -66,10 +67,10 @@ import TokenCacheRecords
                 target: Canary.scope, secret: Secret(Canary.secret), cachedAt: 1, expiresOn: 2
             )
             try cache.put(token)
-            let entry = try #require(store.rawEntries(DatabaseName.accessTokens).first)
+            let entry = try #require(store.rawEntries(KeySpace.accessTokens).first)
             var damaged = entry.1
             damaged[damaged.count - 1] ^= 0xFF
-            try store.rawPut(DatabaseName.accessTokens, key: entry.0, value: damaged)
+            try store.rawPut(KeySpace.accessTokens, key: entry.0, value: damaged)
             let error = try #require(throws: TokenCacheError.self) { try cache.get(token.key) }
             #expect(error.code == .corruptRecord)
             let fingerprint = try #require(error.recordFingerprint)

@@ -13,7 +13,7 @@ import TokenCacheRecords
     static func copyBatch(from start: [UInt8], limit: Int, in txn: any RecordWriting, visited: inout [[UInt8]]) throws -> [UInt8]? {
         var batch: [([UInt8], [UInt8])] = []
         var next: [UInt8]? = nil
-        try txn.forEach(in: DatabaseName.accounts, from: start) { key, value in
+        try txn.forEach(in: KeySpace.accounts, from: start) { key, value in
             if batch.count == limit {
                 next = Array(key)
                 return false
@@ -22,7 +22,7 @@ import TokenCacheRecords
             return true
         }
         for (key, value) in batch {
-            try value.withUnsafeBytes { try txn.put(in: DatabaseName.idTokens, key: key, value: $0) }
+            try value.withUnsafeBytes { try txn.put(in: KeySpace.idTokens, key: key, value: $0) }
             visited.append(key)
         }
         return next
@@ -32,7 +32,7 @@ import TokenCacheRecords
     func aWalkInterruptedBetweenBatchesResumesWhereItStoppedAndEndsByRemovingItsCursor(backend: TestBackend) throws {
         try TestStore.with(backend) { store, cache in
             let keys = (0..<10).map { [0x42, UInt8($0)] }
-            for key in keys { try store.rawPut(DatabaseName.accounts, key: key, value: key + [0xFF]) }
+            for key in keys { try store.rawPut(KeySpace.accounts, key: key, value: key + [0xFF]) }
             let walk = MaintenanceWalk(cursorKey: Array("test-walk".utf8))
             try cache.store.backend.write { try walk.begin(in: $0) }
             #expect(try cache.store.backend.read { try walk.isPending(in: $0) })
@@ -47,12 +47,12 @@ import TokenCacheRecords
                 }
             }
             #expect(visited == Array(keys[0..<3]))
-            #expect(try store.rawEntries(DatabaseName.idTokens).map(\.0) == Array(keys[0..<3]))
+            #expect(try store.rawEntries(KeySpace.idTokens).map(\.0) == Array(keys[0..<3]))
             #expect(try cache.store.backend.read { try walk.isPending(in: $0) })
 
             try walk.run(on: cache.store) { start, txn in try Self.copyBatch(from: start, limit: 3, in: txn, visited: &visited) }
             #expect(visited == keys)  // each record once: the resumed walk started after the committed batch
-            #expect(try store.rawEntries(DatabaseName.idTokens).map(\.1) == keys.map { $0 + [0xFF] })
+            #expect(try store.rawEntries(KeySpace.idTokens).map(\.1) == keys.map { $0 + [0xFF] })
             #expect(try !cache.store.backend.read { try walk.isPending(in: $0) })
             // A finished walk is a no-op.
             try walk.run(on: cache.store) { _, _ in

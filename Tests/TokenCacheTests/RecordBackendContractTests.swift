@@ -8,28 +8,28 @@ import TokenCacheRecords
 
 /// The contract of the storage seam, checked on every backend: what the store relies on from wherever its records live.
 @Suite struct RecordBackendContractTests {
-    static let space = DatabaseName.accounts
+    static let space = KeySpace.accounts
 
     /// A backend of `kind` with the store's key spaces, and nothing else in it.
     static func withBackend<R>(_ kind: TestBackend, _ body: (any RecordBackend) throws -> R) throws -> R {
         try withTemporaryDirectory { root in
             switch kind {
             case .memory:
-                return try body(InMemoryRecordBackend(name: Configuration.inMemoryDirectory, spaces: DatabaseName.all))
+                return try body(InMemoryRecordBackend(name: Configuration.inMemoryDirectory))
             case .lmdb:
                 let options = LMDBRecordBackend.Options(
                     directory: root, initialMapSize: 1 << 20, maximumMapSize: 64 << 20, readOnly: false, allowNetworkFilesystem: false
                 )
-                return try body(try LMDBRecordBackend.open(options, spaces: DatabaseName.all))
+                return try body(try LMDBRecordBackend.open(options))
             }
         }
     }
 
-    static func put(_ backend: any RecordBackend, _ key: [UInt8], _ value: String, in space: String = space) throws {
+    static func put(_ backend: any RecordBackend, _ key: [UInt8], _ value: String, in space: KeySpace = space) throws {
         try backend.write { txn in try Array(value.utf8).withUnsafeBytes { try txn.put(in: space, key: key, value: $0) } }
     }
 
-    static func value(_ reader: any RecordReading, _ key: [UInt8], in space: String = space) throws -> String? {
+    static func value(_ reader: any RecordReading, _ key: [UInt8], in space: KeySpace = space) throws -> String? {
         try reader.withValue(in: space, forKey: key) { String(decoding: $0, as: UTF8.self) }
     }
 
@@ -55,7 +55,7 @@ import TokenCacheRecords
                 #expect(try Self.keys(reader, prefix: [3]).isEmpty)
                 #expect(try Self.keys(reader, from: [1, 0, 1]) == [[1, 0xFF], [2], [0xFF]])
                 #expect(try reader.count(in: Self.space) == keys.count)
-                #expect(try reader.count(in: DatabaseName.idTokens) == 0)
+                #expect(try reader.count(in: KeySpace.idTokens) == 0)
             }
         }
     }
@@ -64,11 +64,11 @@ import TokenCacheRecords
     func keySpacesAreSeparateAndPutsReplace(backend kind: TestBackend) throws {
         try Self.withBackend(kind) { backend in
             try Self.put(backend, [7], "account")
-            try Self.put(backend, [7], "token", in: DatabaseName.accessTokens)
+            try Self.put(backend, [7], "token", in: KeySpace.accessTokens)
             try Self.put(backend, [7], "account, again")
             try backend.read { reader throws in
                 #expect(try Self.value(reader, [7]) == "account, again")
-                #expect(try Self.value(reader, [7], in: DatabaseName.accessTokens) == "token")
+                #expect(try Self.value(reader, [7], in: KeySpace.accessTokens) == "token")
                 #expect(try Self.value(reader, [8]) == nil)
             }
             #expect(try backend.write { try $0.delete(in: Self.space, key: [7]) })
@@ -213,7 +213,7 @@ import TokenCacheRecords
         try cache.put(Samples.accessToken(secret: Canary.secret))
         let stored = try cache.store.backend.read { reader throws in
             var bytes: [UInt8] = []
-            try reader.forEach(in: DatabaseName.accessTokens, prefix: []) { key, value in
+            try reader.forEach(in: KeySpace.accessTokens, prefix: []) { key, value in
                 bytes += Array(key) + Array(value)
                 return true
             }

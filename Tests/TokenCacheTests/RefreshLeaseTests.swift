@@ -5,6 +5,7 @@ import Testing
 @testable import TokenCache
 import TokenCacheOperations
 @testable import TokenCacheRecords
+import TokenCacheStorage
 
 /// Refresh leases (FORMAT.md §5.7): taken by one holder at a time, lapsing at their expiry, released only by their
 /// holder, refused for a refresh token read before it was rotated, and harmless when damaged.
@@ -84,10 +85,10 @@ import TokenCacheOperations
                 Issue.record("not taken")
                 return
             }
-            let leaseKey = try #require(try testStore.rawEntries(DatabaseName.meta).map(\.0).first { RecordStore.isRefreshLeaseKey($0) })
-            var value = try #require(try testStore.rawEntries(DatabaseName.meta).first { $0.0 == leaseKey }?.1)
+            let leaseKey = try #require(try testStore.rawEntries(KeySpace.meta).map(\.0).first { RecordStore.isRefreshLeaseKey($0) })
+            var value = try #require(try testStore.rawEntries(KeySpace.meta).first { $0.0 == leaseKey }?.1)
             value[value.count - 1] ^= 1
-            try testStore.rawPut(DatabaseName.meta, key: leaseKey, value: value)
+            try testStore.rawPut(KeySpace.meta, key: leaseKey, value: value)
             #expect(try store.read { try $0.refreshLeaseExpiry(on: token.entity.key, now: Self.now) } == nil)
             guard case .taken = try store.takeRefreshLease(on: token, duration: .seconds(30), now: Self.now) else {
                 Issue.record("a damaged lease was not overwritten")
@@ -153,7 +154,7 @@ import TokenCacheOperations
                 tokens.append(try #require(try store.get(Samples.refreshToken(home: "uid\(index).utid1").key)))
             }
             for token in tokens.dropFirst() { _ = try store.takeRefreshLease(on: token, duration: .seconds(1), now: 0) }
-            func leaseCount() throws -> Int { try testStore.rawEntries(DatabaseName.meta).count { RecordStore.isRefreshLeaseKey($0.0) } }
+            func leaseCount() throws -> Int { try testStore.rawEntries(KeySpace.meta).count { RecordStore.isRefreshLeaseKey($0.0) } }
             #expect(try leaseCount() == 20)
             _ = try store.takeRefreshLease(on: tokens[0], duration: .seconds(30), now: Self.now)
             #expect(try leaseCount() == 20 - 16 + 1)

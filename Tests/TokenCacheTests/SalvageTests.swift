@@ -43,9 +43,9 @@ import TokenCacheRecords
     @Test func aDamagedRecordIsLeftBehind() throws {
         try TestStore.with { store, cache in
             try Self.populate(cache)
-            var (key, value) = try #require(try store.rawEntries(DatabaseName.refreshTokens).first)
+            var (key, value) = try #require(try store.rawEntries(KeySpace.refreshTokens).first)
             value[value.count - 1] ^= 1
-            try store.rawPut(DatabaseName.refreshTokens, key: key, value: value)
+            try store.rawPut(KeySpace.refreshTokens, key: key, value: value)
             let target = store.root + "/salvaged"
             let report = try TokenStore.salvage(store.configuration, into: target)
             #expect(report.damagedRecords == 1 && report.salvaged[.refreshToken] == 599)
@@ -57,11 +57,11 @@ import TokenCacheRecords
     /// `reading`, whether it crashed there, and that 3 ranges and 2 damaged records were lost before. Returns that
     /// range's access tokens.
     static func unfinishedSalvage(_ store: TestStore, into target: String, crashed: Bool) throws -> (reading: Int, inRange: Int) {
-        let accessTokens = try store.rawEntries(DatabaseName.accessTokens)
+        let accessTokens = try store.rawEntries(KeySpace.accessTokens)
         let reading = Int(accessTokens[10].0[0]) << 8 | Int(accessTokens[10].0[1])
         let inRange = accessTokens.filter { Int($0.0[0]) << 8 | Int($0.0[1]) == reading }.count
         try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
-        let database = try #require(DatabaseName.all.firstIndex(of: DatabaseName.accessTokens))
+        let database = try #require(KeySpace.allCases.firstIndex(of: KeySpace.accessTokens))
         var progress = SalvageProgress(committed: (0, 0), reading: (database, reading), crashed: crashed)
         progress.unreadableRanges = 3
         progress.damagedRecords = 2

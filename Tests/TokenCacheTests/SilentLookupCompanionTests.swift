@@ -5,6 +5,7 @@ import Testing
 
 @testable import TokenCache
 import TokenCacheRecords
+import TokenCacheStorage
 
 /// When a hit's companions (refresh token, ID token, account, family membership) are read: with the lookup, or on
 /// first access from a transaction of their own (the default).
@@ -130,17 +131,17 @@ import TokenCacheRecords
             try ingest(cache)
             let eager = try cache.silentLookup(query(.withLookup))
             let idTokenKey = try #require(try eager.idToken).record.key
-            let original = try #require(store.rawEntries(DatabaseName.idTokens).first { $0.0 == idTokenKey }?.1)
+            let original = try #require(store.rawEntries(KeySpace.idTokens).first { $0.0 == idTokenKey }?.1)
             var damaged = original
             damaged[damaged.count - 1] ^= 0x80
             let result = try cache.silentLookup(query(.onFirstAccess))
-            try store.rawPut(DatabaseName.idTokens, key: idTokenKey, value: damaged)
+            try store.rawPut(KeySpace.idTokens, key: idTokenKey, value: damaged)
             #expect(result.outcome == .hit)
             #expect(try result.idToken == nil)
             #expect(try result.refreshToken?.entity.secret.reveal() == "rt-1" && result.account != nil)
             let corrupt = try result.corrupt
             #expect(corrupt.map(\.kind) == [.idToken])
-            #expect(corrupt.first?.fingerprint == cache.store.keyring.fingerprint(database: DatabaseName.idTokens, key: idTokenKey))
+            #expect(corrupt.first?.fingerprint == cache.store.keyring.fingerprint(database: KeySpace.idTokens.name, key: idTokenKey))
         }
     }
 
@@ -157,15 +158,15 @@ import TokenCacheRecords
             #expect(try cache.silentLookup(query(.onFirstAccess)).accessToken?.entity.secret.reveal() == "at-new")
             let newest = try #require(try cache.silentLookup(query(.onFirstAccess)).accessToken).record.key
             for (position, _) in [(40, "summary"), (-1, "body")] {
-                var damaged = try #require(store.rawEntries(DatabaseName.accessTokens).first { $0.0 == newest }?.1)
+                var damaged = try #require(store.rawEntries(KeySpace.accessTokens).first { $0.0 == newest }?.1)
                 damaged[position < 0 ? damaged.count - 1 : position] ^= 0x01
-                try store.rawPut(DatabaseName.accessTokens, key: newest, value: damaged)
+                try store.rawPut(KeySpace.accessTokens, key: newest, value: damaged)
                 let result = try cache.silentLookup(query(.onFirstAccess))
                 #expect(result.accessToken?.entity.secret.reveal() == "at-1")
                 #expect(try result.corrupt.map(\.kind) == [.accessToken])
                 #expect(try result.refreshToken != nil)
                 damaged[position < 0 ? damaged.count - 1 : position] ^= 0x01  // restore for the next round
-                try store.rawPut(DatabaseName.accessTokens, key: newest, value: damaged)
+                try store.rawPut(KeySpace.accessTokens, key: newest, value: damaged)
             }
         }
     }

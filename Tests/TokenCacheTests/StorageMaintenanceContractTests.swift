@@ -11,7 +11,7 @@ import TokenCacheRecords
 /// of backend: what open, create, compact, quarantine, backup and salvage rely on, and how a kind that lacks a
 /// capability refuses it.
 @Suite struct StorageMaintenanceContractTests {
-    static let space = DatabaseName.accounts
+    static let space = KeySpace.accounts
 
     /// The location the configuration chooses for a store of `kind` under `root` (its directory made, empty, 0700).
     static func location(_ kind: TestBackend, in root: String, named name: String = "store") throws -> any StorageLocation {
@@ -28,7 +28,7 @@ import TokenCacheRecords
     /// Puts `count` records in each of three key spaces: what a copy or a compaction must keep, entry for entry.
     static func fill(_ backend: any RecordBackend, count: Int = 50) throws {
         try backend.write { txn in
-            for space in [DatabaseName.meta, DatabaseName.accounts, DatabaseName.accessTokens] {
+            for space in [KeySpace.meta, KeySpace.accounts, KeySpace.accessTokens] {
                 for index in 0..<count {
                     try Array("\(space)-\(index)".utf8).withUnsafeBytes {
                         try txn.put(in: space, key: [UInt8(index >> 8), UInt8(index & 0xFF)], value: $0)
@@ -42,13 +42,13 @@ import TokenCacheRecords
     static func contents(_ backend: any RecordBackend) throws -> [String: [[UInt8]]] {
         try backend.read { reader in
             var contents: [String: [[UInt8]]] = [:]
-            for space in DatabaseName.all {
+            for space in KeySpace.allCases {
                 var entries: [[UInt8]] = []
                 try reader.forEach(in: space, prefix: []) { key, value in
                     entries.append(Array(key) + [0xFF] + Array(value))
                     return true
                 }
-                contents[space] = entries
+                contents[space.name] = entries
             }
             return contents
         }
@@ -64,8 +64,8 @@ import TokenCacheRecords
         try withTemporaryDirectory { root in
             let location = try Self.location(kind, in: root)
             #expect(!location.holdsStore() && location.sizeAtRest() == nil)
-            #expect(Self.storageError { _ = try location.open(spaces: DatabaseName.all, readOnly: false, create: false) }?.code == .storeNotFound)
-            let backend = try location.open(spaces: DatabaseName.all, readOnly: false, create: true)
+            #expect(Self.storageError { _ = try location.open(readOnly: false, create: false) }?.code == .storeNotFound)
+            let backend = try location.open(readOnly: false, create: true)
             try Self.fill(backend)
             let relocated = location.relocated(to: root + "/elsewhere")
             #expect(relocated.kind == location.kind && relocated.location == root + "/elsewhere")
@@ -84,7 +84,7 @@ import TokenCacheRecords
                 // Every store in memory is new and reachable only through its handle: no place holds one, no file.
                 #expect(!location.holdsStore() && location.sizeAtRest() == nil)
                 #expect(location.directory == nil && location.files.isEmpty)
-                #expect(Self.storageError { _ = try location.open(spaces: DatabaseName.all, readOnly: false, create: false) }?.code == .storeNotFound)
+                #expect(Self.storageError { _ = try location.open(readOnly: false, create: false) }?.code == .storeNotFound)
             }
         }
     }
@@ -92,13 +92,13 @@ import TokenCacheRecords
     @Test func aSnapshotCopyHoldsEveryRecordAndGoesOnlyIntoAnEmptyPlaceOfItsKind() throws {
         try withTemporaryDirectory { root in
             let location = try Self.location(.lmdb, in: root)
-            let backend = try location.open(spaces: DatabaseName.all, readOnly: false, create: true)
+            let backend = try location.open(readOnly: false, create: true)
             try Self.fill(backend)
             let copying = try backend.snapshotCopying(kind: location.kind)
             let destination = try Self.location(.lmdb, in: root, named: "copy")
             let bytes = try copying.copy(to: destination, progress: nil)
             #expect(destination.holdsStore() && destination.sizeAtRest() == bytes)
-            let copy = try destination.open(spaces: DatabaseName.all, readOnly: true, create: false)
+            let copy = try destination.open(readOnly: true, create: false)
             #expect(try Self.contents(copy) == Self.contents(backend))
             // A place that holds a copy already, or one of another kind, is refused with nothing written.
             #expect(Self.storageError { _ = try copying.copy(to: destination, progress: nil) }?.code == .invalidArgument)
@@ -113,18 +113,18 @@ import TokenCacheRecords
             let compacting = try location.compacting()
             var before: [String: [[UInt8]]] = [:]
             do {
-                let backend = try location.open(spaces: DatabaseName.all, readOnly: false, create: true)
+                let backend = try location.open(readOnly: false, create: true)
                 try Self.fill(backend, count: 2_000)
                 try backend.write { txn in
                     for index in 0..<1_900 { try txn.delete(in: Self.space, key: [UInt8(index >> 8), UInt8(index & 0xFF)]) }
                 }
                 before = try Self.contents(backend)
-                #expect(Self.storageError { _ = try compacting.compact(spaces: DatabaseName.all, progress: nil) }?.code == .storeInUse)
+                #expect(Self.storageError { _ = try compacting.compact(progress: nil) }?.code == .storeInUse)
             }
-            let outcome = try compacting.compact(spaces: DatabaseName.all, progress: nil)
+            let outcome = try compacting.compact(progress: nil)
             #expect(outcome.sizeAfter < outcome.sizeBefore && outcome.sizeAfter == location.sizeAtRest())
-            #expect(outcome.entries[Self.space] == 100 && outcome.entries[DatabaseName.accessTokens] == 2_000)
-            let backend = try location.open(spaces: DatabaseName.all, readOnly: true, create: false)
+            #expect(outcome.entries[Self.space] == 100 && outcome.entries[KeySpace.accessTokens] == 2_000)
+            let backend = try location.open(readOnly: true, create: false)
             #expect(try Self.contents(backend) == before)
         }
     }
@@ -136,7 +136,7 @@ import TokenCacheRecords
             let target = root + "/store.corrupt"
             var before: [String: [[UInt8]]] = [:]
             do {
-                let backend = try location.open(spaces: DatabaseName.all, readOnly: false, create: true)
+                let backend = try location.open(readOnly: false, create: true)
                 try Self.fill(backend)
                 before = try Self.contents(backend)
                 #expect(Self.storageError { try quarantining.moveAside(to: target) }?.code == .storeInUse)
@@ -145,7 +145,7 @@ import TokenCacheRecords
             try quarantining.moveAside(to: target)
             let aside = location.relocated(to: target)
             #expect(!location.holdsStore() && aside.holdsStore())
-            #expect(try Self.contents(aside.open(spaces: DatabaseName.all, readOnly: true, create: false)) == before)
+            #expect(try Self.contents(aside.open(readOnly: true, create: false)) == before)
             #expect(Self.storageError { try quarantining.moveAside(to: target) }?.code == .storeNotFound)
         }
     }
@@ -155,7 +155,7 @@ import TokenCacheRecords
     func aKindRefusesACapabilityItLacksNamingIt(kind: TestBackend) throws {
         try withTemporaryDirectory { root in
             let location = try Self.location(kind, in: root)
-            let backend = try location.open(spaces: DatabaseName.all, readOnly: false, create: true)
+            let backend = try location.open(readOnly: false, create: true)
             let refusals: [(StorageCapability, StorageError?)] = [
                 (.compaction, Self.storageError { _ = try location.compacting() }),
                 (.quarantine, Self.storageError { _ = try location.quarantining() }),

@@ -4,6 +4,7 @@ import Testing
 
 @testable import TokenCache
 import TokenCacheRecords
+import TokenCacheStorage
 
 /// Opening stores: permissions, missing and damaged headers, format versions.
 @Suite struct StoreFileTests {
@@ -47,20 +48,20 @@ import TokenCacheRecords
     @Test func aStoreWithRecordsButNoHeaderIsCorruptAndNeverCompleted() throws {
         try TestStore.with { store, cache in
             try cache.put(Samples.account())
-            try store.rawDelete(DatabaseName.meta, key: FormatConstants.headerKey)
+            try store.rawDelete(KeySpace.meta, key: FormatConstants.headerKey)
             let error = try #require(throws: TokenCacheError.self) { try TokenStore.open(store.configuration) }
             #expect(error.code == .corruptStore && error.message.contains("no header") && error.message.contains("1 record but"), "\(error)")
             // Completing it would seal new records under a key beside ones no key opens.
             #expect(errorCode { try TokenStore.create(store.configuration) } == .corruptStore)
             #expect(errorCode { try TokenStore.openOrCreate(store.configuration) } == .corruptStore)
-            #expect(try store.rawEntries(DatabaseName.meta).isEmpty)
+            #expect(try store.rawEntries(KeySpace.meta).isEmpty)
         }
     }
 
     /// What an older build left on a first run without a key: the directory and an empty data file, no header.
     @Test func anEmptyStoreWithoutHeaderIsNotFoundAndCreateCompletesIt() throws {
         try TestStore.with { store, cache in
-            try store.rawDelete(DatabaseName.meta, key: FormatConstants.headerKey)
+            try store.rawDelete(KeySpace.meta, key: FormatConstants.headerKey)
             _ = cache
             let error = try #require(throws: TokenCacheError.self) { try TokenStore.open(store.configuration) }
             #expect(error.code == .storeNotFound && error.message.contains("interrupted") && error.message.contains("cachetool init"), "\(error)")
@@ -69,7 +70,7 @@ import TokenCacheRecords
             let store = TestStore(root: root)
             try KeyFile.create(at: store.keyFile)
             _ = try TokenStore.create(store.configuration)
-            try store.rawDelete(DatabaseName.meta, key: FormatConstants.headerKey)
+            try store.rawDelete(KeySpace.meta, key: FormatConstants.headerKey)
             let completed = try TokenStore.openOrCreate(store.configuration)
             #expect(completed.completedInterruptedCreation)
             try completed.put(Samples.account())
@@ -114,15 +115,15 @@ import TokenCacheRecords
 
     @Test func aDamagedHeaderIsCorruptAndNotAWrongKey() throws {
         try TestStore.with { store, _ in
-            let header = try #require(store.rawEntries(DatabaseName.meta).first { $0.0 == FormatConstants.headerKey }?.1)
+            let header = try #require(store.rawEntries(KeySpace.meta).first { $0.0 == FormatConstants.headerKey }?.1)
             for position in [0, 20, 70, header.count - 1] {
                 var damaged = header
                 damaged[position] ^= 0x40
-                try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: damaged)
+                try store.rawPut(KeySpace.meta, key: FormatConstants.headerKey, value: damaged)
                 let error = try #require(throws: TokenCacheError.self) { try TokenStore.open(store.configuration) }
                 #expect(error.code == .corruptStore, "byte \(position)")
             }
-            try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: Array(header.prefix(40)))
+            try store.rawPut(KeySpace.meta, key: FormatConstants.headerKey, value: Array(header.prefix(40)))
             #expect(errorCode { try TokenStore.open(store.configuration) } == .corruptStore)
         }
     }
@@ -130,14 +131,14 @@ import TokenCacheRecords
     @Test func aNewerReadVersionIsRefusedAndANewerWriteVersionOpensReadOnly() throws {
         try TestStore.with { store, cache in
             try cache.put(Samples.account())
-            let original = try #require(store.rawEntries(DatabaseName.meta).first { $0.0 == FormatConstants.headerKey }?.1)
+            let original = try #require(store.rawEntries(KeySpace.meta).first { $0.0 == FormatConstants.headerKey }?.1)
             var newer = try StoreHeader.decode(original)
             newer.readVersion = FormatConstants.readVersion + 1
-            try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: newer.encoded())
+            try store.rawPut(KeySpace.meta, key: FormatConstants.headerKey, value: newer.encoded())
             let refused = try #require(throws: TokenCacheError.self) { try TokenStore.open(store.configuration) }
             #expect(refused.code == .unsupportedFormatVersion)
             // The version check comes before any interpretation of the rest: garbage after byte 12 is irrelevant.
-            try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: Array(newer.encoded().prefix(12)) + [9, 9, 9])
+            try store.rawPut(KeySpace.meta, key: FormatConstants.headerKey, value: Array(newer.encoded().prefix(12)) + [9, 9, 9])
             #expect(errorCode { try TokenStore.open(store.configuration) } == .unsupportedFormatVersion)
 
             // A newer write version needs a consistently wrapped header: the wrap AD covers the versions.
@@ -145,7 +146,7 @@ import TokenCacheRecords
             writeNewer.writeVersion = FormatConstants.writeVersion + 1
             let root = try KeyFile.read(at: store.keyFile)
             let rewrapped = try cache.store.keyring.rewrapped(as: writeNewer, root: root)
-            try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: rewrapped.encoded())
+            try store.rawPut(KeySpace.meta, key: FormatConstants.headerKey, value: rewrapped.encoded())
             let readOnly = try TokenStore.open(store.configuration)
             #expect(try readOnly.info().readOnly)
             #expect(try readOnly.get(Samples.account().key) != nil)
@@ -158,12 +159,12 @@ import TokenCacheRecords
     @Test func aStoreOpenHereRefusesWritesOnceAnotherProcessChangedItsHeader() throws {
         try TestStore.with { store, cache in
             try cache.put(Samples.account())
-            let original = try #require(store.rawEntries(DatabaseName.meta).first { $0.0 == FormatConstants.headerKey }?.1)
+            let original = try #require(store.rawEntries(KeySpace.meta).first { $0.0 == FormatConstants.headerKey }?.1)
             let token = Samples.accessToken()
 
             var newer = try StoreHeader.decode(original)
             newer.readVersion = FormatConstants.readVersion + 1
-            try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: newer.encoded())
+            try store.rawPut(KeySpace.meta, key: FormatConstants.headerKey, value: newer.encoded())
             let upgraded = try #require(throws: TokenCacheError.self) { try cache.put(token) }
             #expect(upgraded.code == .unsupportedFormatVersion && upgraded.message.contains("upgraded to format version"))
             #expect(errorCode { try cache.delete(Samples.account().key) } == .unsupportedFormatVersion)
@@ -171,12 +172,12 @@ import TokenCacheRecords
             var rekeyed = try StoreHeader.decode(original)
             rekeyed.writeVersion = FormatConstants.writeVersion + 1
             let rewrapped = try cache.store.keyring.rewrapped(as: rekeyed, root: try KeyFile.read(at: store.keyFile))
-            try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: rewrapped.encoded())
+            try store.rawPut(KeySpace.meta, key: FormatConstants.headerKey, value: rewrapped.encoded())
             #expect(errorCode { try cache.put(token) } == .conflict)
-            #expect(try store.rawEntries(DatabaseName.accessTokens).isEmpty)  // nothing was written
+            #expect(try store.rawEntries(KeySpace.accessTokens).isEmpty)  // nothing was written
             #expect(try cache.get(Samples.account().key) != nil)  // reads go on
 
-            try store.rawPut(DatabaseName.meta, key: FormatConstants.headerKey, value: original)
+            try store.rawPut(KeySpace.meta, key: FormatConstants.headerKey, value: original)
             try cache.put(token)
             #expect(try cache.get(token.key) != nil)
         }

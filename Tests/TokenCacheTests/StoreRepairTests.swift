@@ -12,12 +12,12 @@ import TokenCacheRecords
 @Suite struct StoreRepairTests {
     typealias Placement = AccessTokenPlacementTests
 
-    static func rawMove(_ cache: TokenStore, _ database: String, from: [UInt8], to: [UInt8]) throws {
+    static func rawMove(_ cache: TokenStore, _ database: KeySpace, from: [UInt8], to: [UInt8]) throws {
         let moved = try cache.store.backend.write { txn in try cache.store.move(database, from: from, to: to, in: txn) }
         #expect(moved)
     }
 
-    static func flipLastByte(_ store: TestStore, _ database: String, key: [UInt8]) throws {
+    static func flipLastByte(_ store: TestStore, _ database: KeySpace, key: [UInt8]) throws {
         var value = try #require(try store.rawEntries(database).first { $0.0 == key }?.1)
         value[value.count - 1] ^= 0x01
         try store.rawPut(database, key: key, value: value)
@@ -42,36 +42,36 @@ import TokenCacheRecords
             // 1. A damaged access token and a damaged account.
             let damagedToken = Samples.accessToken(home: "damaged.utid", secret: "damaged")
             try cache.put(damagedToken)
-            try Self.flipLastByte(store, DatabaseName.accessTokens, key: Placement.prefix(cache, damagedToken))
+            try Self.flipLastByte(store, KeySpace.accessTokens, key: Placement.prefix(cache, damagedToken))
             let account = Samples.account(home: "damaged.utid")
             try cache.put(account)
-            try Self.flipLastByte(store, DatabaseName.accounts, key: Account.storageKey(for: account.key, index: index))
+            try Self.flipLastByte(store, KeySpace.accounts, key: Account.storageKey(for: account.key, index: index))
             // 2. A refresh token sealed under a wrong key whose own key is free: moved back.
             let wanderer = Samples.refreshToken(home: "wander.utid", secret: "wanderer")
             try cache.put(wanderer)
             let wandererKey = RefreshToken.storageKey(for: wanderer.key, index: index)
             let wrongKey = [UInt8](repeating: 0x42, count: wandererKey.count)
-            try Self.rawMove(cache, DatabaseName.refreshTokens, from: wandererKey, to: wrongKey)
+            try Self.rawMove(cache, KeySpace.refreshTokens, from: wandererKey, to: wrongKey)
             // 3. A stale copy under a wrong key whose own key holds a newer record: removed.
             let stale = Samples.refreshToken(home: "stale.utid", secret: "stale-old")
             try cache.put(stale)
             let staleKey = RefreshToken.storageKey(for: stale.key, index: index)
             let staleWrongKey = [UInt8](repeating: 0x43, count: staleKey.count)
-            try Self.rawMove(cache, DatabaseName.refreshTokens, from: staleKey, to: staleWrongKey)
+            try Self.rawMove(cache, KeySpace.refreshTokens, from: staleKey, to: staleWrongKey)
             try cache.put(Samples.refreshToken(home: "stale.utid", secret: "stale-new"))
             // 4. A token under its bucket prefix beside another of its bucket: back under its entry key.
             let pairA = Samples.accessToken(home: "pair.utid", target: "A.Read", secret: "pair-a")
             let pairB = Samples.accessToken(home: "pair.utid", target: "B.Read", secret: "pair-b")
             try cache.put(pairA)
             try cache.put(pairB)
-            try Self.rawMove(cache, DatabaseName.accessTokens, from: Placement.entryKey(cache, pairA), to: Placement.prefix(cache, pairA))
+            try Self.rawMove(cache, KeySpace.accessTokens, from: Placement.entryKey(cache, pairA), to: Placement.prefix(cache, pairA))
             // 5. Two lone tokens under their entry keys: placed.
             for token in keep.prefix(2) {
-                try Self.rawMove(cache, DatabaseName.accessTokens, from: Placement.prefix(cache, token), to: Placement.entryKey(cache, token))
+                try Self.rawMove(cache, KeySpace.accessTokens, from: Placement.prefix(cache, token), to: Placement.entryKey(cache, token))
             }
             // 6. A damaged cap record.
             try cache.setAccessTokenCap(1_000)
-            try Self.flipLastByte(store, DatabaseName.meta, key: RecordStore.accessTokenCapKey)
+            try Self.flipLastByte(store, KeySpace.meta, key: RecordStore.accessTokenCapKey)
 
             let before = try cache.verify()
             #expect(before.corrupt.count == 2 && before.misplaced.count == 3 && before.loneTokensUnderEntryKey == 2 && before.damagedMetaRecords.count == 1)
@@ -107,7 +107,7 @@ import TokenCacheRecords
         try TestStore.with { store, cache in
             let token = Samples.refreshToken(secret: "first")
             try cache.put(token)
-            try Self.flipLastByte(store, DatabaseName.refreshTokens, key: RefreshToken.storageKey(for: token.key, index: cache.store.keyring.index))
+            try Self.flipLastByte(store, KeySpace.refreshTokens, key: RefreshToken.storageKey(for: token.key, index: cache.store.keyring.index))
             var findings: [RecordFinding] = []
             try cache.read { reader in try reader.forEachFinding(checked: nil, verified: { _, _ in }) { findings.append($0) } }
             #expect(findings.count == 1)
@@ -122,7 +122,7 @@ import TokenCacheRecords
         try TestStore.with { store, cache in
             let token = Samples.accessToken()
             try cache.put(token)
-            try Self.flipLastByte(store, DatabaseName.accessTokens, key: Placement.prefix(cache, token))
+            try Self.flipLastByte(store, KeySpace.accessTokens, key: Placement.prefix(cache, token))
             let report = try cache.repair(backupTo: nil)
             let backup = try #require(report.backupDirectory)
             #expect(backup.hasPrefix(store.directory + ".before-repair-") && backup.count == store.directory.count + ".before-repair-20261124T203000Z".count)

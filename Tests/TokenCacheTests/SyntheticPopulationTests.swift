@@ -61,7 +61,7 @@ import TokenCacheStorage
                 try population.populate(cache, recordsPerTransaction: 150, layout: layout)
                 var loneTokens = 0
                 try cache.store.backend.read { txn in
-                    try txn.forEach(in: DatabaseName.accessTokens, prefix: []) { key, _ in
+                    try txn.forEach(in: KeySpace.accessTokens, prefix: []) { key, _ in
                         if key.count == RecordStore.bucketPrefixCount { loneTokens += 1 }
                         return true
                     }

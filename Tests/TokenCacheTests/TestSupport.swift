@@ -62,7 +62,7 @@ struct TestStore {
 
     /// The shared LMDB environment of the store (the same instance the cache uses: one per file per process).
     func environment() throws -> Environment {
-        try Environment.open(directory: directory, databases: DatabaseName.all)
+        try Environment.open(directory: directory, databases: KeySpace.allCases.map(\.name))
     }
 
     /// The store's record backend: the one `with` opened, else the store directory's LMDB environment.
@@ -72,11 +72,11 @@ struct TestStore {
             directory: directory, initialMapSize: configuration.initialMapSize, maximumMapSize: configuration.maximumMapSize,
             readOnly: false, allowNetworkFilesystem: false
         )
-        return try LMDBRecordBackend.open(options, spaces: DatabaseName.all)
+        return try LMDBRecordBackend.open(options)
     }
 
     /// Raw (key, value) pairs of a key space, bypassing all crypto.
-    func rawEntries(_ name: String) throws -> [([UInt8], [UInt8])] {
+    func rawEntries(_ name: KeySpace) throws -> [([UInt8], [UInt8])] {
         try recordBackend().read { txn in
             var entries: [([UInt8], [UInt8])] = []
             try txn.forEach(in: name, prefix: []) { key, value in
@@ -87,11 +87,11 @@ struct TestStore {
         }
     }
 
-    func rawPut(_ name: String, key: [UInt8], value: [UInt8]) throws {
+    func rawPut(_ name: KeySpace, key: [UInt8], value: [UInt8]) throws {
         try recordBackend().write { txn in try value.withUnsafeBytes { try txn.put(in: name, key: key, value: $0) } }
     }
 
-    func rawDelete(_ name: String, key: [UInt8]) throws {
+    func rawDelete(_ name: KeySpace, key: [UInt8]) throws {
         try recordBackend().write { txn in _ = try txn.delete(in: name, key: key) }
     }
 

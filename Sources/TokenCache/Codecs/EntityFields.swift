@@ -71,16 +71,3 @@ extension FieldDecoder {
         return result
     }
 }
-
-extension DatabaseName {
-    /// The key space of each kind (FORMAT.md §3).
-    package static func forKind(_ kind: EntityKind) -> String {
-        switch kind {
-        case .account: accounts
-        case .accessToken: accessTokens
-        case .refreshToken: refreshTokens
-        case .idToken: idTokens
-        case .appMetadata: appMetadata
-        }
-    }
-}

@@ -35,7 +35,7 @@ extension CacheWriter {
         var evicted = 0
         var stalls = 0
         while evicted < limit {
-            let excess = try transaction.count(in: DatabaseName.accessTokens) - cap
+            let excess = try transaction.count(in: KeySpace.accessTokens) - cap
             guard excess > 0 else { break }
             let sample = try sampleAccessTokens(excluding: protected)
             let victims = EvictionChoice.victims(from: sample, needed: min(excess, limit - evicted), now: now)
@@ -62,9 +62,9 @@ extension CacheWriter {
             }
             return sample.count < EvictionChoice.sampleSize
         }
-        try transaction.forEach(in: DatabaseName.accessTokens, from: start) { visit($0, $1, until: nil) }
+        try transaction.forEach(in: KeySpace.accessTokens, from: start) { visit($0, $1, until: nil) }
         if sample.count < EvictionChoice.sampleSize {
-            try transaction.forEach(in: DatabaseName.accessTokens, from: []) { visit($0, $1, until: start) }
+            try transaction.forEach(in: KeySpace.accessTokens, from: []) { visit($0, $1, until: start) }
         }
         return sample
     }
@@ -79,7 +79,7 @@ extension CacheWriter {
         var last: [UInt8]? = nil
         let start = sweepCursor ?? store.sweepCursor.withLock { $0.key }
         let loneKey = Array(protected.prefix(RecordStore.bucketPrefixCount))
-        try transaction.forEach(in: DatabaseName.accessTokens, from: start) { key, value in
+        try transaction.forEach(in: KeySpace.accessTokens, from: start) { key, value in
             examined += 1
             let storageKey = Array(key)
             last = storageKey

@@ -147,7 +147,7 @@ extension CacheWriter {
         let (newScopes, aliases) = (plan.scopes, store.aliases)
         let previousScopes = previous.flatMap { try? ScopeSet(parsing: $0.entity.target) }
         var doomed: [[UInt8]] = []
-        try writeTransaction.forEach(in: DatabaseName.accessTokens, prefix: plan.bucket) { key, value in
+        try writeTransaction.forEach(in: KeySpace.accessTokens, prefix: plan.bucket) { key, value in
             let storageKey = Array(key)
             let stored: (scopes: ScopeSet, environment: String, expiresOn: Int64)
             if let previous, let previousScopes, storageKey == previous.record.key {

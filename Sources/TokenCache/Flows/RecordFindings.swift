@@ -1,4 +1,4 @@
-internal import TokenCacheStorage
+package import TokenCacheStorage
 internal import TokenCacheRecords
 
 /// What is wrong with one stored record, as `verify` reports it and `verify --repair` fixes it: where it is (the
@@ -14,7 +14,7 @@ package struct RecordFinding {
         case loneUnderEntryKey
     }
 
-    package var database: String
+    package var database: KeySpace
     /// The entity kind, nil for a `meta` record (the access-token cap, the kept MSAL sections).
     package var kind: EntityKind?
     package var key: [UInt8]
@@ -49,7 +49,7 @@ extension CacheReader {
             if read % 512 == 0 { releaseScannedPages() }
         }
         for key in [RecordStore.accessTokenCapKey, RecordStore.foreignSectionsKey] {
-            try transaction.withValue(in: DatabaseName.meta, forKey: key) { value in sealedUnder?(RecordEnvelope.keyID(of: value) ?? 0) }
+            try transaction.withValue(in: KeySpace.meta, forKey: key) { value in sealedUnder?(RecordEnvelope.keyID(of: value) ?? 0) }
         }
         try findDamagedMetaRecords(body)
         try findings(Account.self, step: step, verified: verified, body)
@@ -69,11 +69,11 @@ extension CacheReader {
             do {
                 try check()
             } catch let error as TokenCacheError where error.code == .corruptRecord {
-                let value = try transaction.withValue(in: DatabaseName.meta, forKey: key) { Array($0) } ?? []
+                let value = try transaction.withValue(in: KeySpace.meta, forKey: key) { Array($0) } ?? []
                 let consequence = key == RecordStore.accessTokenCapKey
                     ? "; no cap applies until it is set again (`cachetool cap`)" : "; the kept MSAL sections are lost to export"
                 try body(RecordFinding(
-                    database: DatabaseName.meta, kind: nil, key: key, fingerprint: error.recordFingerprint ?? "",
+                    database: KeySpace.meta, kind: nil, key: key, fingerprint: error.recordFingerprint ?? "",
                     reason: error.message + consequence,
                     problem: .corrupt, value: value
                 ))
@@ -85,7 +85,7 @@ extension CacheReader {
     private func findings<S: StorableEntity>(
         _ type: S.Type, step: (UnsafeRawBufferPointer) -> Void, verified: (EntityKind, Int) -> Void, _ body: (RecordFinding) throws -> Void
     ) throws {
-        let database = DatabaseName.forKind(S.kind)
+        let database = KeySpace(S.kind)
         var good = 0
         try transaction.forEach(in: database, prefix: []) { key, value in
             step(value)
@@ -108,7 +108,7 @@ extension CacheReader {
     /// Access tokens, a bucket (the keys sharing a 32-byte prefix, adjacent in key order) at a time: a bucket's only
     /// token belongs under the prefix, each token of a larger bucket under its entry key (FORMAT.md §4.3).
     private func accessTokenFindings(step: (UnsafeRawBufferPointer) -> Void, verified: (EntityKind, Int) -> Void, _ body: (RecordFinding) throws -> Void) throws {
-        let database = DatabaseName.accessTokens
+        let database = KeySpace.accessTokens
         let prefixCount = RecordStore.bucketPrefixCount
         /// One record of the bucket being read: where it is, and its entry key (nil when it does not decode).
         /// Values are the transaction's views (valid to its end in a read); copied only into a finding.
@@ -156,9 +156,9 @@ extension CacheReader {
     private func finding(
         _ kind: EntityKind, _ key: [UInt8], _ value: some Collection<UInt8>, _ reason: String, _ problem: RecordFinding.Problem
     ) -> RecordFinding {
-        let database = DatabaseName.forKind(kind)
+        let database = KeySpace(kind)
         return RecordFinding(
-            database: database, kind: kind, key: key, fingerprint: store.keyring.fingerprint(database: database, key: key), reason: reason,
+            database: database, kind: kind, key: key, fingerprint: store.keyring.fingerprint(database: database.name, key: key), reason: reason,
             // A lone token under its entry key is placed by a walk of its own, not by its value: no copy (after an
             // interrupted upgrade there may be a million of them).
             problem: problem, value: problem == .loneUnderEntryKey ? [] : Array(value)

@@ -142,13 +142,13 @@ extension CacheWriter {
             guard let held = try store.refreshLease(at: leaseKey, in: writeTransaction), held.holder == lease.holder,
                 held.refusedRevision == nil
             else { return false }
-            return try writeTransaction.delete(in: DatabaseName.meta, key: leaseKey)
+            return try writeTransaction.delete(in: KeySpace.meta, key: leaseKey)
         }
     }
 
     private func removeExpiredLeases(except kept: [UInt8], now: Int64, limit: Int) throws {
         var expired: [[UInt8]] = []
-        try writeTransaction.forEach(in: DatabaseName.meta, prefix: RecordStore.refreshLeasePrefix) { key, value in
+        try writeTransaction.forEach(in: KeySpace.meta, prefix: RecordStore.refreshLeasePrefix) { key, value in
             let key = Array(key)
             // A lapsed lease is kept a while longer: the next taker on its token must see that it follows a holder that
             // stopped (``RefreshLease/followsLapsedLease``), and may wait for that holder's rotation.
@@ -157,7 +157,7 @@ extension CacheWriter {
             if key != kept, removableAt ?? .min <= now { expired.append(key) }
             return expired.count < limit
         }
-        for key in expired { _ = try writeTransaction.delete(in: DatabaseName.meta, key: key) }
+        for key in expired { _ = try writeTransaction.delete(in: KeySpace.meta, key: key) }
     }
 }
 

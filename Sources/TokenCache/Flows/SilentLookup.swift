@@ -152,7 +152,7 @@ extension CacheReader {
         clientID: String, environment: String, aliases: EnvironmentAliases, corrupt: inout [CorruptRecord]
     ) throws -> StoredEntity<AppMetadata>? {
         let exactKey = AppMetadata.storageKey(for: .init(clientID: clientID, environment: environment), index: store.keyring.index)
-        let exact = try transaction.withValue(in: DatabaseName.appMetadata, forKey: exactKey) { value in
+        let exact = try transaction.withValue(in: KeySpace.appMetadata, forKey: exactKey) { value in
             store.decode(AppMetadata.self, value: value, key: exactKey)
         }
         switch exact {
@@ -183,7 +183,7 @@ extension CacheReader {
         var tried = Set<String>()
         for host in hosts where tried.insert(host.asciiLowercased).inserted {
             let key = Account.storageKey(accountPrefix: accountPrefix, environment: host, realm: realm, index: store.keyring.index)
-            let result = try transaction.withValue(in: DatabaseName.accounts, forKey: key) { value in
+            let result = try transaction.withValue(in: KeySpace.accounts, forKey: key) { value in
                 store.decode(Account.self, value: value, key: key)
             }
             switch result {
@@ -236,7 +236,7 @@ extension CacheReader {
         _ body: (StoredEntity<S>) throws -> Void
     ) throws {
         var damaged: [CorruptRecord] = []
-        try transaction.forEach(in: DatabaseName.forKind(S.kind), prefix: prefix) { key, value in
+        try transaction.forEach(in: KeySpace(S.kind), prefix: prefix) { key, value in
             let keyBytes = Array(key)
             switch store.decode(S.self, value: value, key: keyBytes) {
             case .success(let stored): try body(stored)
@@ -273,6 +273,6 @@ extension RecordStore: AccessTokenOpening {
     }
 
     func corruptAccessToken(_ entry: BucketEntry, _ error: FormatError) -> CorruptRecord {
-        corrupt(.accessToken, DatabaseName.accessTokens, Array(entry.key), error.message)
+        corrupt(.accessToken, KeySpace.accessTokens, Array(entry.key), error.message)
     }
 }

@@ -35,7 +35,7 @@ extension BucketContents {
         var first: BucketEntry? = nil, second: BucketEntry? = nil
         var count = 0
         var lone = false
-        try reader.forEach(in: DatabaseName.accessTokens, prefix: prefix) { key, value in
+        try reader.forEach(in: KeySpace.accessTokens, prefix: prefix) { key, value in
             count += 1
             switch count {
             case 1:
@@ -66,7 +66,7 @@ extension RecordReading {
     /// is set.
     func accessTokens(inBucket prefix: [UInt8], skippingLone: Bool) throws -> [BucketEntry] {
         var entries: [BucketEntry] = []
-        try forEach(in: DatabaseName.accessTokens, prefix: prefix) { key, value in
+        try forEach(in: KeySpace.accessTokens, prefix: prefix) { key, value in
             if !skippingLone || key.count != prefix.count { entries.append(BucketEntry(key: key, value: value)) }
             return true
         }

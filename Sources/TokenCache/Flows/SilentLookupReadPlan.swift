@@ -9,12 +9,12 @@ extension SilentLookupPlan {
     /// of a kind, a handful, where the synchronous lookup probes exact keys.
     func readPlan(of query: SilentLookupQuery, index: BlindIndex) -> ReadPlan {
         var plan = ReadPlan()
-        for realm in realms { plan.add(DatabaseName.accessTokens, prefix: bucket(realm, of: query, index: index)) }
-        plan.add(DatabaseName.refreshTokens, prefix: accountPrefix)
-        plan.add(DatabaseName.idTokens, prefix: accountPrefix)
-        plan.add(DatabaseName.accounts, prefix: accountPrefix)
-        plan.add(DatabaseName.meta, prefix: RecordStore.refreshLeaseKey(refreshTokenKey: accountPrefix))
-        plan.add(DatabaseName.appMetadata, prefix: AppMetadata.clientPrefix(query.clientID, index: index))
+        for realm in realms { plan.add(KeySpace.accessTokens, prefix: bucket(realm, of: query, index: index)) }
+        plan.add(KeySpace.refreshTokens, prefix: accountPrefix)
+        plan.add(KeySpace.idTokens, prefix: accountPrefix)
+        plan.add(KeySpace.accounts, prefix: accountPrefix)
+        plan.add(KeySpace.meta, prefix: RecordStore.refreshLeaseKey(refreshTokenKey: accountPrefix))
+        plan.add(KeySpace.appMetadata, prefix: AppMetadata.clientPrefix(query.clientID, index: index))
         return plan
     }
 }

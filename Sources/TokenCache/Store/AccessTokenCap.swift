@@ -16,9 +16,9 @@ extension RecordStore {
     /// - Throws: `.corruptRecord` when the record does not authenticate or holds no valid count.
     package func accessTokenCap(in txn: any RecordReading) throws -> Int? {
         let key = Self.accessTokenCapKey
-        let decoded = try txn.withValue(in: DatabaseName.meta, forKey: key) { value in
+        let decoded = try txn.withValue(in: KeySpace.meta, forKey: key) { value in
             Result { () throws(FormatError) -> Int in
-                let plaintext = try openBodyPlaintext(value, slot: slot(DatabaseName.meta, key))
+                let plaintext = try openBodyPlaintext(value, slot: slot(KeySpace.meta, key))
                 return try plaintext.withUnsafeBytes { bytes in
                     Result { () throws(FormatError) -> Int in try Self.accessTokenCap(in: try DecodedBody(borrowing: bytes).fields) }
                 }.get()
@@ -28,7 +28,7 @@ extension RecordStore {
         case nil: return nil
         case .success(let cap)?: return cap
         case .failure(let error)?:
-            let fingerprint = keyring.fingerprint(database: DatabaseName.meta, key: key)
+            let fingerprint = keyring.fingerprint(database: KeySpace.meta.name, key: key)
             throw TokenCacheError(
                 .corruptRecord, "the access-token cap (record \(fingerprint)) does not decode: \(error.message)",
                 recordFingerprint: fingerprint)
@@ -39,10 +39,10 @@ extension RecordStore {
     package func setAccessTokenCap(_ cap: Int?, now: Int64, in txn: any RecordWriting) throws {
         let key = Self.accessTokenCapKey
         guard let cap else {
-            _ = try txn.delete(in: DatabaseName.meta, key: key)
+            _ = try txn.delete(in: KeySpace.meta, key: key)
             return
         }
-        try putSealed(summary: nil, body: Self.accessTokenCapBody(cap, now: now).encode(), database: DatabaseName.meta, key: key, into: txn)
+        try putSealed(summary: nil, body: Self.accessTokenCapBody(cap, now: now).encode(), database: KeySpace.meta, key: key, into: txn)
     }
 
     /// The cap a cap record's body holds: exactly one field, `maximum_count`, an integer of at least 1.

@@ -1,4 +1,5 @@
 package import TokenCacheRecords
+internal import TokenCacheStorage
 
 /// The sealed summary of an access token (FORMAT.md §5.4), read in place: what a lookup needs to pick a candidate
 /// without decrypting the token.
@@ -145,11 +146,11 @@ extension RecordStore {
         _ value: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, _ body: (AccessTokenSummaryView) throws(FormatError) -> R
     ) throws(FormatError) -> R {
         let opened = try RecordEnvelope.withOpened(
-            .summary, of: value, storeID: keyring.storeID, database: DatabaseName.accessTokens, key: key, keys: recordKey
+            .summary, of: value, storeID: keyring.storeID, database: KeySpace.accessTokens.name, key: key, keys: recordKey
         ) { plaintext throws(FormatError) in try body(try AccessTokenSummaryView(plaintext: plaintext)) }
         if let opened { return opened }
         let summary = try AccessTokenSummary(
-            try withBody(value, key: key, database: DatabaseName.accessTokens) { body throws(FormatError) in
+            try withBody(value, key: key, database: KeySpace.accessTokens) { body throws(FormatError) in
                 try AccessToken(decoding: body.fields)
             }
         )

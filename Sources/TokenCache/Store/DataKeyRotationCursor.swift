@@ -7,6 +7,6 @@ internal import TokenCacheRecords
 extension RecordStore {
     /// Whether a rotation is under way (its cursor exists).
     package func isRotationPending(in txn: any RecordReading) throws -> Bool {
-        try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.rotationCursorKey) { _ in true } ?? false
+        try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.rotationCursorKey) { _ in true } ?? false
     }
 }

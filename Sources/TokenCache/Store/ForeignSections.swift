@@ -15,9 +15,9 @@ extension RecordStore {
     /// The kept sections, by name; empty when there are none.
     package func foreignSections(in txn: any RecordReading) throws -> [String: JSONValue] {
         let key = Self.foreignSectionsKey
-        let decoded = try txn.withValue(in: DatabaseName.meta, forKey: key) { value in
+        let decoded = try txn.withValue(in: KeySpace.meta, forKey: key) { value in
             Result { () throws(FormatError) -> [String: JSONValue] in
-                let plaintext = try openBodyPlaintext(value, slot: slot(DatabaseName.meta, key))
+                let plaintext = try openBodyPlaintext(value, slot: slot(KeySpace.meta, key))
                 return try plaintext.withUnsafeBytes { bytes in
                     Result { () throws(FormatError) -> [String: JSONValue] in
                         let body = try DecodedBody(borrowing: bytes)
@@ -37,7 +37,7 @@ extension RecordStore {
         case nil: return [:]
         case .success(let sections)?: return sections
         case .failure(let error)?:
-            let fingerprint = keyring.fingerprint(database: DatabaseName.meta, key: key)
+            let fingerprint = keyring.fingerprint(database: KeySpace.meta.name, key: key)
             throw TokenCacheError(
                 .corruptRecord, "the kept MSAL sections (record \(fingerprint)) do not decode: \(error.message)",
                 recordFingerprint: fingerprint)
@@ -48,11 +48,11 @@ extension RecordStore {
     package func setForeignSections(_ sections: [String: JSONValue], now: Int64, in txn: any RecordWriting) throws {
         let key = Self.foreignSectionsKey
         guard !sections.isEmpty else {
-            _ = try txn.delete(in: DatabaseName.meta, key: key)
+            _ = try txn.delete(in: KeySpace.meta, key: key)
             return
         }
         let body = try Self.foreignSectionsBody(sections, now: now)
-        try putSealed(summary: nil, body: body.encode(), database: DatabaseName.meta, key: key, into: txn)
+        try putSealed(summary: nil, body: body.encode(), database: KeySpace.meta, key: key, into: txn)
     }
 
     /// The record body that keeps `sections`, checked: names of 1 to 1,024 bytes, finite numbers, and the record

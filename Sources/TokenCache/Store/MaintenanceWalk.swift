@@ -18,12 +18,12 @@ struct MaintenanceWalk {
 
     /// Records the job as started from the first key, in `txn` (with whatever else starts it).
     func begin(in txn: any RecordWriting) throws {
-        try txn.put(in: DatabaseName.meta, key: cursorKey, value: UnsafeRawBufferPointer(start: nil, count: 0))
+        try txn.put(in: KeySpace.meta, key: cursorKey, value: UnsafeRawBufferPointer(start: nil, count: 0))
     }
 
     /// Whether the job is recorded as unfinished in `txn`'s snapshot.
     func isPending(in txn: any RecordReading) throws -> Bool {
-        try txn.withValue(in: DatabaseName.meta, forKey: cursorKey) { _ in true } ?? false
+        try txn.withValue(in: KeySpace.meta, forKey: cursorKey) { _ in true } ?? false
     }
 
     /// Runs the job's remaining batches, one write transaction each. `step` does one batch from key `start` (empty:
@@ -33,14 +33,14 @@ struct MaintenanceWalk {
         while !done {
             done = try store.backend.write { txn in
                 try store.checkHeaderUnchanged(in: txn)
-                guard let start = try txn.withValue(in: DatabaseName.meta, forKey: cursorKey, { Array($0) }) else {
+                guard let start = try txn.withValue(in: KeySpace.meta, forKey: cursorKey, { Array($0) }) else {
                     return true  // another process finished it
                 }
                 if let next = try step(start, txn) {
-                    try next.withUnsafeBytes { try txn.put(in: DatabaseName.meta, key: cursorKey, value: $0) }
+                    try next.withUnsafeBytes { try txn.put(in: KeySpace.meta, key: cursorKey, value: $0) }
                     return false
                 }
-                try txn.delete(in: DatabaseName.meta, key: cursorKey)
+                try txn.delete(in: KeySpace.meta, key: cursorKey)
                 return true
             }
         }

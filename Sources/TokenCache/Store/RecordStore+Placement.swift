@@ -35,7 +35,7 @@ extension RecordStore {
     /// writes) its location is then the prefix, so that the damage is reported as for a damaged record under the
     /// asked key; without (unconditional writes) it is passed over and left for repair, as damaged records are.
     package func accessTokenLocation(entryKey: [UInt8], damagedMayMatch: Bool, in txn: any RecordReading) throws -> [UInt8]? {
-        let database = DatabaseName.accessTokens
+        let database = KeySpace.accessTokens
         if try txn.withValue(in: database, forKey: entryKey, { _ in true }) != nil { return entryKey }
         guard mayHoldLoneTokens else { return nil }
         let prefix = Array(entryKey.prefix(Self.bucketPrefixCount))
@@ -53,7 +53,7 @@ extension RecordStore {
         guard placesLoneTokensAtBucketPrefix else { return entryKey }
         let prefix = Array(entryKey.prefix(Self.bucketPrefixCount))
         var empty = true
-        try txn.forEach(in: DatabaseName.accessTokens, prefix: prefix) { _, _ in
+        try txn.forEach(in: KeySpace.accessTokens, prefix: prefix) { _, _ in
             empty = false
             return false
         }
@@ -63,9 +63,8 @@ extension RecordStore {
     /// Re-seals the record stored under `source` as the record under `destination` (the same plaintexts, so the
     /// same revision and times; fresh nonces, the active data key) and removes it from `source`. Returns false,
     /// leaving everything as it was, when the record cannot be opened.
-    package func move(_ databaseName: String, from source: [UInt8], to destination: [UInt8], in txn: any RecordWriting) throws -> Bool {
-        let database = databaseName
-        let sourceSlot = slot(databaseName, source)
+    package func move(_ database: KeySpace, from source: [UInt8], to destination: [UInt8], in txn: any RecordWriting) throws -> Bool {
+        let sourceSlot = slot(database, source)
         let opened = try txn.withValue(in: database, forKey: source) { value in
             Result { () throws(FormatError) in
                 (
@@ -76,7 +75,7 @@ extension RecordStore {
         }
         guard case .success(let plaintexts)? = opened else { return false }
         try txn.delete(in: database, key: source)
-        try putSealed(summary: plaintexts.summary, body: plaintexts.body, database: databaseName, key: destination, into: txn)
+        try putSealed(summary: plaintexts.summary, body: plaintexts.body, database: database, key: destination, into: txn)
         return true
     }
 
@@ -86,17 +85,17 @@ extension RecordStore {
     /// first two keys decide.
     package func placeTokens(ofBucket prefix: [UInt8], in txn: any RecordWriting) throws {
         guard mayHoldLoneTokens else { return }
-        let database = DatabaseName.accessTokens
+        let database = KeySpace.accessTokens
         var keys: [[UInt8]] = []
         try txn.forEach(in: database, prefix: prefix) { key, _ in
             keys.append(Array(key))
             return keys.count < 2
         }
         if keys.count == 1, keys[0].count != prefix.count, placesLoneTokensAtBucketPrefix {
-            _ = try move(DatabaseName.accessTokens, from: keys[0], to: prefix, in: txn)
+            _ = try move(KeySpace.accessTokens, from: keys[0], to: prefix, in: txn)
         } else if keys.count >= 2, keys[0].count == prefix.count {
             let entryKey = try txn.withValue(in: database, forKey: prefix) { value in self.entryKey(ofTokenAt: prefix, value: value) }
-            if let entryKey = entryKey ?? nil { _ = try move(DatabaseName.accessTokens, from: prefix, to: entryKey, in: txn) }
+            if let entryKey = entryKey ?? nil { _ = try move(KeySpace.accessTokens, from: prefix, to: entryKey, in: txn) }
         }
     }
 
@@ -125,7 +124,7 @@ extension RecordStore {
         var resume: [UInt8]? = nil
         var read = 0
         func close() { if let current, current.count == 1, current.key.count > Self.bucketPrefixCount { lone.append(current.key) } }
-        try txn.forEach(in: DatabaseName.accessTokens, from: start) { key, _ in
+        try txn.forEach(in: KeySpace.accessTokens, from: start) { key, _ in
             guard key.count >= Self.bucketPrefixCount else { return true }  // not a token key; `verify` reports it
             let prefix = UnsafeRawBufferPointer(rebasing: key[..<Self.bucketPrefixCount])
             if let open = current, open.prefix.elementsEqual(prefix) {
@@ -143,7 +142,7 @@ extension RecordStore {
         }
         if resume == nil { close() }
         for key in lone {
-            _ = try move(DatabaseName.accessTokens, from: key, to: Array(key.prefix(Self.bucketPrefixCount)), in: txn)
+            _ = try move(KeySpace.accessTokens, from: key, to: Array(key.prefix(Self.bucketPrefixCount)), in: txn)
         }
         // The placement walks the whole database: keep its memory to one batch's pages.
         releaseScannedPages(in: txn)

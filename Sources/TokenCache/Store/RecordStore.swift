@@ -61,7 +61,7 @@ package final class RecordStore: Sendable {
             if create { try prepareNewStore(storage) } else { try checkExistingStore(storage) }
         }
         let backend: any RecordBackend
-        do { backend = try storage.open(spaces: DatabaseName.all, readOnly: configuration.readOnly, create: create) } catch {
+        do { backend = try storage.open(readOnly: configuration.readOnly, create: create) } catch {
             throw TokenCacheError.wrap(error, directory: configuration.directory)
         }
         return try open(backend, configuration: configuration, newRoot: newRoot, completing: storeExisted, now: now)
@@ -129,9 +129,9 @@ package final class RecordStore: Sendable {
     ) throws -> RecordStore {
         let directory = backend.location
         let (existing, placementPending, recordCount) = try backend.read { txn in
-            let header = try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey) { Array($0) }
+            let header = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { Array($0) }
             // Counted only where there is no header: what a headerless store holds decides whether it may be completed.
-            let records = header != nil ? 0 : try DatabaseName.all.reduce(0) { $0 + (try txn.count(in: $1)) }
+            let records = header != nil ? 0 : try KeySpace.allCases.reduce(0) { $0 + (try txn.count(in: $1)) }
             return (header, try Self.loneTokenPlacement.isPending(in: txn), records)
         }
 
@@ -168,10 +168,10 @@ package final class RecordStore: Sendable {
             )
             let bytes = keyring.header.encoded()
             try backend.write { txn in
-                if try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey, { _ in true }) != nil {
+                if try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey, { _ in true }) != nil {
                     throw TokenCacheError(.storeAlreadyExists, "a token cache was created at \(directory) concurrently")
                 }
-                try bytes.withUnsafeBytes { try txn.put(in: DatabaseName.meta, key: FormatConstants.headerKey, value: $0) }
+                try bytes.withUnsafeBytes { try txn.put(in: KeySpace.meta, key: FormatConstants.headerKey, value: $0) }
             }
         case (.some(let bytes), nil):
             if let path = missingKeyFile(configuration.keySource) {
@@ -225,9 +225,9 @@ package final class RecordStore: Sendable {
         target.writeVersion = FormatConstants.writeVersion
         let header = try keyring.rewrapped(as: target, root: root).encoded()
         try backend.write { txn in
-            let current = try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey) { Array($0) }
+            let current = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { Array($0) }
             guard current == storedHeader else { return }
-            try header.withUnsafeBytes { try txn.put(in: DatabaseName.meta, key: FormatConstants.headerKey, value: $0) }
+            try header.withUnsafeBytes { try txn.put(in: KeySpace.meta, key: FormatConstants.headerKey, value: $0) }
             try loneTokenPlacement.begin(in: txn)
         }
     }
@@ -236,7 +236,7 @@ package final class RecordStore: Sendable {
     /// upgraded the store to a newer format (whose rules this code does not know) or changed its keys (FORMAT.md §7).
     /// One get from the tiny `meta` database per write transaction.
     package func checkHeaderUnchanged(in txn: any RecordReading) throws {
-        let stored = try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey) { Array($0) }
+        let stored = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { Array($0) }
         guard stored != headerBytes else { return }
         // A newer read version is what the header parser refuses, reading nothing after it (§7).
         do {
@@ -293,12 +293,12 @@ package final class RecordStore: Sendable {
 
     // MARK: Records
 
-    package func slot(_ database: String, _ key: [UInt8]) -> RecordSlot {
-        RecordSlot(storeID: keyring.storeID, database: database, key: key)
+    package func slot(_ database: KeySpace, _ key: [UInt8]) -> RecordSlot {
+        RecordSlot(storeID: keyring.storeID, database: database.name, key: key)
     }
 
-    func corrupt(_ kind: EntityKind, _ database: String, _ key: [UInt8], _ reason: String) -> CorruptRecord {
-        CorruptRecord(kind: kind, fingerprint: keyring.fingerprint(database: database, key: key), reason: reason)
+    func corrupt(_ kind: EntityKind, _ database: KeySpace, _ key: [UInt8], _ reason: String) -> CorruptRecord {
+        CorruptRecord(kind: kind, fingerprint: keyring.fingerprint(database: database.name, key: key), reason: reason)
     }
 
     /// The record key of data key `id`: from the keyring this store was opened with, else (a key added to the header
@@ -309,7 +309,7 @@ package final class RecordStore: Sendable {
         return laterRecordKeys.withLock { learned -> SecureKey? in
             if let key = learned[id] { return key }
             // A read nested in whatever transaction met the record: it sees the newest committed header.
-            guard let bytes = try? backend.read({ txn in try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey) { Array($0) } }),
+            guard let bytes = try? backend.read({ txn in try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { Array($0) } }),
                 let header = try? StoreHeader.decode(bytes), header.storeID == keyring.storeID,
                 let current = try? Keyring.unlock(header: header, root: root), let key = current.recordKey(id)
             else { return nil }
@@ -331,10 +331,10 @@ package final class RecordStore: Sendable {
     /// keep (strings, ``Secret``s) straight out of it, with no intermediate heap plaintext.
     @inline(__always)
     func withBody<R>(
-        _ value: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, database: String, _ body: (DecodedBody) throws(FormatError) -> R
+        _ value: UnsafeRawBufferPointer, key: UnsafeRawBufferPointer, database: KeySpace, _ body: (DecodedBody) throws(FormatError) -> R
     ) throws(FormatError) -> R {
         let opened = try RecordEnvelope.withOpened(
-            .body, of: value, storeID: keyring.storeID, database: database, key: key, keys: recordKey
+            .body, of: value, storeID: keyring.storeID, database: database.name, key: key, keys: recordKey
         ) { plaintext throws(FormatError) in try body(try DecodedBody(borrowing: plaintext)) }
         guard let opened else { throw FormatError("missing body") }
         return opened
@@ -354,7 +354,7 @@ package final class RecordStore: Sendable {
     func decode<S: StorableEntity>(
         _ type: S.Type, value: UnsafeRawBufferPointer, key: [UInt8], fields make: (FieldTable) throws(FormatError) -> S
     ) -> Result<StoredEntity<S>, CorruptRecord> {
-        let database = DatabaseName.forKind(S.kind)
+        let database = KeySpace(S.kind)
         let decoded = key.withUnsafeBytes { keyBytes in
             Result { () throws(FormatError) in
                 try withBody(value, key: keyBytes, database: database) { body throws(FormatError) in
@@ -367,7 +367,7 @@ package final class RecordStore: Sendable {
             return .success(
                 StoredEntity(
                     entity: entity, revision: revision, updatedAt: updatedAt,
-                    record: RecordFingerprint(space: database, key: key, deriver: keyring)
+                    record: RecordFingerprint(space: database.name, key: key, deriver: keyring)
                 )
             )
         case .failure(let error):
@@ -378,7 +378,7 @@ package final class RecordStore: Sendable {
     /// Seals `entity` as the value of `key` with the given revision, in place in the backend's reserved value.
     func seal<S: StorableEntity>(_ entity: S, key: [UInt8], revision: UInt64, now: Int64, into txn: any RecordWriting) throws {
         let (body, summary) = try Self.plaintexts(of: entity, revision: revision, now: now)
-        try putSealed(summary: summary?.encodedSecureBuffer(), body: body.encode(), database: DatabaseName.forKind(S.kind), key: key, into: txn)
+        try putSealed(summary: summary?.encodedSecureBuffer(), body: body.encode(), database: KeySpace(S.kind), key: key, into: txn)
     }
 
     /// The body and summary a record of `entity` holds, checked against the format's size limits (FORMAT.md §5.1):
@@ -400,7 +400,7 @@ package final class RecordStore: Sendable {
 
     /// Seals the plaintexts under the active data key, with fresh nonces, as the record under `key`, written in place
     /// into the backend's reserved value: how a new record is stored and how a moved one is re-sealed for its new key.
-    func putSealed(summary: SecureBuffer?, body: SecureBuffer, database: String, key: [UInt8], into txn: any RecordWriting) throws {
+    func putSealed(summary: SecureBuffer?, body: SecureBuffer, database: KeySpace, key: [UInt8], into txn: any RecordWriting) throws {
         let count = RecordEnvelope.sealedCount(summaryPlaintext: summary?.count, bodyPlaintext: body.count)
         try txn.put(in: database, key: key, reservingCount: count) { output in
             try seal(summary: summary, body: body, database: database, key: key, into: output)
@@ -415,7 +415,7 @@ package final class RecordStore: Sendable {
         let count = RecordEnvelope.sealedCount(summaryPlaintext: summaryPlaintext?.count, bodyPlaintext: bodyPlaintext.count)
         var value = [UInt8](repeating: 0, count: count)
         try value.withUnsafeMutableBytes { output in
-            try seal(summary: summaryPlaintext, body: bodyPlaintext, database: DatabaseName.forKind(S.kind), key: key, into: output)
+            try seal(summary: summaryPlaintext, body: bodyPlaintext, database: KeySpace(S.kind), key: key, into: output)
         }
         return value
     }
@@ -423,7 +423,7 @@ package final class RecordStore: Sendable {
     /// Seals the plaintexts under the active data key, with fresh nonces, as the record under `key` into `output`
     /// (exactly `RecordEnvelope.sealedCount` bytes).
     private func seal(
-        summary: SecureBuffer?, body: SecureBuffer, database: String, key: [UInt8], into output: UnsafeMutableRawBufferPointer
+        summary: SecureBuffer?, body: SecureBuffer, database: KeySpace, key: [UInt8], into output: UnsafeMutableRawBufferPointer
     ) throws {
         let slot = slot(database, key)
         let recordKey = keyring.activeRecordKey

@@ -46,14 +46,14 @@ extension RecordStore {
     /// The lease under `key`; nil when there is none, or when it does not open (a damaged lease binds nobody: the
     /// next taker overwrites it).
     func refreshLease(at key: [UInt8], in txn: any RecordReading) throws -> StoredRefreshLease? {
-        try txn.withValue(in: DatabaseName.meta, forKey: key) { value in
+        try txn.withValue(in: KeySpace.meta, forKey: key) { value in
             try? refreshLease(sealed: value, key: key)
         } ?? nil
     }
 
     /// The lease a sealed value under `key` holds.
     func refreshLease(sealed value: UnsafeRawBufferPointer, key: [UInt8]) throws(FormatError) -> StoredRefreshLease {
-        let plaintext = try openBodyPlaintext(value, slot: slot(DatabaseName.meta, key))
+        let plaintext = try openBodyPlaintext(value, slot: slot(KeySpace.meta, key))
         return try plaintext.withUnsafeBytes { bytes in
             Result { () throws(FormatError) -> StoredRefreshLease in try Self.refreshLease(in: try DecodedBody(borrowing: bytes).fields) }
         }.get()
@@ -61,7 +61,7 @@ extension RecordStore {
 
     /// Stores `lease` under `key`.
     func putRefreshLease(_ lease: StoredRefreshLease, at key: [UInt8], now: Int64, in txn: any RecordWriting) throws {
-        try putSealed(summary: nil, body: Self.refreshLeaseBody(lease, now: now).encode(), database: DatabaseName.meta, key: key, into: txn)
+        try putSealed(summary: nil, body: Self.refreshLeaseBody(lease, now: now).encode(), database: KeySpace.meta, key: key, into: txn)
     }
 
     /// A lease body's fields: exactly `expires_at` (integer), `holder` (text) and `pid` (integer), in that order, then

@@ -101,7 +101,7 @@ final class StoreExportSource: MSALExportSource {
     private func entity<S: StorableEntity>(_ type: S.Type, _ key: [UInt8], _ wrap: (S) -> MSALEntity) throws -> MSALEntity {
         let store = reader.store
         let decoded: Result<StoredEntity<S>, CorruptRecord>? = try reader.transaction.withValue(
-            in: DatabaseName.forKind(S.kind), forKey: key
+            in: KeySpace(S.kind), forKey: key
         ) { value in store.decode(S.self, value: value, key: key) }
         switch decoded {
         case .success(let stored)?: return wrap(stored.entity)

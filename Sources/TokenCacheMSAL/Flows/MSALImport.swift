@@ -407,7 +407,7 @@ extension CacheWriter {
     func removeEverything() throws -> (count: Int, revisions: [RecordAddress: UInt64]) {
         var revisions: [RecordAddress: UInt64] = [:]
         for kind in EntityKind.allCases {
-            let database = DatabaseName.forKind(kind)
+            let database = KeySpace(kind)
             var keys: [[UInt8]] = []
             try writeTransaction.forEach(in: database, prefix: []) { key, value in
                 let key = Array(key)

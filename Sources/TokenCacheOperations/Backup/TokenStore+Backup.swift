@@ -90,14 +90,14 @@ extension TokenStore {
     /// store's header (same store id, so the key that opens this store opens it).
     private func readBackBackup(from destination: any StorageLocation) throws -> [EntityKind: Int] {
         let directory = destination.location
-        let copy = try destination.open(spaces: DatabaseName.all, readOnly: true, create: false)
+        let copy = try destination.open(readOnly: true, create: false)
         return try copy.read { txn in
-            let header = try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey) { try? StoreHeader.decode(Array($0)) }
+            let header = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { try? StoreHeader.decode(Array($0)) }
             guard let header = header ?? nil, header.storeID == store.keyring.header.storeID else {
                 throw TokenCacheError(.corruptStore, "the copy in \(directory) does not hold this store's header")
             }
             var counts: [EntityKind: Int] = [:]
-            for kind in EntityKind.allCases { counts[kind] = try txn.count(in: DatabaseName.forKind(kind)) }
+            for kind in EntityKind.allCases { counts[kind] = try txn.count(in: KeySpace(kind)) }
             return counts
         }
     }

@@ -37,9 +37,9 @@ extension TokenStore {
             let before = storage.sizeAtRest() ?? 0
             var relay: (@Sendable (Int) -> Void)? = nil
             if let progress { relay = { written in progress(written, before) } }
-            let outcome = try compacting.compact(spaces: DatabaseName.all, progress: relay)
+            let outcome = try compacting.compact(progress: relay)
             var counts: [EntityKind: Int] = [:]
-            for kind in EntityKind.allCases { counts[kind] = outcome.entries[DatabaseName.forKind(kind)] ?? 0 }
+            for kind in EntityKind.allCases { counts[kind] = outcome.entries[KeySpace(kind)] ?? 0 }
             return CompactReport(
                 directory: directory, sizeBefore: outcome.sizeBefore, sizeAfter: outcome.sizeAfter, recordCounts: counts,
                 duration: Date().timeIntervalSince(started)

@@ -51,7 +51,7 @@ extension TokenStore {
         // Setting the cap adds a small record, but on a full store it is the way out: it may use the reserve.
         report.accessTokens = try removing { writer in
             try writer.mappingErrors { try store.setAccessTokenCap(cap, now: writer.now, in: writer.writeTransaction) }
-            return try writer.transaction.count(in: DatabaseName.accessTokens)
+            return try writer.transaction.count(in: KeySpace.accessTokens)
         }
         report.transactions = 1
         progress?(report)
@@ -71,7 +71,7 @@ extension TokenStore {
                 report.transactions += 1
                 progress?(report)
             }
-            report.accessTokens = try read { try $0.transaction.count(in: DatabaseName.accessTokens) }
+            report.accessTokens = try read { try $0.transaction.count(in: KeySpace.accessTokens) }
         }
         // What is left (tokens of the same age as the last ones removed, tokens other processes wrote meanwhile) goes
         // by sampling, as on a write.
@@ -85,7 +85,7 @@ extension TokenStore {
                 }
                 // Samples are read all over the store: let their pages go, as a scan does.
                 writer.releaseScannedPages()
-                return (evicted, try writer.transaction.count(in: DatabaseName.accessTokens))
+                return (evicted, try writer.transaction.count(in: KeySpace.accessTokens))
                 }
             } catch let error as TokenCacheError where [.storageFull, .ioFailure].contains(error.code) && batch > 1 {
                 batch /= 2  // a full store or disk: fewer removals per transaction, as a purge does
@@ -107,7 +107,7 @@ extension TokenStore {
     private func evictionThreshold(excess: Int, now: Int64) throws -> EvictionChoice.Rank {
         var ranks: [EvictionChoice.Rank] = []
         try read { reader in
-            try reader.transaction.forEach(in: DatabaseName.accessTokens, prefix: []) { key, value in
+            try reader.transaction.forEach(in: KeySpace.accessTokens, prefix: []) { key, value in
                 if let rank = try? store.withSummary(value, key: key, { EvictionChoice.Rank(valid: $0.expiresOn > now, cachedAt: $0.cachedAt) }) {
                     ranks.append(rank)
                 }

@@ -47,7 +47,7 @@ extension TokenStore {
             // One value replaced in one commit: the old root key opens the store or the new one, never neither.
             try store.backend.write { txn in
                 try store.checkHeaderUnchanged(in: txn)
-                try header.withUnsafeBytes { try txn.put(in: DatabaseName.meta, key: FormatConstants.headerKey, value: $0) }
+                try header.withUnsafeBytes { try txn.put(in: KeySpace.meta, key: FormatConstants.headerKey, value: $0) }
             }
         } catch { throw TokenCacheError.wrap(error, directory: configuration.directory) }
     }
@@ -148,7 +148,7 @@ extension RecordStore {
 
     /// The databases re-sealed, in order; the cursor names one by its index here. In `meta`, only the sealed records
     /// (the access-token cap and the kept MSAL sections): the header and the cursors are plaintext.
-    static let rotatedDatabases = DatabaseName.all
+    static let rotatedDatabases = KeySpace.allCases
 
     /// Starts a rotation: the header with a new active data key, and the cursor at the start, in one transaction.
     /// Returns the new key's id. The store must be reopened to seal under it.
@@ -161,8 +161,8 @@ extension RecordStore {
         let header = rotated.header.encoded()
         try backend.write { txn in
             try checkHeaderUnchanged(in: txn)
-            try header.withUnsafeBytes { try txn.put(in: DatabaseName.meta, key: FormatConstants.headerKey, value: $0) }
-            try txn.put(in: DatabaseName.meta, key: FormatConstants.rotationCursorKey, value: UnsafeRawBufferPointer(start: nil, count: 0))
+            try header.withUnsafeBytes { try txn.put(in: KeySpace.meta, key: FormatConstants.headerKey, value: $0) }
+            try txn.put(in: KeySpace.meta, key: FormatConstants.rotationCursorKey, value: UnsafeRawBufferPointer(start: nil, count: 0))
         }
         return rotated.activeKeyID
     }
@@ -171,7 +171,7 @@ extension RecordStore {
     /// cursor that name another key. Returns the records re-sealed and those skipped (damaged: they cannot be
     /// opened, so they keep the key they name), and whether the end was reached (the caller then retires the keys).
     func rotationStep(in txn: any RecordWriting) throws -> (resealed: Int, damaged: Int, finished: Bool) {
-        let cursor = try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.rotationCursorKey) { Array($0) } ?? []
+        let cursor = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.rotationCursorKey) { Array($0) } ?? []
         var databaseIndex = Int(cursor.first ?? 0)
         var start = Array(cursor.dropFirst())
         var read = 0, resealed = 0, damaged = 0
@@ -185,7 +185,7 @@ extension RecordStore {
                     return false
                 }
                 read += 1
-                let sealed = database != DatabaseName.meta || Self.isSealedMetaKey(key)
+                let sealed = database != KeySpace.meta || Self.isSealedMetaKey(key)
                 if sealed, let id = RecordEnvelope.keyID(of: value), id != keyring.activeKeyID { stale.append(Array(key)) }
                 return true
             }
@@ -196,7 +196,7 @@ extension RecordStore {
             releaseScannedPages(in: txn)
             if let resume {
                 try ([UInt8(databaseIndex)] + resume).withUnsafeBytes {
-                    try txn.put(in: DatabaseName.meta, key: FormatConstants.rotationCursorKey, value: $0)
+                    try txn.put(in: KeySpace.meta, key: FormatConstants.rotationCursorKey, value: $0)
                 }
                 return (resealed, damaged, false)
             }
@@ -214,8 +214,8 @@ extension RecordStore {
         do { header = try keyring.retiring(Set(retired), root: root).header.encoded() } catch {
             throw TokenCacheError(.internalError, "the remaining data keys could not be sealed again: \(error.message)")
         }
-        try header.withUnsafeBytes { try txn.put(in: DatabaseName.meta, key: FormatConstants.headerKey, value: $0) }
-        _ = try txn.delete(in: DatabaseName.meta, key: FormatConstants.rotationCursorKey)
+        try header.withUnsafeBytes { try txn.put(in: KeySpace.meta, key: FormatConstants.headerKey, value: $0) }
+        _ = try txn.delete(in: KeySpace.meta, key: FormatConstants.rotationCursorKey)
         return retired
     }
 }

@@ -7,7 +7,7 @@ import Glibc
 /// Where a salvage stands, kept in `salvage.progress` in its target directory while it runs: the position up to
 /// which copied records are committed, the key range being read, the ranges the last restart skipped, whether the
 /// last run ended by crashing in the range it was reading, and what was lost before the committed position.
-/// Plaintext, no secret: ten 32-bit big-endian numbers (database index in ``DatabaseName/all`` and two-byte prefix,
+/// Plaintext, no secret: ten 32-bit big-endian numbers (database index in ``KeySpace`` and two-byte prefix,
 /// committed; database and prefix being read; database, first prefix and count skipped; crashed, 1 or 0; unreadable
 /// ranges and damaged records before the committed position; all ones for "none"). A file of the first seven numbers
 /// alone (from an earlier version) reads as not crashed, with nothing lost. Written in place without fsync, before

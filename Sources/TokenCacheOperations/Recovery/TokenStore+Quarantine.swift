@@ -29,7 +29,7 @@ extension TokenStore {
             // Meta pages that disagree are not damage of this kind: LMDB reads the intact one (the last commit is
             // lost) and the store is usable as it is.
             try cache.read { reader in
-                for database in DatabaseName.all {
+                for database in KeySpace.allCases {
                     var walked = 0
                     try reader.transaction.forEach(in: database, prefix: []) { _, _ in
                         walked += 1

@@ -79,11 +79,11 @@ extension TokenStore {
         // Best effort: a progress file that could not be written costs a restart its resumption, not records.
         func save(_ state: SalvageProgress) { progressFile.save(state) }
         if report.resumed {
-            for kind in EntityKind.allCases { report.salvaged[kind] = try target.read { try $0.count(in: DatabaseName.forKind(kind)) } }
+            for kind in EntityKind.allCases { report.salvaged[kind] = try target.read { try $0.count(in: KeySpace(kind)) } }
         }
 
         var skipUntil: SalvageProgress.Position? = nil
-        var pending: [(database: String, key: [UInt8], value: [UInt8])] = []
+        var pending: [(database: KeySpace, key: [UInt8], value: [UInt8])] = []
         var read = 0
         var readSinceRelease = 0
         // Everything before `position` is read and counted: its records committed, what it lost in the totals saved.
@@ -92,7 +92,7 @@ extension TokenStore {
                 for record in pending { try record.value.withUnsafeBytes { try txn.put(in: record.database, key: record.key, value: $0) } }
             }
             for kind in EntityKind.allCases {
-                let database = DatabaseName.forKind(kind)
+                let database = KeySpace(kind)
                 report.salvaged[kind, default: 0] += pending.count { $0.database == database }
             }
             pending.removeAll(keepingCapacity: true)
@@ -102,9 +102,9 @@ extension TokenStore {
             state.damagedRecords = report.damagedRecords
             save(state)
         }
-        for (databaseIndex, database) in DatabaseName.all.enumerated() where databaseIndex >= state.committed.database {
+        for (databaseIndex, database) in KeySpace.allCases.enumerated() where databaseIndex >= state.committed.database {
             let firstPrefix = databaseIndex == state.committed.database ? state.committed.prefix : 0
-            if database == DatabaseName.meta {
+            if database == KeySpace.meta {
                 // The sealed meta records and the cursors; the header is already there.
                 try source.backend.read { txn in
                     try txn.forEach(in: database, prefix: []) { key, value in
@@ -207,15 +207,15 @@ extension TokenStore {
     /// The new store's backend, of the damaged store's kind in `directory`, with the old header in place.
     private static func salvageTarget(_ directory: String, header: [UInt8], configuration: Configuration) throws -> any RecordBackend {
         do {
-            let backend = try configuration.storage.relocated(to: directory).open(spaces: DatabaseName.all, readOnly: false, create: true)
+            let backend = try configuration.storage.relocated(to: directory).open(readOnly: false, create: true)
             try backend.write { txn in
-                if let stored = try txn.withValue(in: DatabaseName.meta, forKey: FormatConstants.headerKey, { Array($0) }) {
+                if let stored = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey, { Array($0) }) {
                     guard stored == header else {
                         throw TokenCacheError(.invalidArgument, "\(directory) holds a salvage of another store; nothing was written")
                     }
                     return
                 }
-                try header.withUnsafeBytes { try txn.put(in: DatabaseName.meta, key: FormatConstants.headerKey, value: $0) }
+                try header.withUnsafeBytes { try txn.put(in: KeySpace.meta, key: FormatConstants.headerKey, value: $0) }
             }
             return backend
         } catch { throw TokenCacheError.wrapKeepingCallerErrors(error, directory: directory) }
@@ -224,14 +224,14 @@ extension TokenStore {
 
 extension RecordStore {
     /// Whether the record stored under `key` in `database` authenticates and decodes as its kind.
-    func authenticates(database: String, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
+    func authenticates(database: KeySpace, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) -> Bool {
         let key = Array(key)
         switch database {
-        case DatabaseName.accounts: if case .success = decode(Account.self, value: value, key: key) { return true }
-        case DatabaseName.accessTokens: if case .success = decode(AccessToken.self, value: value, key: key) { return true }
-        case DatabaseName.refreshTokens: if case .success = decode(RefreshToken.self, value: value, key: key) { return true }
-        case DatabaseName.idTokens: if case .success = decode(IDToken.self, value: value, key: key) { return true }
-        case DatabaseName.appMetadata: if case .success = decode(AppMetadata.self, value: value, key: key) { return true }
+        case KeySpace.accounts: if case .success = decode(Account.self, value: value, key: key) { return true }
+        case KeySpace.accessTokens: if case .success = decode(AccessToken.self, value: value, key: key) { return true }
+        case KeySpace.refreshTokens: if case .success = decode(RefreshToken.self, value: value, key: key) { return true }
+        case KeySpace.idTokens: if case .success = decode(IDToken.self, value: value, key: key) { return true }
+        case KeySpace.appMetadata: if case .success = decode(AppMetadata.self, value: value, key: key) { return true }
         default: return false
         }
         return false

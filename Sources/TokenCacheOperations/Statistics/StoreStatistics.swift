@@ -251,10 +251,9 @@ extension StoreStatistics.StorageLayout {
     public var staleReaders: Int { readers.filter(\.isStale).count }
 
     init(_ statistics: StorageStatistics, maximumMapSize: Int) {
-        databases = statistics.spaces.keys.sorted().map { name in
-            let space = statistics.spaces[name]!
-            return Database(
-                name: name, entries: space.entries, depth: space.depth, branchPages: space.branchPages, leafPages: space.leafPages,
+        databases = statistics.spaces.sorted { $0.key.name < $1.key.name }.map { key, space in
+            Database(
+                name: key.name, entries: space.entries, depth: space.depth, branchPages: space.branchPages, leafPages: space.leafPages,
                 overflowPages: space.overflowPages
             )
         }
