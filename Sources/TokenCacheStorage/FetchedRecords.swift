@@ -1,4 +1,5 @@
-/// The records a ``ReadPlan`` fetched: each range's records in key order, as owned bytes of one snapshot.
+/// The records a ``ReadPlan`` fetched: each range's records in key order, and the counts it asked for, as owned bytes
+/// of one snapshot.
 ///
 /// The bytes sit in one allocation that lives as long as this object, so that a view handed out by
 /// ``FetchedRecordReader`` stays valid as long as the reader does, as a view into a read transaction does.
@@ -12,13 +13,29 @@ package final class FetchedRecords: @unchecked Sendable {  // immutable after in
     package let plan: ReadPlan
     /// The snapshot the records were read from (``RecordReading/snapshotID``).
     package let snapshotID: Int
+    /// Every range's entries, range after range, each range's in key order.
     let entries: [Entry]
+    /// Where each range's entries are in `entries`, by the range's index in the plan.
+    let bounds: [Swift.Range<Int>]
+    let counts: [KeySpace: Int]
     private let bytes: UnsafeMutableRawBufferPointer
 
-    private init(plan: ReadPlan, snapshotID: Int, entries: [Entry], bytes: [UInt8]) {
+    private init(plan: ReadPlan, snapshotID: Int, entries: [Entry], counts: [KeySpace: Int], bytes: [UInt8]) {
         self.plan = plan
         self.snapshotID = snapshotID
+        // A backend may deliver ranges in any order, each in key order: the sort is stable.
+        let entries = entries.enumerated().sorted { ($0.element.range, $0.offset) < ($1.element.range, $1.offset) }.map(\.element)
         self.entries = entries
+        var bounds: [Swift.Range<Int>] = []
+        var start = 0
+        for index in plan.ranges.indices {
+            var end = start
+            while end < entries.count, entries[end].range == index { end += 1 }
+            bounds.append(start..<end)
+            start = end
+        }
+        self.bounds = bounds
+        self.counts = counts
         self.bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: max(bytes.count, 1), alignment: 16)
         bytes.withUnsafeBytes { self.bytes.copyMemory(from: $0) }
     }
@@ -30,12 +47,39 @@ package final class FetchedRecords: @unchecked Sendable {  // immutable after in
 
     func view(_ range: Swift.Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[range]) }
 
+    /// The records of the plan's range `index`, in key order.
+    package func records(ofRange index: Int) -> [(key: [UInt8], value: [UInt8])] {
+        entries[bounds[index]].map { (Array(view($0.key)), Array(view($0.value))) }
+    }
+
+    /// The count of `space`'s entries, if the plan asked for it.
+    package func count(of space: KeySpace) -> Int? { counts[space] }
+
+    /// Whether a scan of the plan stopped at its limit, so that keys after its last one were not fetched.
+    func isTruncated(_ index: Int) -> Bool {
+        guard let limit = plan.ranges[index].limit else { return false }
+        return bounds[index].count >= limit
+    }
+
+    /// Whether `other`, collected for the same plan, holds exactly these records (keys and sealed bytes) and counts:
+    /// what a write plan checks before it applies (``WritePlan``).
+    package func holdsTheSameRecords(as other: FetchedRecords) -> Bool {
+        guard plan == other.plan, counts == other.counts, entries.count == other.entries.count else { return false }
+        for (mine, theirs) in zip(entries, other.entries) {
+            guard mine.range == theirs.range, view(mine.key).elementsEqual(other.view(theirs.key)),
+                view(mine.value).elementsEqual(other.view(theirs.value))
+            else { return false }
+        }
+        return true
+    }
+
     /// Collects the records of a plan's ranges, range by range, each in key order.
     package struct Builder {
         let plan: ReadPlan
         let snapshotID: Int
         var entries: [Entry] = []
         var bytes: [UInt8] = []
+        package var counts: [KeySpace: Int] = [:]
 
         package init(plan: ReadPlan, snapshotID: Int) {
             self.plan = plan
@@ -52,14 +96,14 @@ package final class FetchedRecords: @unchecked Sendable {  // immutable after in
         }
 
         package func build() -> FetchedRecords {
-            FetchedRecords(plan: plan, snapshotID: snapshotID, entries: entries, bytes: bytes)
+            FetchedRecords(plan: plan, snapshotID: snapshotID, entries: entries, counts: counts, bytes: bytes)
         }
     }
 }
 
-/// The reads of one lookup, served from what its plan fetched: a prefix read or a key lookup inside a fetched range
-/// answers as the backend would have (bytewise key order, the same snapshot); any read outside the plan's ranges is
-/// refused, so that a plan that misses a range the lookup needs fails loudly instead of answering from half the data.
+/// The reads of one flow, served from what its plan fetched: a prefix read, a key lookup or a scan inside a fetched
+/// range answers as the backend would have (bytewise key order, the same snapshot); any read outside the plan's ranges
+/// is refused, so that a plan that misses a range the flow needs fails loudly instead of answering from half the data.
 package struct FetchedRecordReader: RecordReading {
     let records: FetchedRecords
 
@@ -67,19 +111,18 @@ package struct FetchedRecordReader: RecordReading {
 
     package var snapshotID: Int { records.snapshotID }
 
-    /// The plan's range that holds every key of `space` starting with `prefix`.
+    /// The plan's prefix range that holds every key of `space` starting with `prefix`.
     private func range(in space: KeySpace, holding prefix: some Collection<UInt8>) throws(StorageError) -> Int {
         guard let index = records.plan.ranges.firstIndex(where: { $0.contains(space: space, key: prefix) }) else {
-            throw StorageError(.internalError, "a read of \(space) outside the ranges its plan fetched")
+            throw PlanMiss.prefix(space, prefix: Array(prefix)).error
         }
         return index
     }
 
     package func withValue<R>(in space: KeySpace, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         let index = try range(in: space, holding: key)
-        for entry in records.entries where entry.range == index {
-            let stored = records.view(entry.key)
-            if stored.elementsEqual(key) { return try body(records.view(entry.value)) }
+        for entry in records.entries[records.bounds[index]] where records.view(entry.key).elementsEqual(key) {
+            return try body(records.view(entry.value))
         }
         return nil
     }
@@ -88,20 +131,50 @@ package struct FetchedRecordReader: RecordReading {
         in space: KeySpace, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
         let index = try range(in: space, holding: prefix)
-        for entry in records.entries where entry.range == index {
+        for entry in records.entries[records.bounds[index]] {
             let key = records.view(entry.key)
             guard key.starts(with: prefix) else { continue }
             if try !body(key, records.view(entry.value)) { return }
         }
     }
 
+    /// Served from a scan of the plan that starts at `start`; reading past its last record, when the scan stopped at
+    /// its limit, is refused.
     package func forEach(
         in space: KeySpace, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        throw StorageError(.internalError, "a scan of \(space) from a key: a fetched plan serves prefix reads only")
+        guard let index = records.plan.ranges.firstIndex(where: { $0.isScan && $0.space == space && $0.start == start }) else {
+            throw PlanMiss.scan(space, from: start).error
+        }
+        for entry in records.entries[records.bounds[index]] {
+            if try !body(records.view(entry.key), records.view(entry.value)) { return }
+        }
+        if records.isTruncated(index) { throw PlanMiss.scan(space, from: start).error }
     }
 
     package func count(in space: KeySpace) throws -> Int {
-        throw StorageError(.internalError, "a count of \(space): a fetched plan serves prefix reads only")
+        guard let count = records.count(of: space) else { throw PlanMiss.count(space).error }
+        return count
+    }
+}
+
+/// A read a fetched plan cannot serve: a flow asked for a range its plan did not name. For a lookup it is a bug
+/// (`.internalError`); a planned write that meets one widens its plan or runs as a transaction instead
+/// (``PlannedWrite``).
+package enum PlanMiss: Sendable, Equatable {
+    case prefix(KeySpace, prefix: [UInt8])
+    case scan(KeySpace, from: [UInt8])
+    case count(KeySpace)
+
+    var error: StorageError {
+        let what =
+            switch self {
+            case .prefix(let space, _): "a prefix read of \(space.name)"
+            case .scan(let space, _): "a scan of \(space.name) past what was fetched"
+            case .count(let space): "a count of \(space.name)"
+            }
+        var error = StorageError(.internalError, "a read outside the ranges its plan fetched: " + what)
+        error.missedPlan = self
+        return error
     }
 }

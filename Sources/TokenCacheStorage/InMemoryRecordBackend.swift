@@ -132,26 +132,34 @@ package final class InMemoryRecordBackend: RecordBackend {
             try store(value, in: space, key: key)
         }
 
-        func delete(in space: KeySpace, key: [UInt8]) throws -> Bool {
-            var entries = state.entries(space)
-            guard case (let index, true) = try State.position(of: key, in: entries) else { return false }
-            state.spaces[space] = nil  // keeps the array uniquely referenced while it changes
-            entries.remove(at: index)
-            state.spaces[space] = entries
-            return true
-        }
+        func delete(in space: KeySpace, key: [UInt8]) throws -> Bool { try state.remove(in: space, key: key) }
 
-        private func store(_ value: Bytes, in space: KeySpace, key: [UInt8]) throws {
-            var entries = state.entries(space)
-            let (index, found) = try State.position(of: key, in: entries)
-            state.spaces[space] = nil
-            if found {
-                entries[index].value = value
-            } else {
-                entries.insert(Entry(key: key.withUnsafeBytes { Bytes(copying: $0) }, value: value), at: index)
-            }
-            state.spaces[space] = entries
+        private func store(_ value: Bytes, in space: KeySpace, key: [UInt8]) throws { try state.store(value, in: space, key: key) }
+    }
+}
+
+extension InMemoryRecordBackend.State {
+    /// Stores `value` under `key`, replacing any value there.
+    mutating func store(_ value: InMemoryRecordBackend.Bytes, in space: KeySpace, key: [UInt8]) throws {
+        var entries = entries(space)
+        let (index, found) = try Self.position(of: key, in: entries)
+        spaces[space] = nil  // keeps the array uniquely referenced while it changes
+        if found {
+            entries[index].value = value
+        } else {
+            entries.insert(Entry(key: key.withUnsafeBytes { InMemoryRecordBackend.Bytes(copying: $0) }, value: value), at: index)
         }
+        spaces[space] = entries
+    }
+
+    /// Removes the entry under `key`; returns whether there was one.
+    mutating func remove(in space: KeySpace, key: [UInt8]) throws -> Bool {
+        var entries = entries(space)
+        guard case (let index, true) = try Self.position(of: key, in: entries) else { return false }
+        spaces[space] = nil
+        entries.remove(at: index)
+        spaces[space] = entries
+        return true
     }
 }
 

@@ -1,40 +1,76 @@
-/// A read that a backend serves in one call: every record of a few key ranges, from one snapshot.
+/// A read that a backend serves in one call: every record of a few key ranges, and a few key spaces' sizes, from one
+/// snapshot.
 ///
-/// A lookup knows before it reads anything which ranges it may need (its buckets, the account's refresh tokens, ID
-/// tokens, profiles and leases, the client's app metadata), so it asks for all of them at once and judges what
+/// A flow knows before it reads anything which ranges it may need (a lookup: its buckets, the account's refresh
+/// tokens, ID tokens, profiles and leases, the client's app metadata; an ingest: the new token's bucket, the keys of
+/// the records it replaces, the next stretch of its expiry sweep), so it asks for all of them at once and judges what
 /// comes back. A backend across a network serves the plan in one round trip; a local one reads it in one read
-/// transaction. What the domain then reads of the records goes through ``FetchedRecordReader``, which serves the
-/// plan's ranges and refuses any read outside them.
+/// transaction. What the domain then reads of the records goes through ``FetchedRecordReader`` (or, for a write,
+/// ``PlannedWrite``), which serves the plan's ranges and refuses any read outside them.
 package struct ReadPlan: Sendable, Hashable {
-    /// One range: every record of `space` whose key starts with `prefix`.
+    /// One range of one key space.
     package struct Range: Sendable, Hashable {
         package let space: KeySpace
-        package let prefix: [UInt8]
+        /// For a prefix range, the prefix every key starts with; for a scan, the first key it may hold.
+        package let start: [UInt8]
+        /// nil: every key starting with `start`. A number: the first `limit` keys at or after `start`, in key order
+        /// (fewer at the end of the space).
+        package let limit: Int?
 
         package init(space: KeySpace, prefix: [UInt8]) {
             self.space = space
-            self.prefix = prefix
+            start = prefix
+            limit = nil
         }
+
+        package init(space: KeySpace, from start: [UInt8], limit: Int) {
+            self.space = space
+            self.start = start
+            self.limit = max(limit, 1)
+        }
+
+        package var prefix: [UInt8] { start }
+        package var isScan: Bool { limit != nil }
     }
 
     package private(set) var ranges: [Range] = []
+    /// Key spaces whose entry count the plan reads (``FetchedRecords/count(of:)``).
+    package private(set) var counts: [KeySpace] = []
 
     package init() {}
 
-    /// Adds a range, unless one already in the plan covers it.
+    /// Adds a prefix range, unless one already in the plan covers it.
     package mutating func add(_ space: KeySpace, prefix: [UInt8]) {
         let range = Range(space: space, prefix: prefix)
         guard !ranges.contains(where: { $0.covers(range) }) else { return }
         ranges.removeAll { range.covers($0) }
         ranges.append(range)
     }
+
+    /// Adds the record stored under `key`, if any: the range of keys starting with `key` (keys of one space have one
+    /// length, FORMAT.md §4.3, so it holds that record at most, or the bucket's records for a bucket prefix).
+    package mutating func add(_ space: KeySpace, key: [UInt8]) { add(space, prefix: key) }
+
+    /// Adds a scan: the first `limit` records at or after `start`.
+    package mutating func add(_ space: KeySpace, from start: [UInt8], limit: Int) {
+        let range = Range(space: space, from: start, limit: limit)
+        if !ranges.contains(range) { ranges.append(range) }
+    }
+
+    /// Adds the count of `space`'s entries.
+    package mutating func addCount(of space: KeySpace) {
+        if !counts.contains(space) { counts.append(space) }
+    }
 }
 
 extension ReadPlan.Range {
-    /// Whether every key of `other` is also in this range.
-    package func covers(_ other: ReadPlan.Range) -> Bool { space == other.space && other.prefix.starts(with: prefix) }
+    /// Whether every key of `other` is also in this range (prefix ranges only: a scan's extent is known once fetched).
+    package func covers(_ other: ReadPlan.Range) -> Bool {
+        limit == nil && other.limit == nil && space == other.space && other.prefix.starts(with: prefix)
+    }
 
-    func contains(space: KeySpace, key: some Collection<UInt8>) -> Bool { self.space == space && key.starts(with: prefix) }
+    /// Whether a prefix read of `key`'s extensions is inside this prefix range.
+    func contains(space: KeySpace, key: some Collection<UInt8>) -> Bool { limit == nil && self.space == space && key.starts(with: prefix) }
 }
 
 /// A backend that serves a ``ReadPlan`` in one call, without blocking the caller's thread while it waits (a backend
@@ -44,19 +80,35 @@ package protocol RangeFetching: AnyObject, Sendable {
     func fetch(_ plan: ReadPlan) async throws -> FetchedRecords
 }
 
-extension RecordBackend {
-    /// The records of `plan`'s ranges, copied out of one read transaction.
-    package func fetchSynchronously(_ plan: ReadPlan) throws -> FetchedRecords {
-        try read { transaction in
-            var builder = FetchedRecords.Builder(plan: plan, snapshotID: transaction.snapshotID)
-            for (index, range) in plan.ranges.enumerated() {
-                try transaction.forEach(in: range.space, prefix: range.prefix) { key, value in
+extension RecordReading {
+    /// Collects `plan`'s records and counts from this snapshot (a read transaction, or a write transaction that
+    /// checks what a write plan expects).
+    package func collect(_ plan: ReadPlan) throws -> FetchedRecords {
+        var builder = FetchedRecords.Builder(plan: plan, snapshotID: snapshotID)
+        for (index, range) in plan.ranges.enumerated() {
+            if let limit = range.limit {
+                var taken = 0
+                try forEach(in: range.space, from: range.start) { key, value in
+                    builder.append(range: index, key: key, value: value)
+                    taken += 1
+                    return taken < limit
+                }
+            } else {
+                try forEach(in: range.space, prefix: range.prefix) { key, value in
                     builder.append(range: index, key: key, value: value)
                     return true
                 }
             }
-            return builder.build()
         }
+        for space in plan.counts { builder.counts[space] = try count(in: space) }
+        return builder.build()
+    }
+}
+
+extension RecordBackend {
+    /// The records of `plan`'s ranges, copied out of one read transaction.
+    package func fetchSynchronously(_ plan: ReadPlan) throws -> FetchedRecords {
+        try read { try $0.collect(plan) }
     }
 
     /// The records of `plan`'s ranges, in one call: the backend's own fetch when it has one, else one read

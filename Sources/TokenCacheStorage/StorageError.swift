@@ -13,6 +13,8 @@ package struct StorageError: Error, Sendable, CustomStringConvertible {
 
     package let code: Code
     package let message: String
+    /// For an `.internalError` thrown by a read outside a fetched plan: what was asked for.
+    package var missedPlan: PlanMiss? = nil
 
     package init(_ code: Code, _ message: String) {
         self.code = code

@@ -13,10 +13,21 @@ import TokenCacheRecords
 @Suite struct FetchingLookupTests {
     /// An in-memory backend that serves plans asynchronously and counts its calls: a fetch is a round trip; a read
     /// transaction is what a fetching lookup must never need.
-    final class RoundTripCountingBackend: RecordBackend, RangeFetching {
+    final class RoundTripCountingBackend: RecordBackend, RangeFetching, WritePlanApplying {
         let inner: InMemoryRecordBackend
         let fetches = Atomic<Int>(0)
         let reads = Atomic<Int>(0)
+        let applies = Atomic<Int>(0)
+        let writes = Atomic<Int>(0)
+        /// Runs before each apply, as another host's write landing between a fetch and an apply would.
+        let beforeApply = Mutex<(@Sendable () throws -> Void)?>(nil)
+
+        func apply(_ plan: WritePlan) async throws -> WritePlanOutcome {
+            applies.add(1, ordering: .relaxed)
+            await Task.yield()
+            if let interference = beforeApply.withLock({ $0 }) { try interference() }
+            return try inner.applySynchronously(plan)
+        }
 
         init(name: String) { inner = InMemoryRecordBackend(name: name) }
 
@@ -31,7 +42,10 @@ import TokenCacheRecords
             return try inner.read(body)
         }
 
-        func write<R>(freeingSpace: Bool, _ body: (any RecordWriting) throws -> R) throws -> R { try inner.write(freeingSpace: freeingSpace, body) }
+        func write<R>(freeingSpace: Bool, _ body: (any RecordWriting) throws -> R) throws -> R {
+            writes.add(1, ordering: .relaxed)
+            return try inner.write(freeingSpace: freeingSpace, body)
+        }
         var location: String { inner.location }
         var lonePlacement: LonePlacement { inner.lonePlacement }
         func usage() -> StorageUsage { inner.usage() }

@@ -99,5 +99,11 @@ extension CacheWriter {
     }
 
     /// Access tokens one sweep reads.
-    static let sweepSize = 16
+    static var sweepSize: Int { ExpirySweep.size }
+}
+
+/// The expiry sweep's stride, which an ingest's read plan names too (``IngestPlan/readPlan(sweepingFrom:)``).
+enum ExpirySweep {
+    /// Access tokens one sweep reads.
+    static let size = 16
 }

@@ -278,11 +278,15 @@ package final class RecordStore: Sendable {
                 committedSweepCursor = writer.sweepCursor.map { (transaction.snapshotID, $0) }
                 return result
             }
-            if let committedSweepCursor {
-                sweepCursor.withLock { if committedSweepCursor.commit > $0.commit { $0 = committedSweepCursor } }
-            }
+            if let committedSweepCursor { publishSweepCursor(committedSweepCursor.key, committedIn: committedSweepCursor.commit) }
             return result
         } catch { throw TokenCacheError.wrapKeepingCallerErrors(error, directory: directory) }
+    }
+
+    /// Hands the store the expiry sweep's cursor of a transaction that committed as `commit`, unless a later commit
+    /// already moved it: writers finishing out of order never move it back.
+    func publishSweepCursor(_ key: [UInt8], committedIn commit: Int) {
+        sweepCursor.withLock { if commit > $0.commit { $0 = (commit, key) } }
     }
 
     package func checkWritable() throws(TokenCacheError) {

@@ -1,0 +1,81 @@
+import Synchronization
+internal import TokenCacheStorage
+
+/// Writes prepared outside any transaction and applied in one call (``WritePlan``): the async path of the storage
+/// seam, for a backend across a network, where a transaction held open across round trips would hold every other
+/// writer up. A flow names what it reads (a ``ReadPlan``), the backend fetches it in one call, the flow's own code
+/// decides on it (through a ``PlannedWrite``, so it decides exactly as in a transaction), and the backend applies the
+/// changes in one call if nothing they were derived from changed in between; otherwise the flow fetches and decides
+/// again. A local backend runs both calls synchronously (LMDB: a read transaction, then one write transaction).
+extension TokenStore {
+    /// How often a planned write fetches and decides again after other writers changed what it read, before it gives up
+    /// with `.conflict`.
+    package static let plannedWriteAttempts = 8
+
+    /// Ingests `response` as ``ingest(_:context:)`` does, through a write plan: one fetch and one apply, however many
+    /// records the response yields (a second fetch when the expiry sweep removes a token whose bucket it did not
+    /// fetch whole). Same records, revisions and result as the transaction.
+    /// - Throws: As ``ingest(_:context:)``, and `.conflict` when other writers changed the records it reads
+    ///   ``plannedWriteAttempts`` times in a row.
+    @discardableResult
+    package func ingestApplyingPlan(_ response: TokenResponse, context: TokenRequestContext) async throws -> IngestResult {
+        let plan = try IngestPlan.mapped(response: response, context: context, for: store)
+        return try await applyingPlannedWrite(now: Self.currentTime(), reading: { plan.readPlan(sweepingFrom: $0) }) { writer in
+            try writer.ingest(plan, now: context.now)
+        }
+    }
+
+    /// Runs `body` as a planned write, stamping records with `now`: `readPlan(sweepCursor)` names what it reads,
+    /// given where the expiry sweep resumes. A body that reads a prefix its plan did not name (a bucket the sweep
+    /// emptied) has the plan widened by it and runs again on a new fetch; one that reads further outside (an
+    /// eviction's random sample, which no plan can name) runs in a write transaction instead.
+    func applyingPlannedWrite<R>(
+        now: Int64, reading readPlan: ([UInt8]) -> ReadPlan, _ body: (CacheWriter) throws -> R
+    ) async throws -> R {
+        try store.checkWritable()
+        let directory = store.directory
+        var widened: [(KeySpace, [UInt8])] = []
+        var attempts = 0
+        while attempts < Self.plannedWriteAttempts {
+            let cursor = store.sweepCursor.withLock { $0.key }
+            var plan = readPlan(cursor)
+            for (space, prefix) in widened { plan.add(space, prefix: prefix) }
+            let transaction: PlannedWrite
+            do {
+                transaction = PlannedWrite(try await store.backend.fetch(plan))
+            } catch { throw TokenCacheError.wrapKeepingCallerErrors(error, directory: directory) }
+            let writer = CacheWriter(store: store, transaction: transaction, now: now)
+            writer.sweepCursor = cursor
+            var result: Result<R, any Error>
+            do {
+                try store.checkHeaderUnchanged(in: transaction)
+                result = .success(try body(writer))
+            } catch { result = .failure(error) }
+            // A read outside the plan, even one the flow caught (a `try?`), may have changed what it decided.
+            switch transaction.missed {
+            case .prefix(let space, let prefix)? where widened.count < Self.plannedWriteAttempts:
+                widened.append((space, prefix))
+                continue
+            case _?:
+                return try store.write(now: now, body)
+            case nil:
+                break
+            }
+            let value: R
+            do { value = try result.get() } catch { throw TokenCacheError.wrapKeepingCallerErrors(error, directory: directory) }
+            let outcome: WritePlanOutcome
+            do { outcome = try await store.backend.apply(transaction.plan) } catch {
+                throw TokenCacheError.wrapKeepingCallerErrors(error, directory: directory)
+            }
+            attempts += 1
+            guard case .applied(let commit) = outcome else { continue }
+            if let cursor = writer.sweepCursor { store.publishSweepCursor(cursor, committedIn: commit) }
+            return value
+        }
+        throw TokenCacheError(
+            .conflict,
+            "other writers changed the records this write reads \(Self.plannedWriteAttempts) times in a row; nothing was written",
+            currentRevision: nil
+        )
+    }
+}

@@ -1,0 +1,139 @@
+/// A write transaction that makes nothing: it serves a flow's reads from what a ``ReadPlan`` fetched, with the flow's
+/// own writes applied over them, and records those writes as a ``WritePlan``.
+///
+/// The flow runs the same code it runs in a backend's write transaction, so a planned write and a direct one decide
+/// alike; only the changes go to the backend, in one call, checked against what was read (``WritePlan``). A read
+/// outside the plan's ranges is refused as in ``FetchedRecordReader``, and remembered in ``missed``, so that the caller
+/// can tell a plan too narrow for this write (an eviction's random sample) from a failure of the flow's own.
+///
+/// Views are valid until the next write of this transaction, as in a backend's: values sit at stable addresses, and a
+/// scan walks a copy of its key space's entries, so that the flow may write while it scans.
+package final class PlannedWrite: RecordWriting {
+    package let fetched: FetchedRecords
+    /// The fetched records with this transaction's writes made on them.
+    private var state: InMemoryRecordBackend.State
+    private var counts: [KeySpace: Int]
+    /// For each scan of the plan that stopped at its limit, the last key it fetched: keys after it are unknown.
+    private let scanEnds: [Int: [UInt8]]
+    package private(set) var mutations: [WritePlan.Mutation] = []
+    /// The first read the plan could not serve, if any.
+    package private(set) var missed: PlanMiss?
+
+    package init(_ fetched: FetchedRecords) {
+        self.fetched = fetched
+        var state = InMemoryRecordBackend.State(spaces: [:], commitID: fetched.snapshotID)
+        var scanEnds: [Int: [UInt8]] = [:]
+        for (index, range) in fetched.plan.ranges.enumerated() {
+            let records = fetched.records(ofRange: index)
+            for record in records {
+                // Ranges may overlap (a scan crosses a bucket): one snapshot, so equal keys hold equal values.
+                try? record.value.withUnsafeBytes { try state.store(InMemoryRecordBackend.Bytes(copying: $0), in: range.space, key: record.key) }
+            }
+            if fetched.isTruncated(index), let last = records.last { scanEnds[index] = last.key }
+        }
+        self.state = state
+        self.scanEnds = scanEnds
+        counts = fetched.counts
+    }
+
+    /// The writes made so far, to be applied if the store still holds what was fetched.
+    package var plan: WritePlan { WritePlan(expected: fetched, mutations: mutations) }
+
+    package var snapshotID: Int { fetched.snapshotID }
+
+    private func miss(_ miss: PlanMiss) -> StorageError {
+        if missed == nil { missed = miss }
+        return miss.error
+    }
+
+    /// Whether a read of `key` is inside what the plan fetched: a prefix range holding it, or a scan's window.
+    private func covers(_ space: KeySpace, key: [UInt8]) -> Bool {
+        for (index, range) in fetched.plan.ranges.enumerated() where range.space == space {
+            if range.contains(space: space, key: key) { return true }
+            if range.isScan, !key.lexicographicallyPrecedes(range.start) {
+                guard let end = scanEnds[index] else { return true }
+                if !end.lexicographicallyPrecedes(key) { return true }
+            }
+        }
+        return false
+    }
+
+    /// Whether every key starting with `prefix` is inside what the plan fetched: a prefix range holding them all,
+    /// or a scan's window that starts before them and ends after them (or at the end of the space).
+    private func covers(_ space: KeySpace, prefix: [UInt8]) -> Bool {
+        for (index, range) in fetched.plan.ranges.enumerated() where range.space == space {
+            if range.contains(space: space, key: prefix) { return true }
+            if range.isScan, !prefix.lexicographicallyPrecedes(range.start) {
+                guard let end = scanEnds[index] else { return true }
+                if prefix.lexicographicallyPrecedes(end), !end.starts(with: prefix) { return true }
+            }
+        }
+        return false
+    }
+
+    package func withValue<R>(in space: KeySpace, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        guard covers(space, key: key) else { throw miss(.prefix(space, prefix: key)) }
+        let entries = state.entries(space)
+        guard case (let index, true) = try InMemoryRecordBackend.State.position(of: key, in: entries) else { return nil }
+        return try body(entries[index].value.view)
+    }
+
+    package func forEach(
+        in space: KeySpace, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        guard covers(space, prefix: prefix) else { throw miss(.prefix(space, prefix: prefix)) }
+        try state.walk(space, from: prefix, prefix: prefix, body)
+    }
+
+    /// Served from a scan of the plan that starts at `start`, within the keys it fetched.
+    package func forEach(
+        in space: KeySpace, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+    ) throws {
+        guard let index = fetched.plan.ranges.firstIndex(where: { $0.isScan && $0.space == space && $0.start == start }) else {
+            throw miss(.scan(space, from: start))
+        }
+        let end = scanEnds[index]
+        var stopped = false
+        try state.walk(space, from: start, prefix: []) { key, value in
+            // Past the window's last key lie keys that were not fetched.
+            if let end, end.lexicographicallyPrecedes(key) { return false }
+            stopped = try !body(key, value)
+            return !stopped
+        }
+        if !stopped, end != nil { throw miss(.scan(space, from: start)) }
+    }
+
+    package func count(in space: KeySpace) throws -> Int {
+        guard let count = counts[space] else { throw miss(.count(space)) }
+        return count
+    }
+
+    package func put(in space: KeySpace, key: [UInt8], value: UnsafeRawBufferPointer) throws {
+        try store(InMemoryRecordBackend.Bytes(copying: value), in: space, key: key)
+    }
+
+    package func put(in space: KeySpace, key: [UInt8], reservingCount count: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
+        guard count >= 0 else { throw StorageError(.invalidArgument, "a negative value size") }
+        let value = InMemoryRecordBackend.Bytes(count: count)
+        try fill(UnsafeMutableRawBufferPointer(rebasing: value.buffer[..<count]))
+        try store(value, in: space, key: key)
+    }
+
+    package func delete(in space: KeySpace, key: [UInt8]) throws -> Bool {
+        guard covers(space, key: key) else { throw miss(.prefix(space, prefix: key)) }
+        guard try state.remove(in: space, key: key) else { return false }
+        mutations.append(.delete(space, key: key))
+        counts[space]? -= 1
+        return true
+    }
+
+    /// A put needs no read, but the count it changes must be known, and so must whether the key was there: a key
+    /// outside the plan is refused (the flow would not know what it replaces).
+    private func store(_ value: InMemoryRecordBackend.Bytes, in space: KeySpace, key: [UInt8]) throws {
+        guard covers(space, key: key) else { throw miss(.prefix(space, prefix: key)) }
+        let existed = try withValue(in: space, forKey: key) { _ in true } ?? false
+        try state.store(value, in: space, key: key)
+        mutations.append(.put(space, key: key, value: Array(value.view)))
+        if !existed { counts[space]? += 1 }
+    }
+}

@@ -1,0 +1,237 @@
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+import TokenCacheOperations
+
+@testable import TokenCache
+import TokenCacheRecords
+@testable import TokenCacheStorage
+
+/// The write half of the seam's async path (``TokenStore/ingestApplyingPlan(_:context:)``): an ingest names what it
+/// reads, decides on one fetch, and hands the backend its changes in one call, applied only if nothing it read changed.
+/// It must write what the transaction writes, in one fetch and one apply, decide again when another writer got in
+/// between, and never apply a decision made on stale records.
+@Suite struct PlannedWriteTests {
+    typealias Backend = FetchingLookupTests.Backend
+    typealias CountingBackend = FetchingLookupTests.RoundTripCountingBackend
+
+    static let now = ReferenceTime.now
+
+    /// A response for user `uid` (of User's tenant), with `scope` and secrets named after `tag`.
+    static func response(_ tag: String, uid: String = User.uid, scope: String = "User.Read openid profile", foci: String? = nil) throws -> TokenResponse {
+        try TokenResponse(
+            json: Responses.json(
+                accessToken: "at-\(tag)", scope: scope, refreshToken: "rt-\(tag)", idToken: Responses.idToken(oid: uid),
+                clientInfo: Responses.clientInfo(uid: uid), foci: foci
+            ))
+    }
+
+    /// The responses of a sign-in's life: a first sign-in, a token of other scopes in the same bucket, one whose scopes
+    /// intersect the first's (intersect-delete), a family refresh token, a second user, a token of the first again.
+    static func responses() throws -> [(TokenResponse, TokenRequestContext)] {
+        let tenant = "https://login.microsoftonline.com/\(User.utid)"
+        return [
+            (try response("1"), try Responses.context(authority: tenant, now: now)),
+            (try response("2", scope: "Mail.Read"), try Responses.context(authority: tenant, scopes: ["Mail.Read"], now: now + 10)),
+            (try response("3", scope: "User.Read Files.Read"), try Responses.context(authority: tenant, now: now + 20)),
+            (try response("4", foci: "1"), try Responses.context(authority: tenant, now: now + 30)),
+            (try response("5", uid: "another-user"), try Responses.context(authority: tenant, now: now + 40)),
+            (try response("6"), try Responses.context(authority: tenant, now: now + 4_000)),
+        ]
+    }
+
+    /// Every record of the store, decrypted, with its revision and time: what two stores that took the same writes
+    /// must agree on (their sealed bytes differ by nonce and key).
+    static func contents(_ store: TokenStore) throws -> [String] {
+        func lines<E: CacheEntity>(_ type: E.Type, secret: (E) -> String?) throws -> [String] {
+            try store.list(type).records.map { "\(E.kind) \($0.entity) \(secret($0.entity) ?? "") r\($0.revision)" }
+        }
+        return try (lines(AccessToken.self) { $0.secret.reveal() } + lines(RefreshToken.self) { $0.secret.reveal() }
+            + lines(IDToken.self) { $0.secret.reveal() } + lines(Account.self) { _ in nil } + lines(AppMetadata.self) { _ in nil }).sorted()
+    }
+
+    /// Expired access tokens of other accounts, for the ingests' sweep to find. Fewer than a sweep reads in all, so
+    /// that every sweep sees every token, whatever order the store's keys put them in.
+    static func addExpiredTokens(_ store: TokenStore) throws {
+        try store.write { writer in
+            for index in 0..<4 {
+                try writer.put(
+                    AccessToken(
+                        homeAccountID: "expired-\(index).\(User.utid)", environment: User.cloud, clientID: User.client, realm: User.utid,
+                        target: "User.Read", secret: Secret("old-\(index)"), cachedAt: now - 7_200, expiresOn: now - 3_600 + Int64(index)
+                    ))
+            }
+        }
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aPlannedIngestWritesWhatTheTransactionWrites(_ backend: Backend) async throws {
+        try await FetchingLookupTests.withStore(backend) { planned, _ in
+            try await FetchingLookupTests.withStore(backend) { direct, _ in
+                try Self.addExpiredTokens(planned)
+                try Self.addExpiredTokens(direct)
+                var swept = 0
+                for (response, context) in try Self.responses() {
+                    let viaPlan = try await planned.ingestApplyingPlan(response, context: context)
+                    let viaTransaction = try direct.ingest(response, context: context)
+                    #expect(viaPlan.accessTokenRevision == viaTransaction.accessTokenRevision)
+                    #expect(viaPlan.refreshTokenRevision == viaTransaction.refreshTokenRevision)
+                    #expect(viaPlan.accessTokensRemoved == viaTransaction.accessTokensRemoved)
+                    #expect(viaPlan.expiredAccessTokensSwept == viaTransaction.expiredAccessTokensSwept)
+                    swept += viaPlan.expiredAccessTokensSwept
+                    #expect(try Self.contents(planned) == Self.contents(direct))
+                }
+                // The sequence exercised what it is meant to: the sweep removed the four expired tokens, and the last
+                // response's, an hour later, the second user's too.
+                #expect(swept == 5)
+            }
+        }
+    }
+
+    @Test func aPlannedIngestIsOneFetchAndOneApply() async throws {
+        try await FetchingLookupTests.withStore(.counting) { store, counting in
+            let counting = try #require(counting)
+            try Self.addExpiredTokens(store)
+            for (response, context) in try Self.responses() {
+                let before = (counting.fetches.load(ordering: .relaxed), counting.applies.load(ordering: .relaxed))
+                let (reads, writes) = (counting.reads.load(ordering: .relaxed), counting.writes.load(ordering: .relaxed))
+                try await store.ingestApplyingPlan(response, context: context)
+                #expect(counting.fetches.load(ordering: .relaxed) - before.0 == 1)
+                #expect(counting.applies.load(ordering: .relaxed) - before.1 == 1)
+                #expect(counting.reads.load(ordering: .relaxed) == reads)
+                #expect(counting.writes.load(ordering: .relaxed) == writes)
+            }
+        }
+    }
+
+    /// Another writer changes the bucket between the fetch and the apply: the first apply is refused, the ingest
+    /// decides again on the new records, and the result is what the two writes in that order give.
+    @Test func aWriteBetweenFetchAndApplyMakesTheIngestDecideAgain() async throws {
+        try await FetchingLookupTests.withStore(.counting) { store, counting in
+            let counting = try #require(counting)
+            let tenant = "https://login.microsoftonline.com/\(User.utid)"
+            try store.ingest(try Self.response("first"), context: try Responses.context(authority: tenant, now: Self.now))
+            let interfered = Atomic<Bool>(false)
+            let other = try Self.response("other")
+            let otherContext = try Responses.context(authority: tenant, now: Self.now + 5)
+            counting.beforeApply.withLock {
+                $0 = {
+                    guard !interfered.exchange(true, ordering: .relaxed) else { return }
+                    try store.ingest(other, context: otherContext)
+                }
+            }
+            let fetches = counting.fetches.load(ordering: .relaxed)
+            let result = try await store.ingestApplyingPlan(
+                try Self.response("planned"), context: try Responses.context(authority: tenant, now: Self.now + 10)
+            )
+            #expect(counting.fetches.load(ordering: .relaxed) - fetches == 2)
+            // Decided on the other writer's token: it replaced it, continuing its revision (first 1, other 2).
+            #expect(result.accessTokensRemoved == 1)
+            let tokens = try store.list(AccessToken.self).records
+            #expect(tokens.map { $0.entity.secret.reveal() } == ["at-planned"])
+            #expect(tokens.first?.revision == 3)
+            #expect(try store.list(RefreshToken.self).records.map { $0.entity.secret.reveal() } == ["rt-planned"])
+        }
+    }
+
+    @Test func anIngestThatKeepsLosingGivesUpWithNothingWritten() async throws {
+        try await FetchingLookupTests.withStore(.counting) { store, counting in
+            let counting = try #require(counting)
+            let tenant = "https://login.microsoftonline.com/\(User.utid)"
+            let round = Atomic<Int>(0)
+            counting.beforeApply.withLock {
+                $0 = {
+                    let tag = round.add(1, ordering: .relaxed).newValue
+                    try store.ingest(try Self.response("other-\(tag)"), context: try Responses.context(authority: tenant, now: Self.now + Int64(tag)))
+                }
+            }
+            let error = await #expect(throws: TokenCacheError.self) {
+                try await store.ingestApplyingPlan(try Self.response("planned"), context: try Responses.context(authority: tenant, now: Self.now))
+            }
+            #expect(error?.code == .conflict)
+            #expect(counting.applies.load(ordering: .relaxed) == TokenStore.plannedWriteAttempts)
+            #expect(try !store.list(AccessToken.self).records.contains { $0.entity.secret.reveal() == "at-planned" })
+        }
+    }
+
+    /// An ingest over the store's cap evicts from a random sample the plan cannot name: it runs as a transaction, and
+    /// evicts as one.
+    @Test(arguments: [Backend.memory, .counting])
+    func anIngestOverTheCapRunsAsATransaction(_ backend: Backend) async throws {
+        try await FetchingLookupTests.withStore(backend) { store, counting in
+            try store.setAccessTokenCap(2)
+            var evicted = 0
+            for user in 0..<4 {
+                let result = try await store.ingestApplyingPlan(
+                    try Self.response("\(user)", uid: "user-\(user)"), context: try Responses.context(now: Self.now + Int64(user))
+                )
+                evicted += result.accessTokensEvicted
+            }
+            #expect(evicted == 2)
+            #expect(try store.list(AccessToken.self).records.count == 2)
+            if let counting { #expect(counting.writes.load(ordering: .relaxed) >= 2) }
+        }
+    }
+
+    // MARK: The seam's parts
+
+    @Test(arguments: TestBackend.allCases)
+    func aPlanIsAppliedOnlyOnTheRecordsItWasDecidedOn(_ kind: TestBackend) throws {
+        try RecordBackendContractTests.withBackend(kind) { backend in
+            let space = KeySpace.accounts
+            try RecordBackendContractTests.put(backend, [1, 1], "a")
+            var readPlan = ReadPlan()
+            readPlan.add(space, prefix: [1])
+            let write = PlannedWrite(try backend.fetchSynchronously(readPlan))
+            try Array("b".utf8).withUnsafeBytes { try write.put(in: space, key: [1, 2], value: $0) }
+            #expect(try write.delete(in: space, key: [1, 1]))
+            #expect(try write.withValue(in: space, forKey: [1, 1]) { _ in true } == nil)
+
+            // Unchanged: applied, in one commit.
+            #expect(try backend.applySynchronously(write.plan) != .conflict)
+            #expect(try backend.read { try RecordBackendContractTests.value($0, [1, 2]) } == "b")
+            #expect(try backend.read { try RecordBackendContractTests.value($0, [1, 1]) } == nil)
+
+            // Changed since the fetch (a record added to the range): refused, nothing written.
+            let stale = PlannedWrite(try backend.fetchSynchronously(readPlan))
+            try Array("c".utf8).withUnsafeBytes { try stale.put(in: space, key: [1, 3], value: $0) }
+            try RecordBackendContractTests.put(backend, [1, 4], "d")
+            #expect(try backend.applySynchronously(stale.plan) == .conflict)
+            #expect(try backend.read { try RecordBackendContractTests.value($0, [1, 3]) } == nil)
+
+            // A record outside the range changed: no conflict.
+            let unrelated = PlannedWrite(try backend.fetchSynchronously(readPlan))
+            try Array("e".utf8).withUnsafeBytes { try unrelated.put(in: space, key: [1, 5], value: $0) }
+            try RecordBackendContractTests.put(backend, [2, 1], "f")
+            #expect(try backend.applySynchronously(unrelated.plan) != .conflict)
+        }
+    }
+
+    @Test func aPlannedWriteRefusesAndRemembersReadsOutsideItsPlan() throws {
+        let backend = InMemoryRecordBackend(name: Configuration.inMemoryDirectory)
+        for key: [UInt8] in [[5, 1], [5, 2], [5, 3], [6, 1]] { try RecordBackendContractTests.put(backend, key, "v") }
+        var readPlan = ReadPlan()
+        readPlan.add(.accounts, prefix: [9])
+        readPlan.add(.accounts, from: [5], limit: 2)
+        let write = PlannedWrite(try backend.fetchSynchronously(readPlan))
+        var seen: [[UInt8]] = []
+        // Within the scan's window: served.
+        try write.forEach(in: .accounts, from: [5]) { key, _ in
+            seen.append(Array(key))
+            return seen.count < 2
+        }
+        #expect(seen == [[5, 1], [5, 2]])
+        #expect(write.missed == nil)
+        // Past the window (the scan stopped at its limit): refused.
+        #expect(throws: StorageError.self) { try write.forEach(in: .accounts, from: [5]) { _, _ in true } }
+        #expect(write.missed == .scan(.accounts, from: [5]))
+        // Outside every range: refused, and a put there too.
+        let outside = PlannedWrite(try backend.fetchSynchronously(readPlan))
+        #expect(throws: StorageError.self) { _ = try outside.withValue(in: .accounts, forKey: [6, 1]) { _ in 0 } }
+        #expect(throws: StorageError.self) { try [UInt8]([1]).withUnsafeBytes { try outside.put(in: .idTokens, key: [1], value: $0) } }
+        #expect(throws: StorageError.self) { _ = try outside.count(in: .accounts) }
+        #expect(outside.missed == .prefix(.accounts, prefix: [6, 1]))
+        #expect(outside.mutations.isEmpty)
+    }
+}
