@@ -80,7 +80,8 @@ enum ArchitectureRules {
         Layer("Rules", sources: ["TokenCacheModel/Rules"], knows: ["Model", "TokenCacheRecords.ASCII"], platform: []),
         // Of the record module, its ASCII folding and its base64url decoder: one of each in the library.
         Layer("Interop", sources: ["TokenCache/Interop"], knows: ["Rules", "Model", "TokenCacheRecords.ASCII", "TokenCacheRecords.Base64URL"]),
-        // The record store and its transactions (the public `CacheReader`/`CacheWriter`).
+        // The record store and its transactions (the public `CacheReader`/`CacheWriter`), opened from store-level
+        // options: its root key comes through `RootKeyProviding`, which the facade answers from its configuration.
         Layer("Store", sources: ["TokenCache/Store"], knows: ["Codecs", "TokenCacheRecords", "TokenCacheStorage"]),
         Layer("Codecs", sources: ["TokenCache/Codecs"], knows: ["Model", "Rules", "TokenCacheRecords"]),
         Layer("Keys", sources: ["TokenCache/Keys"], knows: ["TokenCacheSodium", "TokenCacheRecords"]),
@@ -115,7 +116,5 @@ enum ArchitectureRules {
         "TokenCache/Keys/KeySource.swift": ["Configuration", "Secret", "TokenCacheError"],
         "TokenCache/Keys/RootKey.swift": ["ScopeSet", "Secret", "TokenCacheError"],
         "TokenCache/Keys/SodiumCall.swift": ["TokenCacheError"],
-        // Store → keys, facade: the record store derives the root key from the key source its configuration names.
-        "TokenCache/Store/RecordStore.swift": ["Configuration", "KeySource", "PassphraseCost", "RootKey"],
     ]
 }
