@@ -76,7 +76,7 @@ public struct Configuration: Sendable {
         /// `TOKEN_CACHE_KEY`: the 32-byte root key, base64-encoded; preferred over a passphrase and the key file.
         public static let base64Key = "TOKEN_CACHE_KEY"
         /// `interactive`, `moderate` or `sensitive`: sets ``Configuration/maximumPassphraseCost``.
-        public static let maximumPassphraseCost = "TOKEN_CACHE_MAX_PASSPHRASE_COST"
+        public static let maximumPassphraseCost = PassphraseCost.ceilingVariable
         /// A duration, more than 0 and at most a day: `30`, `30s`, `500ms` or `2m` (a bare number is seconds); sets
         /// ``Configuration/lockTimeout`` (``lockTimeout(parsing:)``).
         public static let lockTimeout = "TOKEN_CACHE_LOCK_TIMEOUT"

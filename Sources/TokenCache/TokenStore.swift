@@ -44,7 +44,7 @@ public final class TokenStore: Sendable {
     public static func open(_ configuration: Configuration) throws -> TokenStore {
         try initializeSodium()
         do {
-            return TokenStore(store: try RecordStore.open(configuration, create: false, now: currentTime()), configuration: configuration)
+            return TokenStore(store: try RecordStore.open(configuration.storeOptions, create: false, now: currentTime()), configuration: configuration)
         } catch { throw TokenCacheError.wrap(error, directory: configuration.directory) }
     }
 
@@ -61,7 +61,7 @@ public final class TokenStore: Sendable {
     public static func create(_ configuration: Configuration) throws -> TokenStore {
         try initializeSodium()
         do {
-            return TokenStore(store: try RecordStore.open(configuration, create: true, now: currentTime()), configuration: configuration)
+            return TokenStore(store: try RecordStore.open(configuration.storeOptions, create: true, now: currentTime()), configuration: configuration)
         } catch { throw TokenCacheError.wrap(error, directory: configuration.directory) }
     }
 

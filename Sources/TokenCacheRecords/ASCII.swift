@@ -1,5 +1,6 @@
 /// ASCII case folding, the one definition the library uses: FORMAT.md §1's `ascii_lower` (bytes `A`–`Z` to `a`–`z`,
-/// every other byte unchanged).
+/// every other byte unchanged); and ASCII whitespace, the one definition of it (scope strings split on it, a key's
+/// text is trimmed of it).
 ///
 /// Identifiers (hosts, tenants, client ids, home account ids, scopes) compare and canonicalise by it, never by
 /// Unicode case mapping, which depends on the locale and the Unicode version and would change storage keys.
@@ -28,6 +29,14 @@
             for index in 0..<folded.count where lowercased(bytes[index]) != folded[index] { return false }
             return true
         }
+    }
+
+    /// Space, tab, line feed, carriage return, vertical tab and form feed: what separates the scopes of a scope string
+    /// and what is trimmed from a key's text (a trailing newline from `echo` is common). Bytes, not Unicode: no
+    /// other character is whitespace here, whatever the locale.
+    @inlinable @inline(__always)
+    package static func isWhitespace(_ byte: UInt8) -> Bool {
+        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0B || byte == 0x0C
     }
 
     /// ``equalIgnoringCase(_:_:)-(some Collection<UInt8>, some Collection<UInt8>)`` for strings.

@@ -210,32 +210,6 @@ extension RefreshLeaseState {
     }
 }
 
-extension TokenStore {
-    /// Takes the lease on redeeming `refreshToken`, in a transaction of its own. See
-    /// ``CacheWriter/takeRefreshLease(on:duration:now:)``.
-    public func takeRefreshLease(on refreshToken: StoredEntity<RefreshToken>, duration: Duration, now: Int64) throws -> RefreshLeaseAttempt {
-        try write { try $0.takeRefreshLease(on: refreshToken, duration: duration, now: now) }
-    }
-
-    /// Extends `lease`, in a transaction of its own. See ``CacheWriter/renewRefreshLease(_:duration:now:)``.
-    public func renewRefreshLease(_ lease: RefreshLease, duration: Duration, now: Int64) throws -> RefreshLease? {
-        try write { try $0.renewRefreshLease(lease, duration: duration, now: now) }
-    }
-
-    /// Records the token endpoint's refusal under `lease`, in a transaction of its own. See
-    /// ``CacheWriter/recordRefusedRedemption(_:of:now:)``.
-    @discardableResult
-    public func recordRefusedRedemption(_ lease: RefreshLease, of refreshToken: StoredEntity<RefreshToken>, now: Int64) throws -> Bool {
-        try write { try $0.recordRefusedRedemption(lease, of: refreshToken, now: now) }
-    }
-
-    /// Releases `lease` without storing anything (the redemption failed), in a transaction that only removes.
-    @discardableResult
-    public func releaseRefreshLease(_ lease: RefreshLease) throws -> Bool {
-        try removing { try $0.releaseRefreshLease(lease) }
-    }
-}
-
 extension String {
     fileprivate func leftPadded(to count: Int) -> String { String(repeating: "0", count: max(0, count - self.count)) + self }
 }

@@ -11,24 +11,6 @@ package struct PreparedRefresh: Sendable {
     let now: Int64
 }
 
-extension TokenStore {
-    /// Derives and keys what a refresh's response yields, outside any transaction.
-    ///
-    /// - Throws: ``TokenCacheError`` `.invalidArgument` for a malformed response; nothing is prepared then.
-    package func prepareRefresh(
-        _ response: TokenResponse, redeemed: RefreshToken, context: TokenRequestContext
-    ) throws(TokenCacheError) -> PreparedRefresh {
-        let rotated = response.refreshToken.map { secret in
-            RefreshToken(
-                homeAccountID: redeemed.homeAccountID, environment: redeemed.environment, clientID: context.clientID, secret: secret,
-                familyID: response.foci
-            )
-        }
-        let plan = try IngestPlan.mapped(response: response, context: context, for: store)
-        return PreparedRefresh(redeemed: redeemed, rotated: rotated, plan: plan, now: context.now)
-    }
-}
-
 extension CacheWriter {
     /// Stores a prepared refresh: the rotated refresh token by compare-and-swap against the redeemed one, then the
     /// rest of the response. When another process rotated the token first, its token is as new as this one and stays

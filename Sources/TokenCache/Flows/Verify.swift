@@ -72,8 +72,3 @@ public struct DamagedMetaRecord: Sendable, Hashable {
     /// Why, without any of its content.
     public var reason: String
 }
-
-extension TokenStore {
-    /// See ``CacheReader/verify(progress:)``.
-    public func verify(progress: ((Int) -> Void)? = nil) throws -> VerificationReport { try read { try $0.verify(progress: progress) } }
-}

@@ -46,6 +46,9 @@ public struct PassphraseCost: Sendable, Hashable {
     public static let sensitive = PassphraseCost(opsLimit: 4, memLimit: 1 << 30)
 
     static let minimum = interactive
+    /// The environment variable that raises the configured ceiling: named here, with the refusal that points to it,
+    /// and given to the configuration as ``Configuration/Variable/maximumPassphraseCost``.
+    static let ceilingVariable = "TOKEN_CACHE_MAX_PASSPHRASE_COST"
     /// The ceiling no configuration can raise.
     static let hardMaximum = sensitive
 
@@ -82,7 +85,7 @@ public struct PassphraseCost: Sendable, Hashable {
                 .keyUnavailable,
                 "passphrase parameters (opslimit \(opsLimit), memlimit \(memLimit)) exceed the configured maximum "
                     + "(opslimit \(maximum.opsLimit), memlimit \(maximum.memLimit)); if this store was created with a costlier "
-                    + "passphrase setting, allow it with \(Configuration.Variable.maximumPassphraseCost)=moderate or sensitive "
+                    + "passphrase setting, allow it with \(Self.ceilingVariable)=moderate or sensitive "
                     + "(Configuration.maximumPassphraseCost)"
             )
         }

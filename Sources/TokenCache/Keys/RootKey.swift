@@ -83,8 +83,8 @@ extension UnsafeRawBufferPointer {
     /// The bytes without leading and trailing ASCII whitespace (a trailing newline from `echo` is common).
     func trimmingASCIIWhitespace() -> Slice<UnsafeRawBufferPointer> {
         var start = startIndex, end = endIndex
-        while start < end && ScopeSet.isWhitespace(self[start]) { start += 1 }
-        while end > start && ScopeSet.isWhitespace(self[end - 1]) { end -= 1 }
+        while start < end && ASCII.isWhitespace(self[start]) { start += 1 }
+        while end > start && ASCII.isWhitespace(self[end - 1]) { end -= 1 }
         return self[start..<end]
     }
 }

@@ -46,14 +46,14 @@ package final class RecordStore: Sendable {
         headerBytes = keyring.header.encoded()
     }
 
-    /// Opens an existing store (`create == false`) or creates a new one (`create == true`): in the directory the
-    /// configuration names, or in memory (``Configuration/inMemoryDirectory``: only `create` finds one, new).
-    package static func open(_ configuration: Configuration, create: Bool, now: Int64) throws -> RecordStore {
-        if create, configuration.readOnly { throw TokenCacheError(.readOnly, "cannot create a store read-only") }
+    /// Opens an existing store (`create == false`) or creates a new one (`create == true`), where `options.storage`
+    /// says: a directory, or memory (only `create` finds a store in memory, new).
+    package static func open(_ options: Options, create: Bool, now: Int64) throws -> RecordStore {
+        if create, options.readOnly { throw TokenCacheError(.readOnly, "cannot create a store read-only") }
         // A new store's root key is in hand before anything is created: a missing key file, a malformed key or an
         // empty passphrase leaves no directory and no file behind, so the next attempt starts from nothing.
-        let newRoot = create ? try newRootKey(configuration) : nil
-        let storage = configuration.storage
+        let newRoot = create ? try options.rootKey.newRootKey() : nil
+        let storage = options.storage
         // A store already there, without a header, is a creation an older build left unfinished: this one completes it.
         let storeExisted = create && storage.holdsStore()
         // A kind without a directory (memory) has nothing to make or check here: its open says whether there is a store.
@@ -61,34 +61,10 @@ package final class RecordStore: Sendable {
             if create { try prepareNewStore(storage) } else { try checkExistingStore(storage) }
         }
         let backend: any RecordBackend
-        do { backend = try storage.open(readOnly: configuration.readOnly, create: create) } catch {
-            throw TokenCacheError.wrap(error, directory: configuration.directory)
+        do { backend = try storage.open(readOnly: options.readOnly, create: create) } catch {
+            throw TokenCacheError.wrap(error, directory: options.name)
         }
-        return try open(backend, configuration: configuration, newRoot: newRoot, completing: storeExisted, now: now)
-    }
-
-    /// The path of the key file `source` names, when it is one that does not exist: creating and opening each say
-    /// what that means for them.
-    private static func missingKeyFile(_ source: KeySource) -> String? {
-        guard case .keyFile(let path) = source, !FileSystem.exists(path) else { return nil }
-        return path
-    }
-
-    /// The root key and header parameters of a store about to be created, with the errors a first run meets named
-    /// for what they are: a key file that is not there yet is the user's to create (with the store, by
-    /// `cachetool init`), never made silently here.
-    private static func newRootKey(_ configuration: Configuration) throws -> (root: SecureKey, salt: [UInt8], cost: PassphraseCost?) {
-        if let path = missingKeyFile(configuration.keySource) {
-            throw TokenCacheError(
-                .keyUnavailable,
-                "cannot create the store at \(configuration.directory): its key file \(path) does not exist, and nothing was "
-                    + "created. `cachetool init` creates the key file and the store together (a library creates the key with "
-                    + "KeyFile.create(at:)); or set \(Configuration.Variable.base64Key) or \(Configuration.Variable.passphrase)"
-            )
-        }
-        return try RootKey.generate(
-            from: configuration.keySource, cost: configuration.passphraseCost, maximumCost: configuration.maximumPassphraseCost
-        )
+        return try open(backend, options: options, newRoot: newRoot, completing: storeExisted, now: now)
     }
 
     /// Makes the directory of a store about to be created (0700, with missing parents) and checks that it and the
@@ -124,8 +100,7 @@ package final class RecordStore: Sendable {
     /// `newRoot` is the root key of a store being created; nil opens an existing one. `completing` says that the data
     /// file of a store being created was there before (reported back as ``completedInterruptedCreation``).
     private static func open(
-        _ backend: any RecordBackend, configuration: Configuration, newRoot: (root: SecureKey, salt: [UInt8], cost: PassphraseCost?)?,
-        completing: Bool = false, now: Int64
+        _ backend: any RecordBackend, options: Options, newRoot: NewRootKey?, completing: Bool = false, now: Int64
     ) throws -> RecordStore {
         let directory = backend.location
         let (existing, placementPending, recordCount) = try backend.read { txn in
@@ -137,7 +112,7 @@ package final class RecordStore: Sendable {
 
         let keyring: Keyring
         let root: SecureKey
-        var readOnly = configuration.readOnly
+        var readOnly = options.readOnly
         if existing == nil, recordCount > 0 {
             // Records without the header that holds their keys: completing it would seal new records under a new key
             // beside ones no key opens. This is damage, for a backup or quarantine, not an interrupted creation.
@@ -163,8 +138,7 @@ package final class RecordStore: Sendable {
         case (nil, .some(let generated)):
             root = generated.root
             keyring = try Keyring.create(
-                rootKind: RootKey.kind(of: configuration.keySource), root: generated.root, salt: generated.salt,
-                cost: generated.cost.map { ($0.opsLimit, $0.memLimit) }, now: now
+                rootKind: generated.kind, root: generated.root, salt: generated.salt, cost: generated.cost, now: now
             )
             let bytes = keyring.header.encoded()
             try backend.write { txn in
@@ -174,16 +148,7 @@ package final class RecordStore: Sendable {
                 try bytes.withUnsafeBytes { try txn.put(in: KeySpace.meta, key: FormatConstants.headerKey, value: $0) }
             }
         case (.some(let bytes), nil):
-            if let path = missingKeyFile(configuration.keySource) {
-                // A store's key cannot be made again: the one way on is the file it was created with.
-                throw TokenCacheError(
-                    .keyUnavailable,
-                    "the store at \(directory) exists, but its key file \(path) does not. Restore that file from your backup "
-                        + "(or point \(Configuration.Variable.keyFile) at it, or set \(Configuration.Variable.base64Key) to the key, "
-                        + "or \(Configuration.Variable.passphrase) if the store was created with one); a new key cannot open this "
-                        + "store, so `cachetool init` makes none"
-                )
-            }
+            try options.rootKey.checkAvailable(forStoreAt: directory)
             let header: StoreHeader
             do {
                 header = try StoreHeader.decode(bytes)
@@ -197,17 +162,17 @@ package final class RecordStore: Sendable {
                 throw TokenCacheError(.corruptStore, "the store header at \(directory) is invalid: \(reason)")
             }
             if header.writeVersion > FormatConstants.writeVersion { readOnly = true }
-            let derived = try RootKey.derive(from: configuration.keySource, header: header, maximumCost: configuration.maximumPassphraseCost)
+            let derived = try options.rootKey.rootKey(for: header)
             root = derived
             let unlocked = try Keyring.unlock(header: header, root: derived)
             if header.readVersion < FormatConstants.readVersion, !readOnly {
                 try upgrade(bytes, backend: backend, keyring: unlocked, root: derived)
-                return try open(backend, configuration: configuration, newRoot: nil, now: now)
+                return try open(backend, options: options, newRoot: nil, now: now)
             }
             keyring = unlocked
         }
         let store = RecordStore(
-            backend: backend, keyring: keyring, root: root, readOnly: readOnly, aliases: configuration.environmentAliases,
+            backend: backend, keyring: keyring, root: root, readOnly: readOnly, aliases: options.aliases,
             completedInterruptedCreation: completing && existing == nil
         )
         if placementPending, !readOnly { try store.finishLoneTokenPlacement() }

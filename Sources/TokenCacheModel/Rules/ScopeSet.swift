@@ -106,9 +106,8 @@ public struct ScopeSet: Sendable, Hashable, CustomStringConvertible {
 
     private init(normalized: [String]) { self.normalized = normalized }
 
-    package static func isWhitespace(_ byte: UInt8) -> Bool {
-        byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D || byte == 0x0B || byte == 0x0C
-    }
+    /// What separates scopes: the record module's ASCII whitespace, the one definition of it in the library.
+    package static func isWhitespace(_ byte: UInt8) -> Bool { ASCII.isWhitespace(byte) }
 
     package static func isScopeByte(_ byte: UInt8) -> Bool {
         byte == 0x21 || (0x23...0x5B).contains(byte) || (0x5D...0x7E).contains(byte)

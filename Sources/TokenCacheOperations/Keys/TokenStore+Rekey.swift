@@ -98,7 +98,7 @@ extension TokenStore {
             var report = DataKeyRotationReport()
             let configuration = self.configuration
             // The header as stored now (a rotation another process began may have changed it since this handle opened).
-            var working = try RecordStore.open(configuration, create: false, now: Self.currentTime())
+            var working = try RecordStore.open(configuration.storeOptions, create: false, now: Self.currentTime())
             let root = try RootKey.derive(
                 from: configuration.keySource, header: working.keyring.header, maximumCost: configuration.maximumPassphraseCost
             )
@@ -106,7 +106,7 @@ extension TokenStore {
             if !report.resumed {
                 _ = try working.beginRotation(root: root, now: Self.currentTime())
                 report.transactions += 1
-                working = try RecordStore.open(configuration, create: false, now: Self.currentTime())
+                working = try RecordStore.open(configuration.storeOptions, create: false, now: Self.currentTime())
             }
             report.activeKeyID = working.keyring.activeKeyID
             progress?(report)

@@ -4,7 +4,14 @@ import Foundation
 import Glibc
 #endif
 
-/// The few POSIX file operations the store needs, with errors that name the path and the fix.
+/// The few POSIX file operations the library needs, with errors that name the path and the fix: the store's directory
+/// and files (made 0700, checked private), the key files (checked as OpenSSH checks private keys), and the operator's
+/// backups and salvages (where a copy may go). One helper for all of them, below both the store and the key layer, so
+/// that each checks ownership and modes by the same rule and neither depends on the other for it.
+///
+/// The LMDB wrapper keeps its own few calls (`TokenCacheLMDB`'s `FileSystem`): it is below the storage seam, throws
+/// `LMDBError` with the bare `errno`, and works on LMDB's own descriptor; this one throws ``TokenCacheError``, which
+/// that module must not know.
 package enum FileSystem {
     package static func describe(_ code: Int32) -> String { String(cString: strerror(code)) }
 

@@ -1,0 +1,29 @@
+package import TokenCacheStorage
+
+extension RecordStore {
+    /// What opening a record store needs, in the store's own terms: where the records are, whether it may write, the
+    /// alias groups its lookups match hosts by, and where its root key comes from. The facade translates its public
+    /// ``Configuration`` into it, so that the store depends on no configuration and no key source.
+    package struct Options {
+        /// Where the records live and which backend keeps them.
+        package var storage: any StorageLocation
+        /// Names the store in the errors of its open (the configured directory, or the in-memory name).
+        package var name: String
+        /// Open without write access (creating is refused).
+        package var readOnly: Bool
+        /// The alias groups every lookup, intersect-delete and sign-out of the store matches hosts by.
+        package var aliases: EnvironmentAliases
+        /// Asked for the root key when the open needs it.
+        package var rootKey: any RootKeyProviding
+
+        package init(
+            storage: any StorageLocation, name: String, readOnly: Bool, aliases: EnvironmentAliases, rootKey: any RootKeyProviding
+        ) {
+            self.storage = storage
+            self.name = name
+            self.readOnly = readOnly
+            self.aliases = aliases
+            self.rootKey = rootKey
+        }
+    }
+}
