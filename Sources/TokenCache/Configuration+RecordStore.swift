@@ -1,4 +1,4 @@
-package import TokenCacheStorage
+internal import TokenCacheStorage
 
 extension Configuration {
     /// This configuration in the record store's terms: the facade translates, so that the store depends on neither

@@ -14,6 +14,7 @@ package enum KeySpace: Int, CaseIterable, Sendable, Hashable, Comparable {
 
     /// The name FORMAT.md gives the space: LMDB's database name, and the label sealed into the associated data of
     /// every record stored in it (so a record moved to another space fails to open).
+    @inlinable
     package var name: String {
         switch self {
         case .meta: "meta"

@@ -324,6 +324,7 @@ package final class RecordStore: Sendable {
         _ type: S.Type, value: UnsafeRawBufferPointer, key: [UInt8], fields make: (FieldTable) throws(FormatError) -> S
     ) -> Result<StoredEntity<S>, CorruptRecord> {
         let database = KeySpace(S.kind)
+        let space = database.name
         let decoded = key.withUnsafeBytes { keyBytes in
             Result { () throws(FormatError) in
                 try withBody(value, key: keyBytes, database: database) { body throws(FormatError) in
@@ -336,7 +337,7 @@ package final class RecordStore: Sendable {
             return .success(
                 StoredEntity(
                     entity: entity, revision: revision, updatedAt: updatedAt,
-                    record: RecordFingerprint(space: database.name, key: key, deriver: keyring)
+                    record: RecordFingerprint(space: space, key: key, deriver: keyring)
                 )
             )
         case .failure(let error):
