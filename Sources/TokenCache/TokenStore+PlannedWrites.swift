@@ -1,5 +1,6 @@
 import Synchronization
-internal import TokenCacheStorage
+package import TokenCacheStorage
+internal import TokenCacheRecords
 
 /// Writes prepared outside any transaction and applied in one call (``WritePlan``): the async path of the storage
 /// seam, for a backend across a network, where a transaction held open across round trips would hold every other
@@ -23,6 +24,30 @@ extension TokenStore {
         return try await applyingPlannedWrite(now: Self.currentTime(), reading: { plan.readPlan(sweepingFrom: $0) }) { writer in
             try writer.ingest(plan, now: context.now)
         }
+    }
+
+    /// Stores a prepared refresh as ``CacheWriter/storeRefresh(_:)`` does (the rotation by compare-and-swap, then the
+    /// rest of the response), through a write plan: one fetch and one apply when the redeemed token is still the one
+    /// stored; another fetch when the rotation must look for its token under another owner.
+    /// - Returns: As ``CacheWriter/storeRefresh(_:)``: false, with nothing written, when the account was signed out.
+    package func storeRefreshApplyingPlan(_ prepared: PreparedRefresh) async throws -> Bool {
+        let index = store.keyring.index
+        let tokens = [prepared.redeemed] + (prepared.rotated.map { [$0] } ?? [])
+        return try await applyingPlannedWrite(now: Self.currentTime(), reading: { cursor in
+            var plan = prepared.plan.readPlan(sweepingFrom: cursor)
+            for token in tokens { plan.add(.refreshTokens, key: RefreshToken.storageKey(for: token.key, index: index)) }
+            return plan
+        }) { writer in
+            try writer.storeRefresh(prepared)
+        }
+    }
+
+    /// Runs `body` as a planned write on whatever it reads, in one transaction's worth of changes applied at once:
+    /// `plan` names what it is expected to read (each prefix it reads beyond that costs one more fetch), and a body that
+    /// scans or counts beyond it runs in a write transaction instead. For a backend across a network, where every
+    /// read inside a transaction would be a round trip.
+    package func writeApplyingPlan<R>(reading plan: ReadPlan, _ body: (CacheWriter) throws -> R) async throws -> R {
+        try await applyingPlannedWrite(now: Self.currentTime(), reading: { _ in plan }, body)
     }
 
     /// Runs `body` as a planned write, stamping records with `now`: `readPlan(sweepCursor)` names what it reads,

@@ -174,6 +174,103 @@ import TokenCacheRecords
         }
     }
 
+    // MARK: A refresh's rotate-and-ingest
+
+    /// A counting store with one signed-in account, its refresh token as stored, and the refresh's prepared response.
+    static func withPreparedRefresh(
+        _ body: (TokenStore, CountingBackend, StoredEntity<RefreshToken>, PreparedRefresh) async throws -> Void
+    ) async throws {
+        try await FetchingLookupTests.withStore(.counting) { store, counting in
+            let counting = try #require(counting)
+            try store.ingest(try TokenResponse(json: Responses.json()), context: try Responses.context())
+            let redeemed = try #require(try store.silentLookup(Responses.query()).refreshToken)
+            let context = try Responses.context(grantType: "refresh_token", now: ReferenceTime.now + 60)
+            let prepared = try store.prepareRefresh(
+                try TokenResponse(json: Responses.json(accessToken: "at-2", refreshToken: "rt-2")), redeemed: redeemed.entity, context: context
+            )
+            try await body(store, counting, redeemed, prepared)
+        }
+    }
+
+    static func secrets(_ store: TokenStore) throws -> (accessToken: String?, refreshToken: String?) {
+        let answer = try store.silentLookup(Responses.query(now: ReferenceTime.now + 60))
+        return (answer.accessToken?.entity.secret.reveal(), try answer.refreshToken?.entity.secret.reveal())
+    }
+
+    @Test func aPlannedRefreshRotatesAndIngestsInOneFetchAndOneApply() async throws {
+        try await Self.withPreparedRefresh { store, counting, _, prepared in
+            let (fetches, applies, writes) = (counting.fetches.load(ordering: .relaxed), counting.applies.load(ordering: .relaxed), counting.writes.load(ordering: .relaxed))
+            let stored = try await store.storeRefreshApplyingPlan(prepared)
+            #expect(stored)
+            #expect(counting.fetches.load(ordering: .relaxed) - fetches == 1)
+            #expect(counting.applies.load(ordering: .relaxed) - applies == 1)
+            #expect(counting.writes.load(ordering: .relaxed) == writes)
+            let secrets = try Self.secrets(store)
+            #expect(secrets.accessToken == "at-2" && secrets.refreshToken == "rt-2")
+            #expect(try store.list(RefreshToken.self).records.count == 1)
+        }
+    }
+
+    @Test func aPlannedRefreshKeepsARotationStoredMeanwhile() async throws {
+        try await Self.withPreparedRefresh { store, _, redeemed, prepared in
+            var other = redeemed.entity
+            other.secret = Secret("rt-other")
+            try store.replaceRefreshToken(other, expectedSecret: redeemed.entity.secret)
+            let stored = try await store.storeRefreshApplyingPlan(prepared)
+            #expect(stored)
+            let secrets = try Self.secrets(store)
+            #expect(secrets.accessToken == "at-2" && secrets.refreshToken == "rt-other")
+        }
+    }
+
+    /// The rotation lands between the planned refresh's fetch and its apply: the apply is refused, and on the new
+    /// fetch the other rotation wins, as it would in a transaction that began after it.
+    @Test func aRotationBetweenFetchAndApplyIsNotOverwritten() async throws {
+        try await Self.withPreparedRefresh { store, counting, redeemed, prepared in
+            let once = Atomic<Bool>(false)
+            counting.beforeApply.withLock {
+                $0 = {
+                    guard !once.exchange(true, ordering: .relaxed) else { return }
+                    var other = redeemed.entity
+                    other.secret = Secret("rt-other")
+                    try store.replaceRefreshToken(other, expectedSecret: redeemed.entity.secret)
+                }
+            }
+            let stored = try await store.storeRefreshApplyingPlan(prepared)
+            #expect(stored)
+            let secrets = try Self.secrets(store)
+            #expect(secrets.accessToken == "at-2" && secrets.refreshToken == "rt-other")
+        }
+    }
+
+    @Test func aPlannedRefreshAfterASignOutWritesNothing() async throws {
+        try await Self.withPreparedRefresh { store, _, _, prepared in
+            try store.removeAccount(homeAccountID: User.home, clientID: nil)
+            let stored = try await store.storeRefreshApplyingPlan(prepared)
+            #expect(!stored)
+            #expect(try store.list(AccessToken.self).records.isEmpty)
+            #expect(try store.list(RefreshToken.self).records.isEmpty)
+        }
+    }
+
+    /// Any write body through a plan: a sign-out, starting from an empty plan, widened by each prefix it reads (or run
+    /// as a transaction where it scans), removes what the transaction removes.
+    @Test func anyWriteCanRunThroughAPlan() async throws {
+        try await FetchingLookupTests.withStore(.counting) { planned, _ in
+            try await FetchingLookupTests.withStore(.counting) { direct, _ in
+                for store in [planned, direct] {
+                    for (response, context) in try Self.responses() { try store.ingest(response, context: context) }
+                }
+                let viaPlan = try await planned.writeApplyingPlan(reading: ReadPlan()) {
+                    try $0.removeAccount(homeAccountID: User.home, clientID: User.client, environment: nil)
+                }
+                let viaTransaction = try direct.removeAccount(homeAccountID: User.home, clientID: User.client)
+                #expect(viaPlan.accessTokens == viaTransaction.accessTokens && viaPlan.refreshTokens == viaTransaction.refreshTokens)
+                #expect(try Self.contents(planned) == Self.contents(direct))
+            }
+        }
+    }
+
     // MARK: The seam's parts
 
     @Test(arguments: TestBackend.allCases)
