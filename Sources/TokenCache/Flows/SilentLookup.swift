@@ -14,7 +14,10 @@ extension CacheReader {
     /// - Throws: ``TokenCacheError`` `.invalidArgument` when the request holds no scope besides
     ///   openid/profile/offline_access, or a malformed scope.
     public func silentLookup(_ query: SilentLookupQuery) throws -> SilentLookupResult {
-        try mappingErrors { try silentLookupUnmapped(query, aliases: store.aliases) }
+        // ``mappingErrors(_:)`` written out: the path every request takes crosses no closure for it.
+        do { return try silentLookupUnmapped(query, aliases: store.aliases) } catch {
+            throw TokenCacheError.wrap(error, directory: store.directory)
+        }
     }
 
     /// Plan, fetch, judge: the plan says which buckets to read and what answers the query; each bucket is read
@@ -45,18 +48,19 @@ extension CacheReader {
         let request = plan.companionRequest(of: query, accessTokenEnvironment: accessToken?.entity.environment, inRealm: realmUsed)
         if let accessToken {
             let refreshRecommended = plan.refreshRecommended(accessToken.entity)
+            let snapshotID = transaction.snapshotID
             let source: CompanionSource
             switch query.companionLoading {
             case .onFirstAccess:
                 source = .deferred(
-                    DeferredCompanions(source: store, request: request, lookupSnapshot: transaction.snapshotID)
+                    DeferredCompanions(source: store, request: request, lookupSnapshot: snapshotID)
                 )
             case .withLookup:
                 source = .loaded(try companions(for: request, aliases: aliases, lookupSnapshot: nil))
             }
             return SilentLookupResult(
                 outcome: .hit, refreshRecommended: refreshRecommended, accessToken: accessToken,
-                accessTokenCorrupt: corrupt, companions: source, snapshotID: transaction.snapshotID
+                accessTokenCorrupt: corrupt, companions: source, snapshotID: snapshotID
             )
         }
         // Without an access token the outcome depends on the refresh token: read the companions now. One the token
