@@ -9,15 +9,14 @@ internal import TokenCacheRecords
 /// changes in one call if nothing they were derived from changed in between; otherwise the flow fetches and decides
 /// again. A local backend runs both calls synchronously (LMDB: a read transaction, then one write transaction).
 extension TokenStore {
-    /// How often a planned write fetches and decides again after other writers changed what it read, before it gives up
-    /// with `.conflict`.
+    /// How often a planned write fetches and decides again after other writers changed what it read, before it runs as
+    /// a transaction instead.
     package static let plannedWriteAttempts = 8
 
     /// Ingests `response` as ``ingest(_:context:)`` does, through a write plan: one fetch and one apply, however many
     /// records the response yields (a second fetch when the expiry sweep removes a token whose bucket it did not
     /// fetch whole). Same records, revisions and result as the transaction.
-    /// - Throws: As ``ingest(_:context:)``, and `.conflict` when other writers changed the records it reads
-    ///   ``plannedWriteAttempts`` times in a row.
+    /// - Throws: As ``ingest(_:context:)``.
     @discardableResult
     package func ingestApplyingPlan(_ response: TokenResponse, context: TokenRequestContext) async throws -> IngestResult {
         let plan = try IngestPlan.mapped(response: response, context: context, for: store)
@@ -42,35 +41,39 @@ extension TokenStore {
         }
     }
 
-    /// Runs `body` as a planned write on whatever it reads, in one transaction's worth of changes applied at once:
-    /// `plan` names what it is expected to read (each prefix it reads beyond that costs one more fetch), and a body that
-    /// scans or counts beyond it runs in a write transaction instead. For a backend across a network, where every
-    /// read inside a transaction would be a round trip.
-    package func writeApplyingPlan<R>(reading plan: ReadPlan, _ body: (CacheWriter) throws -> R) async throws -> R {
-        try await applyingPlannedWrite(now: Self.currentTime(), reading: { _ in plan }, body)
+    /// Runs `body` as a planned write on whatever it reads, its changes applied at once: `plan` names what it is
+    /// expected to read (each prefix it reads beyond that costs one more fetch), and a body that scans or counts beyond
+    /// it runs in a write transaction instead. For a backend across a network, where every read inside a transaction
+    /// would be a round trip.
+    /// - Parameter freeingSpace: The body only removes records (``TokenStore/removing(_:)``): at the store's size cap
+    ///   it may use the room kept in reserve.
+    package func writeApplyingPlan<R>(reading plan: ReadPlan, freeingSpace: Bool = false, _ body: (CacheWriter) throws -> R) async throws -> R {
+        try await applyingPlannedWrite(now: Self.currentTime(), freeingSpace: freeingSpace, reading: { _ in plan }, body)
     }
 
     /// Runs `body` as a planned write, stamping records with `now`: `readPlan(sweepCursor)` names what it reads,
     /// given where the expiry sweep resumes. A body that reads a prefix its plan did not name (a bucket the sweep
     /// emptied) has the plan widened by it and runs again on a new fetch; one that reads further outside (an
-    /// eviction's random sample, which no plan can name) runs in a write transaction instead.
+    /// eviction's random sample, which no plan can name) runs in a write transaction instead, and so does one that
+    /// other writers beat ``plannedWriteAttempts`` times in a row (the transaction waits its turn instead).
     func applyingPlannedWrite<R>(
-        now: Int64, reading readPlan: ([UInt8]) -> ReadPlan, _ body: (CacheWriter) throws -> R
+        now: Int64, freeingSpace: Bool = false, reading readPlan: ([UInt8]) -> ReadPlan, _ body: (CacheWriter) throws -> R
     ) async throws -> R {
         try store.checkWritable()
         let directory = store.directory
         var widened: [(KeySpace, [UInt8])] = []
         var attempts = 0
         while attempts < Self.plannedWriteAttempts {
+            try Task.checkCancellation()
             let cursor = store.sweepCursor.withLock { $0.key }
             var plan = readPlan(cursor)
             for (space, prefix) in widened { plan.add(space, prefix: prefix) }
             let transaction: PlannedWrite
             do {
-                transaction = PlannedWrite(try await store.backend.fetch(plan))
+                transaction = try PlannedWrite(try await store.backend.fetch(plan))
             } catch { throw TokenCacheError.wrapKeepingCallerErrors(error, directory: directory) }
             let writer = CacheWriter(store: store, transaction: transaction, now: now)
-            writer.sweepCursor = cursor
+            writer.sweepStart = cursor
             var result: Result<R, any Error>
             do {
                 try store.checkHeaderUnchanged(in: transaction)
@@ -82,14 +85,18 @@ extension TokenStore {
                 widened.append((space, prefix))
                 continue
             case _?:
-                return try store.write(now: now, body)
+                return try store.write(now: now, freeingSpace: freeingSpace, body)
             case nil:
                 break
             }
             let value: R
-            do { value = try result.get() } catch { throw TokenCacheError.wrapKeepingCallerErrors(error, directory: directory) }
+            do {
+                value = try result.get()
+                // A seal that failed poisons the write, as in a backend's transaction, even if the flow caught it.
+                if let failure = transaction.failure { throw failure }
+            } catch { throw TokenCacheError.wrapKeepingCallerErrors(error, directory: directory) }
             let outcome: WritePlanOutcome
-            do { outcome = try await store.backend.apply(transaction.plan) } catch {
+            do { outcome = try await store.backend.apply(transaction.plan(freeingSpace: freeingSpace)) } catch {
                 throw TokenCacheError.wrapKeepingCallerErrors(error, directory: directory)
             }
             attempts += 1
@@ -97,10 +104,6 @@ extension TokenStore {
             if let cursor = writer.sweepCursor { store.publishSweepCursor(cursor, committedIn: commit) }
             return value
         }
-        throw TokenCacheError(
-            .conflict,
-            "other writers changed the records this write reads \(Self.plannedWriteAttempts) times in a row; nothing was written",
-            currentRevision: nil
-        )
+        return try store.write(now: now, freeingSpace: freeingSpace, body)
     }
 }

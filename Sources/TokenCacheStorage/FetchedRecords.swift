@@ -61,14 +61,18 @@ package final class FetchedRecords: @unchecked Sendable {  // immutable after in
         return bounds[index].count >= limit
     }
 
-    /// Whether `other`, collected for the same plan, holds exactly these records (keys and sealed bytes) and counts:
-    /// what a write plan checks before it applies (``WritePlan``).
-    package func holdsTheSameRecords(as other: FetchedRecords) -> Bool {
-        guard plan == other.plan, counts == other.counts, entries.count == other.entries.count else { return false }
-        for (mine, theirs) in zip(entries, other.entries) {
-            guard mine.range == theirs.range, view(mine.key).elementsEqual(other.view(theirs.key)),
-                view(mine.value).elementsEqual(other.view(theirs.value))
-            else { return false }
+    /// Whether `other`, collected for the same plan, holds exactly these records (keys and sealed bytes) in the
+    /// ranges `indices`, and these counts of `spaces`: what a write plan checks before it applies (``WritePlan``).
+    package func holdsTheSameRecords(as other: FetchedRecords, inRanges indices: Set<Int>, counts spaces: Set<KeySpace>) -> Bool {
+        guard plan == other.plan else { return false }
+        for space in spaces where counts[space] != other.counts[space] { return false }
+        for index in indices {
+            let mine = entries[bounds[index]], theirs = other.entries[other.bounds[index]]
+            guard mine.count == theirs.count else { return false }
+            for (entry, stored) in zip(mine, theirs) {
+                guard view(entry.key).elementsEqual(other.view(stored.key)), view(entry.value).elementsEqual(other.view(stored.value))
+                else { return false }
+            }
         }
         return true
     }

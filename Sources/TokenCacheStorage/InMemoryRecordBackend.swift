@@ -116,6 +116,9 @@ package final class InMemoryRecordBackend: RecordBackend {
 
         init(state: State) { self.state = state }
 
+        /// The commit this transaction makes if it commits (as an LMDB write transaction's id is).
+        var snapshotID: Int { state.commitID + 1 }
+
         func put(in space: KeySpace, key: [UInt8], value: UnsafeRawBufferPointer) throws {
             try store(Bytes(copying: value), in: space, key: key)
         }

@@ -18,8 +18,16 @@ package final class PlannedWrite: RecordWriting {
     package private(set) var mutations: [WritePlan.Mutation] = []
     /// The first read the plan could not serve, if any.
     package private(set) var missed: PlanMiss?
+    /// The plan's ranges and counts that served a read: what the decision rests on, and so what the backend checks
+    /// again before it applies (a range fetched and never read cannot have changed the decision).
+    private var readRanges: Set<Int> = []
+    private var readCounts: Set<KeySpace> = []
+    /// The error of a reserved put whose fill failed: as in a backend's transaction, nothing of it may be applied.
+    package private(set) var failure: (any Error)?
 
-    package init(_ fetched: FetchedRecords) {
+    /// - Throws: ``StorageError`` `.invalidArgument` for a fetched key this transaction cannot hold (a backend with
+    ///   other key limits than LMDB's): a record left out would read as absent.
+    package init(_ fetched: FetchedRecords) throws {
         self.fetched = fetched
         var state = InMemoryRecordBackend.State(spaces: [:], commitID: fetched.snapshotID)
         var scanEnds: [Int: [UInt8]] = [:]
@@ -27,7 +35,7 @@ package final class PlannedWrite: RecordWriting {
             let records = fetched.records(ofRange: index)
             for record in records {
                 // Ranges may overlap (a scan crosses a bucket): one snapshot, so equal keys hold equal values.
-                try? record.value.withUnsafeBytes { try state.store(InMemoryRecordBackend.Bytes(copying: $0), in: range.space, key: record.key) }
+                try record.value.withUnsafeBytes { try state.store(InMemoryRecordBackend.Bytes(copying: $0), in: range.space, key: record.key) }
             }
             if fetched.isTruncated(index), let last = records.last { scanEnds[index] = last.key }
         }
@@ -36,8 +44,11 @@ package final class PlannedWrite: RecordWriting {
         counts = fetched.counts
     }
 
-    /// The writes made so far, to be applied if the store still holds what was fetched.
-    package var plan: WritePlan { WritePlan(expected: fetched, mutations: mutations) }
+    /// The writes made so far, to be applied if what they were decided on is still what the store holds.
+    /// - Parameter freeingSpace: The writes only remove records (``RecordBackend/write(freeingSpace:_:)``).
+    package func plan(freeingSpace: Bool = false) -> WritePlan {
+        WritePlan(expected: fetched, checking: readRanges, counts: readCounts, mutations: mutations, freeingSpace: freeingSpace)
+    }
 
     package var snapshotID: Int { fetched.snapshotID }
 
@@ -46,29 +57,38 @@ package final class PlannedWrite: RecordWriting {
         return miss.error
     }
 
-    /// Whether a read of `key` is inside what the plan fetched: a prefix range holding it, or a scan's window.
+    /// Whether a read of `key` is inside what the plan fetched: a prefix range holding it, or a scan's window. Every
+    /// such range counts as read.
     private func covers(_ space: KeySpace, key: [UInt8]) -> Bool {
+        var covered = false
         for (index, range) in fetched.plan.ranges.enumerated() where range.space == space {
-            if range.contains(space: space, key: key) { return true }
-            if range.isScan, !key.lexicographicallyPrecedes(range.start) {
-                guard let end = scanEnds[index] else { return true }
-                if !end.lexicographicallyPrecedes(key) { return true }
+            var holds = range.contains(space: space, key: key)
+            if !holds, range.isScan, !key.lexicographicallyPrecedes(range.start) {
+                holds = scanEnds[index].map { !$0.lexicographicallyPrecedes(key) } ?? true
+            }
+            if holds {
+                readRanges.insert(index)
+                covered = true
             }
         }
-        return false
+        return covered
     }
 
     /// Whether every key starting with `prefix` is inside what the plan fetched: a prefix range holding them all,
     /// or a scan's window that starts before them and ends after them (or at the end of the space).
     private func covers(_ space: KeySpace, prefix: [UInt8]) -> Bool {
+        var covered = false
         for (index, range) in fetched.plan.ranges.enumerated() where range.space == space {
-            if range.contains(space: space, key: prefix) { return true }
-            if range.isScan, !prefix.lexicographicallyPrecedes(range.start) {
-                guard let end = scanEnds[index] else { return true }
-                if prefix.lexicographicallyPrecedes(end), !end.starts(with: prefix) { return true }
+            var holds = range.contains(space: space, key: prefix)
+            if !holds, range.isScan, !prefix.lexicographicallyPrecedes(range.start) {
+                holds = scanEnds[index].map { prefix.lexicographicallyPrecedes($0) && !$0.starts(with: prefix) } ?? true
+            }
+            if holds {
+                readRanges.insert(index)
+                covered = true
             }
         }
-        return false
+        return covered
     }
 
     package func withValue<R>(in space: KeySpace, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
@@ -92,6 +112,7 @@ package final class PlannedWrite: RecordWriting {
         guard let index = fetched.plan.ranges.firstIndex(where: { $0.isScan && $0.space == space && $0.start == start }) else {
             throw miss(.scan(space, from: start))
         }
+        readRanges.insert(index)
         let end = scanEnds[index]
         var stopped = false
         try state.walk(space, from: start, prefix: []) { key, value in
@@ -105,6 +126,7 @@ package final class PlannedWrite: RecordWriting {
 
     package func count(in space: KeySpace) throws -> Int {
         guard let count = counts[space] else { throw miss(.count(space)) }
+        readCounts.insert(space)
         return count
     }
 
@@ -115,7 +137,12 @@ package final class PlannedWrite: RecordWriting {
     package func put(in space: KeySpace, key: [UInt8], reservingCount count: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
         guard count >= 0 else { throw StorageError(.invalidArgument, "a negative value size") }
         let value = InMemoryRecordBackend.Bytes(count: count)
-        try fill(UnsafeMutableRawBufferPointer(rebasing: value.buffer[..<count]))
+        do {
+            try fill(UnsafeMutableRawBufferPointer(rebasing: value.buffer[..<count]))
+        } catch {
+            failure = failure ?? error
+            throw error
+        }
         try store(value, in: space, key: key)
     }
 

@@ -14,19 +14,30 @@ package struct WritePlan: Sendable {
         case delete(KeySpace, key: [UInt8])
     }
 
-    /// What the flow read: the plan's records as fetched, which the backend checks again before it writes.
+    /// What the flow fetched: the plan's records, as they were.
     package let expected: FetchedRecords
+    /// The ranges of the plan (by index) and the counts the flow read, which the backend checks again before it
+    /// writes: each must still hold exactly what was fetched.
+    package let checkedRanges: Set<Int>
+    package let checkedCounts: Set<KeySpace>
     package let mutations: [Mutation]
+    /// The changes only remove records (``RecordBackend/write(freeingSpace:_:)``).
+    package let freeingSpace: Bool
 
-    package init(expected: FetchedRecords, mutations: [Mutation]) {
+    package init(
+        expected: FetchedRecords, checking ranges: Set<Int>, counts: Set<KeySpace>, mutations: [Mutation], freeingSpace: Bool = false
+    ) {
         self.expected = expected
+        checkedRanges = ranges
+        checkedCounts = counts
         self.mutations = mutations
+        self.freeingSpace = freeingSpace
     }
 }
 
 /// What applying a ``WritePlan`` did.
 package enum WritePlanOutcome: Sendable, Equatable {
-    /// Every change was made, in the commit `commitID` (``RecordBackend/lastCommitID``).
+    /// Every change was made, in the commit `commitID` (what ``RecordBackend/lastCommitID`` then says).
     case applied(commitID: Int)
     /// A range no longer held what was fetched (another writer committed in between): nothing was written.
     case conflict
@@ -42,8 +53,11 @@ extension RecordBackend {
     /// Applies `plan` in one write transaction, if the store still holds what it was derived from.
     package func applySynchronously(_ plan: WritePlan) throws -> WritePlanOutcome {
         do {
-            return try write { transaction in
-                guard try transaction.collect(plan.expected.plan).holdsTheSameRecords(as: plan.expected) else { throw WritePlanConflict() }
+            return try write(freeingSpace: plan.freeingSpace) { transaction in
+                let current = try transaction.collect(plan.expected.plan)
+                guard current.holdsTheSameRecords(as: plan.expected, inRanges: plan.checkedRanges, counts: plan.checkedCounts) else {
+                    throw WritePlanConflict()
+                }
                 try transaction.apply(plan.mutations)
                 return .applied(commitID: transaction.snapshotID)
             }

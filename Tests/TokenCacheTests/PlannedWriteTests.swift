@@ -135,7 +135,9 @@ import TokenCacheRecords
         }
     }
 
-    @Test func anIngestThatKeepsLosingGivesUpWithNothingWritten() async throws {
+    /// Other writers win every race between fetch and apply: after ``TokenStore/plannedWriteAttempts`` lost applies the
+    /// ingest runs as a transaction, which waits its turn, so that a busy store never loses a fresh token.
+    @Test func anIngestThatKeepsLosingRunsAsATransaction() async throws {
         try await FetchingLookupTests.withStore(.counting) { store, counting in
             let counting = try #require(counting)
             let tenant = "https://login.microsoftonline.com/\(User.utid)"
@@ -146,13 +148,28 @@ import TokenCacheRecords
                     try store.ingest(try Self.response("other-\(tag)"), context: try Responses.context(authority: tenant, now: Self.now + Int64(tag)))
                 }
             }
-            let error = await #expect(throws: TokenCacheError.self) {
-                try await store.ingestApplyingPlan(try Self.response("planned"), context: try Responses.context(authority: tenant, now: Self.now))
-            }
-            #expect(error?.code == .conflict)
+            let writes = counting.writes.load(ordering: .relaxed)
+            let result = try await store.ingestApplyingPlan(
+                try Self.response("planned"), context: try Responses.context(authority: tenant, now: Self.now + 100)
+            )
             #expect(counting.applies.load(ordering: .relaxed) == TokenStore.plannedWriteAttempts)
-            #expect(try !store.list(AccessToken.self).records.contains { $0.entity.secret.reveal() == "at-planned" })
+            // The others' eight ingests, then this one's transaction.
+            #expect(counting.writes.load(ordering: .relaxed) - writes == TokenStore.plannedWriteAttempts + 1)
+            #expect(result.accessTokenRevision == UInt64(TokenStore.plannedWriteAttempts) + 1)
+            #expect(try store.list(AccessToken.self).records.map { $0.entity.secret.reveal() } == ["at-planned"])
         }
+    }
+
+    /// A seal that failed poisons a planned write as it poisons a transaction, even when the flow caught the error.
+    @Test func aCaughtFillFailureIsNotForgotten() throws {
+        let backend = InMemoryRecordBackend(name: Configuration.inMemoryDirectory)
+        var readPlan = ReadPlan()
+        readPlan.add(.accounts, prefix: [1])
+        let write = try PlannedWrite(try backend.fetchSynchronously(readPlan))
+        struct SealFailed: Error {}
+        _ = try? write.put(in: .accounts, key: [1, 1], reservingCount: 4) { _ in throw SealFailed() }
+        try [UInt8]([2]).withUnsafeBytes { try write.put(in: .accounts, key: [1, 2], value: $0) }
+        #expect(write.failure is SealFailed)
     }
 
     /// An ingest over the store's cap evicts from a random sample the plan cannot name: it runs as a transaction, and
@@ -280,28 +297,44 @@ import TokenCacheRecords
             try RecordBackendContractTests.put(backend, [1, 1], "a")
             var readPlan = ReadPlan()
             readPlan.add(space, prefix: [1])
-            let write = PlannedWrite(try backend.fetchSynchronously(readPlan))
+            let write = try PlannedWrite(try backend.fetchSynchronously(readPlan))
             try Array("b".utf8).withUnsafeBytes { try write.put(in: space, key: [1, 2], value: $0) }
             #expect(try write.delete(in: space, key: [1, 1]))
             #expect(try write.withValue(in: space, forKey: [1, 1]) { _ in true } == nil)
 
             // Unchanged: applied, in one commit.
-            #expect(try backend.applySynchronously(write.plan) != .conflict)
+            #expect(try backend.applySynchronously(write.plan()) != .conflict)
             #expect(try backend.read { try RecordBackendContractTests.value($0, [1, 2]) } == "b")
             #expect(try backend.read { try RecordBackendContractTests.value($0, [1, 1]) } == nil)
 
             // Changed since the fetch (a record added to the range): refused, nothing written.
-            let stale = PlannedWrite(try backend.fetchSynchronously(readPlan))
+            let stale = try PlannedWrite(try backend.fetchSynchronously(readPlan))
             try Array("c".utf8).withUnsafeBytes { try stale.put(in: space, key: [1, 3], value: $0) }
             try RecordBackendContractTests.put(backend, [1, 4], "d")
-            #expect(try backend.applySynchronously(stale.plan) == .conflict)
+            #expect(try backend.applySynchronously(stale.plan()) == .conflict)
             #expect(try backend.read { try RecordBackendContractTests.value($0, [1, 3]) } == nil)
 
             // A record outside the range changed: no conflict.
-            let unrelated = PlannedWrite(try backend.fetchSynchronously(readPlan))
+            let unrelated = try PlannedWrite(try backend.fetchSynchronously(readPlan))
             try Array("e".utf8).withUnsafeBytes { try unrelated.put(in: space, key: [1, 5], value: $0) }
             try RecordBackendContractTests.put(backend, [2, 1], "f")
-            #expect(try backend.applySynchronously(unrelated.plan) != .conflict)
+            #expect(try backend.applySynchronously(unrelated.plan()) != .conflict)
+
+            // A range fetched but never read, and a count fetched but never read, changed: the decision did not rest on
+            // them, so no conflict; a count that was read and changed is one.
+            var widerPlan = readPlan
+            widerPlan.add(space, prefix: [3])
+            widerPlan.addCount(of: space)
+            let narrow = try PlannedWrite(try backend.fetchSynchronously(widerPlan))
+            _ = try narrow.withValue(in: space, forKey: [1, 2]) { _ in true }
+            try Array("g".utf8).withUnsafeBytes { try narrow.put(in: space, key: [1, 6], value: $0) }
+            try RecordBackendContractTests.put(backend, [3, 1], "h")
+            #expect(try backend.applySynchronously(narrow.plan()) != .conflict)
+            let counted = try PlannedWrite(try backend.fetchSynchronously(widerPlan))
+            _ = try counted.count(in: space)
+            try Array("i".utf8).withUnsafeBytes { try counted.put(in: space, key: [1, 7], value: $0) }
+            try RecordBackendContractTests.put(backend, [4, 1], "j")
+            #expect(try backend.applySynchronously(counted.plan()) == .conflict)
         }
     }
 
@@ -311,7 +344,7 @@ import TokenCacheRecords
         var readPlan = ReadPlan()
         readPlan.add(.accounts, prefix: [9])
         readPlan.add(.accounts, from: [5], limit: 2)
-        let write = PlannedWrite(try backend.fetchSynchronously(readPlan))
+        let write = try PlannedWrite(try backend.fetchSynchronously(readPlan))
         var seen: [[UInt8]] = []
         // Within the scan's window: served.
         try write.forEach(in: .accounts, from: [5]) { key, _ in
@@ -324,7 +357,7 @@ import TokenCacheRecords
         #expect(throws: StorageError.self) { try write.forEach(in: .accounts, from: [5]) { _, _ in true } }
         #expect(write.missed == .scan(.accounts, from: [5]))
         // Outside every range: refused, and a put there too.
-        let outside = PlannedWrite(try backend.fetchSynchronously(readPlan))
+        let outside = try PlannedWrite(try backend.fetchSynchronously(readPlan))
         #expect(throws: StorageError.self) { _ = try outside.withValue(in: .accounts, forKey: [6, 1]) { _ in 0 } }
         #expect(throws: StorageError.self) { try [UInt8]([1]).withUnsafeBytes { try outside.put(in: .idTokens, key: [1], value: $0) } }
         #expect(throws: StorageError.self) { _ = try outside.count(in: .accounts) }

@@ -77,7 +77,7 @@ extension CacheWriter {
         var doomed: [[UInt8]] = []
         var examined = 0
         var last: [UInt8]? = nil
-        let start = sweepCursor ?? store.sweepCursor.withLock { $0.key }
+        let start = sweepCursor ?? sweepStart ?? store.sweepCursor.withLock { $0.key }
         let loneKey = Array(protected.prefix(RecordStore.bucketPrefixCount))
         try transaction.forEach(in: KeySpace.accessTokens, from: start) { key, value in
             examined += 1

@@ -158,6 +158,9 @@ public final class CacheWriter: CacheReader {
     /// Where the next expiry sweep starts, once this transaction swept (nil before): the store takes it when the
     /// transaction commits.
     var sweepCursor: [UInt8]? = nil
+    /// Where this transaction's first sweep starts when not at the store's cursor: the one a planned write's read plan
+    /// fetched from.
+    var sweepStart: [UInt8]? = nil
 
     init(store: RecordStore, transaction: any RecordWriting, now: Int64) {
         writeTransaction = transaction
