@@ -46,7 +46,7 @@ extension CacheWriter {
         let derived = plan.derived
         // The access token's unknown fields are read before intersect-delete may evict its record.
         var accessToken = derived.accessToken
-        let previous = try? stored(AccessToken.self, entryKey: plan.accessTokenKey)
+        let previous = try? store.storedAccessToken(entryKey: plan.accessTokenKey, in: transaction)
         if let previous {
             accessToken = Self.carryingUnknownFields(previous.entity, accessToken)
         }

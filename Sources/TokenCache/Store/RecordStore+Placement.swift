@@ -47,6 +47,23 @@ extension RecordStore {
         }
     }
 
+    /// The token with entry key `entryKey` as stored in `txn`, opened once: under the entry key, or under the bucket
+    /// prefix when it is the bucket's lone token (whose entry key only its decoded fields tell); nil when there is
+    /// none, or when the record there cannot be read (damage is left for repair). What ``accessTokenLocation`` and a
+    /// get would find, without opening a lone token twice.
+    func storedAccessToken(entryKey: [UInt8], in txn: any RecordReading) throws -> StoredEntity<AccessToken>? {
+        let database = KeySpace.accessTokens
+        if let stored = try txn.withValue(in: database, forKey: entryKey, { decode(AccessToken.self, value: $0, key: entryKey) }) {
+            return try? stored.get()
+        }
+        guard mayHoldLoneTokens else { return nil }
+        let prefix = Array(entryKey.prefix(Self.bucketPrefixCount))
+        let lone = try txn.withValue(in: database, forKey: prefix) { decode(AccessToken.self, value: $0, key: prefix) }
+        guard case .success(let stored)? = lone, AccessToken.storageKey(for: stored.entity.key, index: keyring.index) == entryKey
+        else { return nil }
+        return stored
+    }
+
     /// Where a token with entry key `entryKey`, not yet stored, goes: under the bucket prefix when the bucket is
     /// empty, so that the common write needs no move afterwards; otherwise under its entry key.
     func newAccessTokenLocation(entryKey: [UInt8], in txn: any RecordReading) throws -> [UInt8] {
