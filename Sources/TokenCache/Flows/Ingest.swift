@@ -50,10 +50,10 @@ extension CacheWriter {
         if let previous {
             accessToken = Self.carryingUnknownFields(previous.entity, accessToken)
         }
-        let removed = try removeSupersededAccessTokens(by: accessToken, plan: plan, previous: previous, now: now)
+        let (removed, emptied) = try removeSupersededAccessTokens(by: accessToken, plan: plan, previous: previous, now: now)
         let evictedBefore = accessTokensEvicted
         let accessTokenRevision = try putStorable(
-            accessToken, expectedRevision: nil, continuing: previous?.revision ?? 0, entryKey: plan.accessTokenKey
+            accessToken, expectedRevision: nil, continuing: previous?.revision ?? 0, entryKey: plan.accessTokenKey, intoEmptyBucket: emptied
         )
         let evicted = accessTokensEvicted - evictedBefore
         let swept = try sweepExpiredAccessTokens(now: now, protecting: plan.accessTokenKey)
@@ -138,16 +138,19 @@ extension CacheWriter {
     }
 
     /// Deletes the access tokens `new` supersedes in its bucket (``IntersectDelete/supersedes(new:environment:stored:environment:expiresOn:now:aliases:)``);
-    /// returns how many.
+    /// returns how many, and whether the bucket is empty now (it held nothing else, not even a damaged record): the
+    /// new token then goes straight where a bucket's lone token goes, with nothing to look up or move.
     /// `previous`, the token stored under the new one's key and already read whole, is judged from its fields: its
     /// record is opened once per ingest, not a second time for its summary.
     private func removeSupersededAccessTokens(
         by new: AccessToken, plan: IngestPlan, previous: StoredEntity<AccessToken>?, now: Int64
-    ) throws -> Int {
+    ) throws -> (removed: Int, emptied: Bool) {
         let (newScopes, aliases) = (plan.scopes, store.aliases)
         let previousScopes = previous.flatMap { try? ScopeSet(parsing: $0.entity.target) }
         var doomed: [[UInt8]] = []
+        var held = 0
         try writeTransaction.forEach(in: KeySpace.accessTokens, prefix: plan.bucket) { key, value in
+            held += 1
             let storageKey = Array(key)
             let stored: (scopes: ScopeSet, environment: String, expiresOn: Int64)
             if let previous, let previousScopes, storageKey == previous.record.key {
@@ -165,7 +168,9 @@ extension CacheWriter {
             }
             return true
         }
-        return try deleteRecords(AccessToken.self, keys: doomed)
+        let emptied = doomed.count == held
+        let removed = try deleteRecords(AccessToken.self, keys: doomed, placing: !emptied)
+        return (removed, emptied && removed == held)
     }
 
     /// `new` with the unknown fields of the record it replaces (its own unknown fields win).

@@ -184,17 +184,27 @@ public final class CacheWriter: CacheReader {
     /// (intersect-delete evicts the token a response replaces): the new revision follows it, so revisions keep
     /// growing across the replacement.
     /// `entryKey`, when given, is the entity's storage key already derived (an ingest plan's).
+    /// `intoEmptyBucket`: this transaction saw the access token's bucket empty (it walked the bucket and deleted all it
+    /// held), so the token goes where a lone token goes, with no lookup, no revision to read and nothing to move.
     package func putStorable<S: StorableEntity>(
-        _ entity: S, expectedRevision: UInt64?, continuing removed: UInt64 = 0, entryKey: [UInt8]? = nil
+        _ entity: S, expectedRevision: UInt64?, continuing removed: UInt64 = 0, entryKey: [UInt8]? = nil, intoEmptyBucket: Bool = false
     ) throws -> UInt64 {
         try entity.validate()
         let entryKey = entryKey ?? S.storageKey(for: entity.key, index: store.keyring.index)
-        let key = try writeLocation(S.self, of: entryKey, conditional: expectedRevision != nil)
-        let current = try currentRevision(S.self, key: key, strict: expectedRevision != nil)
-        try check(expectedRevision, against: current, kind: S.kind, key: key)
+        let lone = intoEmptyBucket && S.kind == .accessToken && expectedRevision == nil
+        let key: [UInt8]
+        let current: UInt64?
+        if lone {
+            key = store.placesLoneTokensAtBucketPrefix ? Array(entryKey.prefix(RecordStore.bucketPrefixCount)) : entryKey
+            current = nil
+        } else {
+            key = try writeLocation(S.self, of: entryKey, conditional: expectedRevision != nil)
+            current = try currentRevision(S.self, key: key, strict: expectedRevision != nil)
+            try check(expectedRevision, against: current, kind: S.kind, key: key)
+        }
         let revision = max(current ?? 0, removed) &+ 1
         try store.seal(entity, key: key, revision: revision, now: now, into: writeTransaction)
-        try bucketsChanged(S.self, keys: [key])
+        if !lone { try bucketsChanged(S.self, keys: [key]) }
         if S.kind == .accessToken, current == nil { try accessTokenAdded(storageKey: entryKey) }
         return revision
     }
@@ -237,11 +247,13 @@ public final class CacheWriter: CacheReader {
     }
 
     /// Deletes the records of one kind stored under `keys`; returns how many existed.
-    package func deleteRecords<S: StorableEntity>(_ type: S.Type, keys: [[UInt8]]) throws -> Int {
+    /// - Parameter placing: Puts the tokens left in the changed buckets where FORMAT.md §4.3 says; false only when
+    ///   the caller knows the buckets are empty now.
+    package func deleteRecords<S: StorableEntity>(_ type: S.Type, keys: [[UInt8]], placing: Bool = true) throws -> Int {
         let database = KeySpace(S.kind)
         var deleted: [[UInt8]] = []
         for key in keys where try writeTransaction.delete(in: database, key: key) { deleted.append(key) }
-        try bucketsChanged(S.self, keys: deleted)
+        if placing { try bucketsChanged(S.self, keys: deleted) }
         return deleted.count
     }
 
