@@ -22,6 +22,21 @@ package final class InMemoryRecordBackend: RecordBackend {
             buffer.initializeMemory(as: UInt8.self, repeating: 0)
         }
 
+        /// `count` bytes written by `fill`, for a reserved put: a fill that throws is remembered in `failure` (the
+        /// first one), since the transaction it belongs to must then not commit, even if its caller catches the error.
+        convenience init(
+            count: Int, filledBy fill: (UnsafeMutableRawBufferPointer) throws -> Void, failure: inout (any Error)?
+        ) throws {
+            guard count >= 0 else { throw StorageError(.invalidArgument, "a negative value size") }
+            self.init(count: count)
+            do {
+                try fill(UnsafeMutableRawBufferPointer(rebasing: buffer[..<count]))
+            } catch {
+                failure = failure ?? error
+                throw error
+            }
+        }
+
         convenience init(copying bytes: UnsafeRawBufferPointer) {
             self.init(count: bytes.count)
             if let base = bytes.baseAddress { buffer.baseAddress!.copyMemory(from: base, byteCount: bytes.count) }
@@ -124,15 +139,7 @@ package final class InMemoryRecordBackend: RecordBackend {
         }
 
         func put(in space: KeySpace, key: [UInt8], reservingCount count: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
-            guard count >= 0 else { throw StorageError(.invalidArgument, "a negative value size") }
-            let value = Bytes(count: count)
-            do {
-                try fill(UnsafeMutableRawBufferPointer(rebasing: value.buffer[..<count]))
-            } catch {
-                failure = failure ?? error
-                throw error
-            }
-            try store(value, in: space, key: key)
+            try store(try Bytes(count: count, filledBy: fill, failure: &failure), in: space, key: key)
         }
 
         func delete(in space: KeySpace, key: [UInt8]) throws -> Bool { try state.remove(in: space, key: key) }

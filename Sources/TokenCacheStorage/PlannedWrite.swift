@@ -135,15 +135,7 @@ package final class PlannedWrite: RecordWriting {
     }
 
     package func put(in space: KeySpace, key: [UInt8], reservingCount count: Int, _ fill: (UnsafeMutableRawBufferPointer) throws -> Void) throws {
-        guard count >= 0 else { throw StorageError(.invalidArgument, "a negative value size") }
-        let value = InMemoryRecordBackend.Bytes(count: count)
-        do {
-            try fill(UnsafeMutableRawBufferPointer(rebasing: value.buffer[..<count]))
-        } catch {
-            failure = failure ?? error
-            throw error
-        }
-        try store(value, in: space, key: key)
+        try store(try InMemoryRecordBackend.Bytes(count: count, filledBy: fill, failure: &failure), in: space, key: key)
     }
 
     package func delete(in space: KeySpace, key: [UInt8]) throws -> Bool {

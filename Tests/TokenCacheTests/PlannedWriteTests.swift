@@ -214,6 +214,21 @@ import TokenCacheRecords
         return (answer.accessToken?.entity.secret.reveal(), try answer.refreshToken?.entity.secret.reveal())
     }
 
+    /// Another process's rotation of `redeemed`, to `rt-other`.
+    static func rotateElsewhere(_ store: TokenStore, _ redeemed: StoredEntity<RefreshToken>) throws {
+        var other = redeemed.entity
+        other.secret = Secret("rt-other")
+        try store.replaceRefreshToken(other, expectedSecret: redeemed.entity.secret)
+    }
+
+    /// Stores `prepared` through a plan; expects it stored, the response's access token and the other rotation.
+    static func expectOtherRotationKept(_ store: TokenStore, _ prepared: PreparedRefresh) async throws {
+        let stored = try await store.storeRefreshApplyingPlan(prepared)
+        #expect(stored)
+        let secrets = try Self.secrets(store)
+        #expect(secrets.accessToken == "at-2" && secrets.refreshToken == "rt-other")
+    }
+
     @Test func aPlannedRefreshRotatesAndIngestsInOneFetchAndOneApply() async throws {
         try await Self.withPreparedRefresh { store, counting, _, prepared in
             let (fetches, applies, writes) = (counting.fetches.load(ordering: .relaxed), counting.applies.load(ordering: .relaxed), counting.writes.load(ordering: .relaxed))
@@ -230,13 +245,8 @@ import TokenCacheRecords
 
     @Test func aPlannedRefreshKeepsARotationStoredMeanwhile() async throws {
         try await Self.withPreparedRefresh { store, _, redeemed, prepared in
-            var other = redeemed.entity
-            other.secret = Secret("rt-other")
-            try store.replaceRefreshToken(other, expectedSecret: redeemed.entity.secret)
-            let stored = try await store.storeRefreshApplyingPlan(prepared)
-            #expect(stored)
-            let secrets = try Self.secrets(store)
-            #expect(secrets.accessToken == "at-2" && secrets.refreshToken == "rt-other")
+            try Self.rotateElsewhere(store, redeemed)
+            try await Self.expectOtherRotationKept(store, prepared)
         }
     }
 
@@ -248,15 +258,10 @@ import TokenCacheRecords
             counting.beforeApply.withLock {
                 $0 = {
                     guard !once.exchange(true, ordering: .relaxed) else { return }
-                    var other = redeemed.entity
-                    other.secret = Secret("rt-other")
-                    try store.replaceRefreshToken(other, expectedSecret: redeemed.entity.secret)
+                    try Self.rotateElsewhere(store, redeemed)
                 }
             }
-            let stored = try await store.storeRefreshApplyingPlan(prepared)
-            #expect(stored)
-            let secrets = try Self.secrets(store)
-            #expect(secrets.accessToken == "at-2" && secrets.refreshToken == "rt-other")
+            try await Self.expectOtherRotationKept(store, prepared)
         }
     }
 
