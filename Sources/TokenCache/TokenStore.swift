@@ -207,7 +207,7 @@ public final class TokenStore: Sendable {
     /// `.conflict` until the store is opened again. One read of one small record.
     public func headerChangedSinceOpen() throws -> Bool {
         try read { reader in
-            try reader.transaction.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { !$0.elementsEqual(store.headerBytes) } ?? true
+            try reader.transaction.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { $0.withUnsafeBytes { !$0.elementsEqual(store.headerBytes) } } ?? true
         }
     }
 

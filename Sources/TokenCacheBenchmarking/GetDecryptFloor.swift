@@ -25,7 +25,7 @@ extension TokenStore {
         keys.reserveCapacity(samples)
         var seen: UInt64 = 0
         try store.read { reader in
-            try reader.transaction.forEach(in: database, prefix: []) { key, _ in
+            try reader.transaction.forEach(in: database, prefix: []) { key, _ in key.withUnsafeBytes { key in
                 seen += 1
                 if keys.count < samples {
                     keys.append(Array(key))
@@ -34,19 +34,19 @@ extension TokenStore {
                     if slot < UInt64(samples) { keys[Int(slot)] = Array(key) }
                 }
                 return true
-            }
+            } }
         }
         guard !keys.isEmpty else { throw TokenCacheError(.invalidArgument, "the store holds no access token to measure") }
         let keyring = store.keyring
         func getAndDecrypt(_ key: [UInt8]) throws -> Int {
             let opened = try store.backend.read { transaction in
-                try transaction.withValue(in: database, forKey: key) { value in
+                try transaction.withValue(in: database, forKey: key) { value in try value.withUnsafeBytes { value in
                     try key.withUnsafeBytes { keyBytes in
                         try RecordEnvelope.withOpened(
                             .body, of: value, storeID: keyring.storeID, database: database.name, key: keyBytes, keys: keyring.recordKey
                         ) { plaintext in plaintext.count }
                     }
-                }
+                } }
             }
             guard let count = opened ?? nil, count > 0 else { throw TokenCacheError(.corruptRecord, "a sampled record did not open") }
             return count

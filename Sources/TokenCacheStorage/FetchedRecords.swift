@@ -123,35 +123,35 @@ package struct FetchedRecordReader: RecordReading {
         return index
     }
 
-    package func withValue<R>(in space: KeySpace, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    package func withValue<R>(in space: KeySpace, forKey key: [UInt8], _ body: (RawSpan) throws -> R) throws -> R? {
         let index = try range(in: space, holding: key)
         for entry in records.entries[records.bounds[index]] where records.view(entry.key).elementsEqual(key) {
-            return try body(records.view(entry.value))
+            return try body(RawSpan(_unsafeBytes: records.view(entry.value)))
         }
         return nil
     }
 
     package func forEach(
-        in space: KeySpace, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in space: KeySpace, prefix: [UInt8], _ body: (_ key: RawSpan, _ value: RawSpan) throws -> Bool
     ) throws {
         let index = try range(in: space, holding: prefix)
         for entry in records.entries[records.bounds[index]] {
             let key = records.view(entry.key)
             guard key.starts(with: prefix) else { continue }
-            if try !body(key, records.view(entry.value)) { return }
+            if try !body(RawSpan(_unsafeBytes: key), RawSpan(_unsafeBytes: records.view(entry.value))) { return }
         }
     }
 
     /// Served from a scan of the plan that starts at `start`; reading past its last record, when the scan stopped at
     /// its limit, is refused.
     package func forEach(
-        in space: KeySpace, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in space: KeySpace, from start: [UInt8], _ body: (_ key: RawSpan, _ value: RawSpan) throws -> Bool
     ) throws {
         guard let index = records.plan.ranges.firstIndex(where: { $0.isScan && $0.space == space && $0.start == start }) else {
             throw PlanMiss.scan(space, from: start).error
         }
         for entry in records.entries[records.bounds[index]] {
-            if try !body(records.view(entry.key), records.view(entry.value)) { return }
+            if try !body(RawSpan(_unsafeBytes: records.view(entry.key)), RawSpan(_unsafeBytes: records.view(entry.value))) { return }
         }
         if records.isTruncated(index) { throw PlanMiss.scan(space, from: start).error }
     }

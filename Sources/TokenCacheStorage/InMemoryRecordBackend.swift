@@ -179,22 +179,22 @@ private protocol StateReading: RecordReading {
 }
 
 extension StateReading {
-    func withValue<R>(in space: KeySpace, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    func withValue<R>(in space: KeySpace, forKey key: [UInt8], _ body: (RawSpan) throws -> R) throws -> R? {
         let entries = state.entries(space)
         guard case (let index, true) = try InMemoryRecordBackend.State.position(of: key, in: entries) else { return nil }
-        return try body(entries[index].value.view)
+        return try body(RawSpan(_unsafeBytes: entries[index].value.view))
     }
 
     func forEach(
-        in space: KeySpace, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in space: KeySpace, prefix: [UInt8], _ body: (_ key: RawSpan, _ value: RawSpan) throws -> Bool
     ) throws {
-        try state.walk(space, from: prefix, prefix: prefix, body)
+        try state.walk(space, from: prefix, prefix: prefix) { key, value in try body(RawSpan(_unsafeBytes: key), RawSpan(_unsafeBytes: value)) }
     }
 
     func forEach(
-        in space: KeySpace, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in space: KeySpace, from start: [UInt8], _ body: (_ key: RawSpan, _ value: RawSpan) throws -> Bool
     ) throws {
-        try state.walk(space, from: start, prefix: [], body)
+        try state.walk(space, from: start, prefix: []) { key, value in try body(RawSpan(_unsafeBytes: key), RawSpan(_unsafeBytes: value)) }
     }
 
     func count(in space: KeySpace) throws -> Int { state.entries(space).count }

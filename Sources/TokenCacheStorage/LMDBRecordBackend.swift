@@ -192,30 +192,40 @@ private struct LMDBTransaction<Transaction: ReadTransaction>: RecordReading {
         do { return try body() } catch let error as LMDBError { throw StorageError(error, directory: backend.location) }
     }
 
-    func withValue<R>(in space: KeySpace, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        try mappingErrors { try transaction.withValue(in: database(space), forKey: key, body) }
+    func withValue<R>(in space: KeySpace, forKey key: [UInt8], _ body: (RawSpan) throws -> R) throws -> R? {
+        try mappingErrors { try transaction.withValue(in: database(space), forKey: key) { value in try body(RawSpan(_unsafeBytes: value)) } }
     }
 
     func forEach(
-        in space: KeySpace, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in space: KeySpace, prefix: [UInt8], _ body: (_ key: RawSpan, _ value: RawSpan) throws -> Bool
     ) throws {
-        try mappingErrors { try transaction.forEach(in: database(space), prefix: prefix, body) }
+        try mappingErrors {
+            try transaction.forEach(in: database(space), prefix: prefix) { key, value in
+                try body(RawSpan(_unsafeBytes: key), RawSpan(_unsafeBytes: value))
+            }
+        }
     }
 
     func forEach(
-        in space: KeySpace, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in space: KeySpace, from start: [UInt8], _ body: (_ key: RawSpan, _ value: RawSpan) throws -> Bool
     ) throws {
-        try mappingErrors { try transaction.forEach(in: database(space), from: start, body) }
+        try mappingErrors {
+            try transaction.forEach(in: database(space), from: start) { key, value in
+                try body(RawSpan(_unsafeBytes: key), RawSpan(_unsafeBytes: value))
+            }
+        }
     }
 
     func count(in space: KeySpace) throws -> Int { try mappingErrors { try transaction.count(in: database(space)) } }
 
     var snapshotID: Int { transaction.snapshotID }
 
-    func prefetch(_ view: UnsafeRawBufferPointer) { ReadTransaction.prefetch(view) }
+    func prefetch(_ view: RawSpan) { view.withUnsafeBytes { ReadTransaction.prefetch($0) } }
 
-    func releaseResidentPages(around view: UnsafeRawBufferPointer) {
-        if let address = view.baseAddress { transaction.releaseResidentPages(mappedAt: address) }
+    func releaseResidentPages(around view: RawSpan) {
+        view.withUnsafeBytes { view in
+            if let address = view.baseAddress { transaction.releaseResidentPages(mappedAt: address) }
+        }
     }
 }
 

@@ -91,23 +91,23 @@ package final class PlannedWrite: RecordWriting {
         return covered
     }
 
-    package func withValue<R>(in space: KeySpace, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    package func withValue<R>(in space: KeySpace, forKey key: [UInt8], _ body: (RawSpan) throws -> R) throws -> R? {
         guard covers(space, key: key) else { throw miss(.prefix(space, prefix: key)) }
         let entries = state.entries(space)
         guard case (let index, true) = try InMemoryRecordBackend.State.position(of: key, in: entries) else { return nil }
-        return try body(entries[index].value.view)
+        return try body(RawSpan(_unsafeBytes: entries[index].value.view))
     }
 
     package func forEach(
-        in space: KeySpace, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in space: KeySpace, prefix: [UInt8], _ body: (_ key: RawSpan, _ value: RawSpan) throws -> Bool
     ) throws {
         guard covers(space, prefix: prefix) else { throw miss(.prefix(space, prefix: prefix)) }
-        try state.walk(space, from: prefix, prefix: prefix, body)
+        try state.walk(space, from: prefix, prefix: prefix) { key, value in try body(RawSpan(_unsafeBytes: key), RawSpan(_unsafeBytes: value)) }
     }
 
     /// Served from a scan of the plan that starts at `start`, within the keys it fetched.
     package func forEach(
-        in space: KeySpace, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in space: KeySpace, from start: [UInt8], _ body: (_ key: RawSpan, _ value: RawSpan) throws -> Bool
     ) throws {
         guard let index = fetched.plan.ranges.firstIndex(where: { $0.isScan && $0.space == space && $0.start == start }) else {
             throw miss(.scan(space, from: start))
@@ -118,7 +118,7 @@ package final class PlannedWrite: RecordWriting {
         try state.walk(space, from: start, prefix: []) { key, value in
             // Past the window's last key lie keys that were not fetched.
             if let end, end.lexicographicallyPrecedes(key) { return false }
-            stopped = try !body(key, value)
+            stopped = try !body(RawSpan(_unsafeBytes: key), RawSpan(_unsafeBytes: value))
             return !stopped
         }
         if !stopped, end != nil { throw miss(.scan(space, from: start)) }

@@ -89,13 +89,13 @@ extension RecordReading {
             if let limit = range.limit {
                 var taken = 0
                 try forEach(in: range.space, from: range.start) { key, value in
-                    builder.append(range: index, key: key, value: value)
+                    key.withUnsafeBytes { key in value.withUnsafeBytes { value in builder.append(range: index, key: key, value: value) } }
                     taken += 1
                     return taken < limit
                 }
             } else {
                 try forEach(in: range.space, prefix: range.prefix) { key, value in
-                    builder.append(range: index, key: key, value: value)
+                    key.withUnsafeBytes { key in value.withUnsafeBytes { value in builder.append(range: index, key: key, value: value) } }
                     return true
                 }
             }

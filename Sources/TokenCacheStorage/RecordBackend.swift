@@ -54,23 +54,30 @@ extension RecordBackend {
 
 /// Read access to one snapshot, valid only inside the closure that received it.
 ///
-/// Views (`UnsafeRawBufferPointer`s of keys and values) point into the backend's storage: valid until the next write
-/// in this transaction or its end, never after. Readers may keep a view past the closure call that lent it, within
-/// those bounds (the silent lookup keeps its chosen token's).
+/// Keys and values are lent as views (`RawSpan`s) into the backend's storage, and a view lives only as long as the
+/// callback that received it: `RawSpan` is non-escapable, so the compiler refuses any code that stores one, returns
+/// it or captures it in an escaping closure. Read a view where it is lent (`withUnsafeBytes`, or a decoder called
+/// inside it); copy what must outlive the callback.
+///
+/// A backend keeps what it lent valid until this transaction's next write or its end, longer than the callback
+/// (LMDB: a view points into the map). One reader relies on that, in one audited place: the silent lookup's bucket
+/// read keeps the first two entries of a bucket past the callback and decrypts the chosen one after the walk,
+/// through `RawSpan.unsafeBytesValidForTheTransaction` (`Flows/SilentLookupFetch.swift`; an architecture test
+/// refuses the escape anywhere else).
 package protocol RecordReading {
     /// Calls `body` with the value stored under `key` in `space`; nil when the key is absent.
-    func withValue<R>(in space: KeySpace, forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R?
+    func withValue<R>(in space: KeySpace, forKey key: [UInt8], _ body: (RawSpan) throws -> R) throws -> R?
 
     /// Visits, in key order, the entries whose key starts with `prefix` (all entries for an empty prefix) until
     /// `body` returns false.
     func forEach(
-        in space: KeySpace, prefix: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in space: KeySpace, prefix: [UInt8], _ body: (_ key: RawSpan, _ value: RawSpan) throws -> Bool
     ) throws
 
     /// Visits, in key order, the entries whose key is at least `start` until `body` returns false: for work done in
     /// bounded batches, each resuming where the last stopped.
     func forEach(
-        in space: KeySpace, from start: [UInt8], _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
+        in space: KeySpace, from start: [UInt8], _ body: (_ key: RawSpan, _ value: RawSpan) throws -> Bool
     ) throws
 
     /// The number of entries in `space`, without reading them.
@@ -81,13 +88,13 @@ package protocol RecordReading {
 
     /// A hint that `view`, lent by this transaction, will be read soon (after another step of a scan): the backend
     /// may start loading it. Changes no result.
-    func prefetch(_ view: UnsafeRawBufferPointer)
+    func prefetch(_ view: RawSpan)
 
     /// A hint that the views lent so far will not be read again: a backend that maps its storage may drop the
     /// pages from this process's resident memory (they are read back on the next use). `view` is any view this
     /// transaction lent (it shows a mapping backend where its map is). Changes no result; a long scan calls it now
     /// and then to keep its memory bounded.
-    func releaseResidentPages(around view: UnsafeRawBufferPointer)
+    func releaseResidentPages(around view: RawSpan)
 }
 
 /// Read-write access inside ``RecordBackend/write(_:)``.
@@ -105,8 +112,8 @@ package protocol RecordWriting: RecordReading {
 }
 
 extension RecordReading {
-    package func prefetch(_ view: UnsafeRawBufferPointer) {}
-    package func releaseResidentPages(around view: UnsafeRawBufferPointer) {}
+    package func prefetch(_ view: RawSpan) {}
+    package func releaseResidentPages(around view: RawSpan) {}
 }
 
 /// Size and capacity of a backend, as the store's `info()` reports them.

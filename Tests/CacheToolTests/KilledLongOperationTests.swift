@@ -167,12 +167,12 @@ import Glibc
         let records = cache.store
         let lone = try records.backend.read { txn in
             var found: [([UInt8], [UInt8])] = []
-            try txn.forEach(in: KeySpace.accessTokens, prefix: []) { key, value in
+            try txn.forEach(in: KeySpace.accessTokens, prefix: []) { key, value in key.withUnsafeBytes { key in value.withUnsafeBytes { value in
                 if key.count == RecordStore.bucketPrefixCount, let entryKey = records.entryKey(ofTokenAt: Array(key), value: value) {
                     found.append((Array(key), entryKey))
                 }
                 return true
-            }
+            } } }
             return found
         }
         #expect(lone.count > 30_000)

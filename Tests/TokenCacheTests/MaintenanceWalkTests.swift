@@ -13,14 +13,14 @@ import TokenCacheRecords
     static func copyBatch(from start: [UInt8], limit: Int, in txn: any RecordWriting, visited: inout [[UInt8]]) throws -> [UInt8]? {
         var batch: [([UInt8], [UInt8])] = []
         var next: [UInt8]? = nil
-        try txn.forEach(in: KeySpace.accounts, from: start) { key, value in
+        try txn.forEach(in: KeySpace.accounts, from: start) { key, value in key.withUnsafeBytes { key in value.withUnsafeBytes { value in
             if batch.count == limit {
                 next = Array(key)
                 return false
             }
             batch.append((Array(key), Array(value)))
             return true
-        }
+        } } }
         for (key, value) in batch {
             try value.withUnsafeBytes { try txn.put(in: KeySpace.idTokens, key: key, value: $0) }
             visited.append(key)

@@ -352,10 +352,10 @@ import TokenCacheRecords
         let write = try PlannedWrite(try backend.fetchSynchronously(readPlan))
         var seen: [[UInt8]] = []
         // Within the scan's window: served.
-        try write.forEach(in: .accounts, from: [5]) { key, _ in
+        try write.forEach(in: .accounts, from: [5]) { key, _ in key.withUnsafeBytes { key in
             seen.append(Array(key))
             return seen.count < 2
-        }
+        } }
         #expect(seen == [[5, 1], [5, 2]])
         #expect(write.missed == nil)
         // Past the window (the scan stopped at its limit): refused.

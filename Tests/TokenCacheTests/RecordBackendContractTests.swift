@@ -30,13 +30,13 @@ import TokenCacheRecords
     }
 
     static func value(_ reader: any RecordReading, _ key: [UInt8], in space: KeySpace = space) throws -> String? {
-        try reader.withValue(in: space, forKey: key) { String(decoding: $0, as: UTF8.self) }
+        try reader.withValue(in: space, forKey: key) { $0.withUnsafeBytes { String(decoding: $0, as: UTF8.self) } }
     }
 
     static func keys(_ reader: any RecordReading, prefix: [UInt8] = [], from start: [UInt8]? = nil) throws -> [[UInt8]] {
         var keys: [[UInt8]] = []
-        let visit: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) -> Bool = { key, _ in
-            keys.append(Array(key))
+        let visit: (RawSpan, RawSpan) -> Bool = { key, _ in
+            key.withUnsafeBytes { keys.append(Array($0)) }
             return true
         }
         if let start { try reader.forEach(in: space, from: start, visit) } else { try reader.forEach(in: space, prefix: prefix, visit) }
@@ -144,12 +144,12 @@ import TokenCacheRecords
             for key: UInt8 in 1...6 { try Self.put(backend, [0, key], "v\(key)") }
             try backend.write { txn throws in
                 var visited: [[UInt8]] = []
-                try txn.forEach(in: Self.space, prefix: [0]) { key, _ in
+                try txn.forEach(in: Self.space, prefix: [0]) { key, _ in try key.withUnsafeBytes { key in
                     let key = Array(key)
                     visited.append(key)
                     if key[1] % 2 == 0 { _ = try txn.delete(in: Self.space, key: key) }
                     return true
-                }
+                } }
                 #expect(visited == (1...6).map { [0, UInt8($0)] })
             }
             try backend.read { reader throws in #expect(try Self.keys(reader) == [[0, 1], [0, 3], [0, 5]]) }
@@ -213,10 +213,10 @@ import TokenCacheRecords
         try cache.put(Samples.accessToken(secret: Canary.secret))
         let stored = try cache.store.backend.read { reader throws in
             var bytes: [UInt8] = []
-            try reader.forEach(in: KeySpace.accessTokens, prefix: []) { key, value in
+            try reader.forEach(in: KeySpace.accessTokens, prefix: []) { key, value in key.withUnsafeBytes { key in value.withUnsafeBytes { value in
                 bytes += Array(key) + Array(value)
                 return true
-            }
+            } } }
             return Data(bytes)
         }
         #expect(!stored.isEmpty)

@@ -44,10 +44,10 @@ import TokenCacheRecords
             var contents: [String: [[UInt8]]] = [:]
             for space in KeySpace.allCases {
                 var entries: [[UInt8]] = []
-                try reader.forEach(in: space, prefix: []) { key, value in
+                try reader.forEach(in: space, prefix: []) { key, value in key.withUnsafeBytes { key in value.withUnsafeBytes { value in
                     entries.append(Array(key) + [0xFF] + Array(value))
                     return true
-                }
+                } } }
                 contents[space.name] = entries
             }
             return contents

@@ -61,10 +61,10 @@ import TokenCacheStorage
                 try population.populate(cache, recordsPerTransaction: 150, layout: layout)
                 var loneTokens = 0
                 try cache.store.backend.read { txn in
-                    try txn.forEach(in: KeySpace.accessTokens, prefix: []) { key, _ in
+                    try txn.forEach(in: KeySpace.accessTokens, prefix: []) { key, _ in key.withUnsafeBytes { key in
                         if key.count == RecordStore.bucketPrefixCount { loneTokens += 1 }
                         return true
-                    }
+                    } }
                 }
                 return (try cache.read { try $0.snapshot() }, loneTokens, try cache.verify())
             }

@@ -79,10 +79,10 @@ struct TestStore {
     func rawEntries(_ name: KeySpace) throws -> [([UInt8], [UInt8])] {
         try recordBackend().read { txn in
             var entries: [([UInt8], [UInt8])] = []
-            try txn.forEach(in: name, prefix: []) { key, value in
+            try txn.forEach(in: name, prefix: []) { key, value in key.withUnsafeBytes { key in value.withUnsafeBytes { value in
                 entries.append((Array(key), Array(value)))
                 return true
-            }
+            } } }
             return entries
         }
     }

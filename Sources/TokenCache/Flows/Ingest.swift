@@ -149,7 +149,7 @@ extension CacheWriter {
         let previousScopes = previous.flatMap { try? ScopeSet(parsing: $0.entity.target) }
         var doomed: [[UInt8]] = []
         var held = 0
-        try writeTransaction.forEach(in: KeySpace.accessTokens, prefix: plan.bucket) { key, value in
+        try writeTransaction.forEach(in: KeySpace.accessTokens, prefix: plan.bucket) { key, value in key.withUnsafeBytes { key in value.withUnsafeBytes { value in
             held += 1
             let storageKey = Array(key)
             let stored: (scopes: ScopeSet, environment: String, expiresOn: Int64)
@@ -167,7 +167,7 @@ extension CacheWriter {
                 doomed.append(storageKey)
             }
             return true
-        }
+        } } }
         let emptied = doomed.count == held
         let removed = try deleteRecords(AccessToken.self, keys: doomed, placing: !emptied)
         return (removed, emptied && removed == held)

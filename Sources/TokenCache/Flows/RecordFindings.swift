@@ -49,7 +49,7 @@ extension CacheReader {
             if read % 512 == 0 { releaseScannedPages() }
         }
         for key in [RecordStore.accessTokenCapKey, RecordStore.foreignSectionsKey] {
-            try transaction.withValue(in: KeySpace.meta, forKey: key) { value in sealedUnder?(RecordEnvelope.keyID(of: value) ?? 0) }
+            try transaction.withValue(in: KeySpace.meta, forKey: key) { value in value.withUnsafeBytes { value in sealedUnder?(RecordEnvelope.keyID(of: value) ?? 0) } }
         }
         try findDamagedMetaRecords(body)
         try findings(Account.self, step: step, verified: verified, body)
@@ -69,7 +69,7 @@ extension CacheReader {
             do {
                 try check()
             } catch let error as TokenCacheError where error.code == .corruptRecord {
-                let value = try transaction.withValue(in: KeySpace.meta, forKey: key) { Array($0) } ?? []
+                let value = try transaction.withValue(in: KeySpace.meta, forKey: key) { $0.withUnsafeBytes { Array($0) } } ?? []
                 let consequence = key == RecordStore.accessTokenCapKey
                     ? "; no cap applies until it is set again (`cachetool cap`)" : "; the kept MSAL sections are lost to export"
                 try body(RecordFinding(
@@ -87,7 +87,7 @@ extension CacheReader {
     ) throws {
         let database = KeySpace(S.kind)
         var good = 0
-        try transaction.forEach(in: database, prefix: []) { key, value in
+        try transaction.forEach(in: database, prefix: []) { key, value in try key.withUnsafeBytes { key in try value.withUnsafeBytes { value in
             step(value)
             let location = Array(key)
             switch store.decode(S.self, value: value, key: location) {
@@ -101,7 +101,7 @@ extension CacheReader {
                 }
             }
             return true
-        }
+        } } }
         verified(S.kind, good)
     }
 
@@ -111,44 +111,50 @@ extension CacheReader {
         let database = KeySpace.accessTokens
         let prefixCount = RecordStore.bucketPrefixCount
         /// One record of the bucket being read: where it is, and its entry key (nil when it does not decode).
-        /// Values are the transaction's views (valid to its end in a read); copied only into a finding.
-        var bucket: [(key: [UInt8], value: UnsafeRawBufferPointer, entryKey: [UInt8]?, reason: String?)] = []
+        /// No value: a view lives only as long as the callback that lent it, and a finding about the bucket is known
+        /// only once the bucket ends. The few records a finding names are read again (`storedValue(at:)`, the same snapshot).
+        var bucket: [(key: [UInt8], entryKey: [UInt8]?, reason: String?)] = []
         var good = 0
+        func storedValue(at key: [UInt8]) throws -> [UInt8] {
+            try transaction.withValue(in: database, forKey: key) { $0.withUnsafeBytes { Array($0) } } ?? []
+        }
         func closeBucket() throws {
             defer { bucket.removeAll(keepingCapacity: true) }
             let lone = bucket.count == 1
             for record in bucket {
                 guard let entryKey = record.entryKey else {
-                    try body(finding(.accessToken, record.key, record.value, record.reason ?? "does not decode", .corrupt))
+                    try body(finding(.accessToken, record.key, storedValue(at: record.key), record.reason ?? "does not decode", .corrupt))
                     continue
                 }
                 let prefix = Array(entryKey.prefix(prefixCount))
                 if record.key == entryKey {
                     if lone, store.placesLoneTokensAtBucketPrefix {
-                        try body(finding(.accessToken, record.key, record.value, "a bucket's only token under its entry key", .loneUnderEntryKey))
+                        try body(finding(.accessToken, record.key, [UInt8](), "a bucket's only token under its entry key", .loneUnderEntryKey))
                     }
                 } else if record.key == prefix, store.mayHoldLoneTokens {
                     if !lone {
-                        try body(finding(.accessToken, record.key, record.value, "stored under its bucket prefix beside other tokens", .misplaced(target: entryKey)))
+                        try body(finding(
+                            .accessToken, record.key, storedValue(at: record.key), "stored under its bucket prefix beside other tokens", .misplaced(target: entryKey)
+                        ))
                     }
                 } else {
-                    try body(finding(.accessToken, record.key, record.value, "stored under a key its fields do not derive", .misplaced(target: entryKey)))
+                    try body(finding(.accessToken, record.key, storedValue(at: record.key), "stored under a key its fields do not derive", .misplaced(target: entryKey)))
                 }
             }
         }
-        try transaction.forEach(in: database, prefix: []) { key, value in
+        try transaction.forEach(in: database, prefix: []) { key, value in try key.withUnsafeBytes { key in try value.withUnsafeBytes { value in
             step(value)
             let location = Array(key)
             if let first = bucket.first, !first.key.prefix(prefixCount).elementsEqual(location.prefix(prefixCount)) { try closeBucket() }
             switch store.decode(AccessToken.self, value: value, key: location) {
             case .failure(let damaged):
-                bucket.append((location, value, nil, damaged.reason))
+                bucket.append((location, nil, damaged.reason))
             case .success(let stored):
                 good += 1
-                bucket.append((location, value, AccessToken.storageKey(for: stored.entity.key, index: store.keyring.index), nil))
+                bucket.append((location, AccessToken.storageKey(for: stored.entity.key, index: store.keyring.index), nil))
             }
             return true
-        }
+        } } }
         try closeBucket()
         verified(.accessToken, good)
     }

@@ -148,7 +148,7 @@ extension CacheWriter {
 
     private func removeExpiredLeases(except kept: [UInt8], now: Int64, limit: Int) throws {
         var expired: [[UInt8]] = []
-        try writeTransaction.forEach(in: KeySpace.meta, prefix: RecordStore.refreshLeasePrefix) { key, value in
+        try writeTransaction.forEach(in: KeySpace.meta, prefix: RecordStore.refreshLeasePrefix) { key, value in key.withUnsafeBytes { key in value.withUnsafeBytes { value in
             let key = Array(key)
             // A lapsed lease is kept a while longer: the next taker on its token must see that it follows a holder that
             // stopped (``RefreshLease/followsLapsedLease``), and may wait for that holder's rotation.
@@ -156,7 +156,7 @@ extension CacheWriter {
             let removableAt = lease.map { $0.refusedRevision == nil ? $0.expiresAt.addingReportingOverflow(Self.lapsedLeaseKept).partialValue : $0.expiresAt }
             if key != kept, removableAt ?? .min <= now { expired.append(key) }
             return expired.count < limit
-        }
+        } } }
         for key in expired { _ = try writeTransaction.delete(in: KeySpace.meta, key: key) }
     }
 }

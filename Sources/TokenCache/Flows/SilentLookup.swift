@@ -156,9 +156,9 @@ extension CacheReader {
         clientID: String, environment: String, aliases: EnvironmentAliases, corrupt: inout [CorruptRecord]
     ) throws -> StoredEntity<AppMetadata>? {
         let exactKey = AppMetadata.storageKey(for: .init(clientID: clientID, environment: environment), index: store.keyring.index)
-        let exact = try transaction.withValue(in: KeySpace.appMetadata, forKey: exactKey) { value in
+        let exact = try transaction.withValue(in: KeySpace.appMetadata, forKey: exactKey) { value in value.withUnsafeBytes { value in
             store.decode(AppMetadata.self, value: value, key: exactKey)
-        }
+        } }
         switch exact {
         case .success(let stored)?: return stored
         case .failure(let record)?: corrupt.append(record)
@@ -187,9 +187,9 @@ extension CacheReader {
         var tried = Set<String>()
         for host in hosts where tried.insert(host.asciiLowercased).inserted {
             let key = Account.storageKey(accountPrefix: accountPrefix, environment: host, realm: realm, index: store.keyring.index)
-            let result = try transaction.withValue(in: KeySpace.accounts, forKey: key) { value in
+            let result = try transaction.withValue(in: KeySpace.accounts, forKey: key) { value in value.withUnsafeBytes { value in
                 store.decode(Account.self, value: value, key: key)
-            }
+            } }
             switch result {
             case .success(let stored)?: return stored
             case .failure(let record)?: corrupt.append(record)
@@ -240,7 +240,7 @@ extension CacheReader {
         _ body: (StoredEntity<S>) throws -> Void
     ) throws {
         var damaged: [CorruptRecord] = []
-        try transaction.forEach(in: KeySpace(S.kind), prefix: prefix) { key, value in
+        try transaction.forEach(in: KeySpace(S.kind), prefix: prefix) { key, value in try key.withUnsafeBytes { key in try value.withUnsafeBytes { value in
             let keyBytes = Array(key)
             switch store.decode(S.self, value: value, key: keyBytes) {
             case .success(let stored): try body(stored)
@@ -249,7 +249,7 @@ extension CacheReader {
                 damagedKeys?(keyBytes)
             }
             return true
-        }
+        } } }
         corrupt += damaged
     }
 }

@@ -16,14 +16,14 @@ extension RecordStore {
     /// - Throws: `.corruptRecord` when the record does not authenticate or holds no valid count.
     package func accessTokenCap(in txn: any RecordReading) throws -> Int? {
         let key = Self.accessTokenCapKey
-        let decoded = try txn.withValue(in: KeySpace.meta, forKey: key) { value in
+        let decoded = try txn.withValue(in: KeySpace.meta, forKey: key) { value in value.withUnsafeBytes { value in
             Result { () throws(FormatError) -> Int in
                 let plaintext = try openBodyPlaintext(value, slot: slot(KeySpace.meta, key))
                 return try plaintext.withUnsafeBytes { bytes in
                     Result { () throws(FormatError) -> Int in try Self.accessTokenCap(in: try DecodedBody(borrowing: bytes).fields) }
                 }.get()
             }
-        }
+        } }
         switch decoded {
         case nil: return nil
         case .success(let cap)?: return cap

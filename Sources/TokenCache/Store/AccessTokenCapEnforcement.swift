@@ -62,9 +62,9 @@ extension CacheWriter {
             }
             return sample.count < EvictionChoice.sampleSize
         }
-        try transaction.forEach(in: KeySpace.accessTokens, from: start) { visit($0, $1, until: nil) }
+        try transaction.forEach(in: KeySpace.accessTokens, from: start) { key, value in key.withUnsafeBytes { key in value.withUnsafeBytes { value in visit(key, value, until: nil) } } }
         if sample.count < EvictionChoice.sampleSize {
-            try transaction.forEach(in: KeySpace.accessTokens, from: []) { visit($0, $1, until: start) }
+            try transaction.forEach(in: KeySpace.accessTokens, from: []) { key, value in key.withUnsafeBytes { key in value.withUnsafeBytes { value in visit(key, value, until: start) } } }
         }
         return sample
     }
@@ -79,7 +79,7 @@ extension CacheWriter {
         var last: [UInt8]? = nil
         let start = sweepCursor ?? sweepStart ?? store.sweepCursor.withLock { $0.key }
         let loneKey = Array(protected.prefix(RecordStore.bucketPrefixCount))
-        try transaction.forEach(in: KeySpace.accessTokens, from: start) { key, value in
+        try transaction.forEach(in: KeySpace.accessTokens, from: start) { key, value in key.withUnsafeBytes { key in value.withUnsafeBytes { value in
             examined += 1
             let storageKey = Array(key)
             last = storageKey
@@ -89,7 +89,7 @@ extension CacheWriter {
                 doomed.append(storageKey)
             }
             return examined < Self.sweepSize
-        }
+        } } }
         // At the end of the key space, the next sweep starts again from its beginning.
         // Kept by this transaction (its next sweep continues from it) and handed to the store only once it commits
         // (``RecordStore/write(now:freeingSpace:_:)``): a body that re-runs, or a transaction that aborts, moves no

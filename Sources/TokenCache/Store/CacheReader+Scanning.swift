@@ -91,13 +91,13 @@ extension CacheReader {
             var next: [UInt8]? = nil
             for database in databases {
                 try mappingErrors {
-                    try transaction.forEach(in: database, from: start) { key, _ in
+                    try transaction.forEach(in: database, from: start) { key, _ in key.withUnsafeBytes { key in
                         // Keys are digests, at least a partition prefix long; a shorter one is not a record's key.
                         guard key.count >= Self.partitionPrefixLength else { return true }
                         let prefix = Array(key.prefix(Self.partitionPrefixLength))
                         if next.map({ prefix.lexicographicallyPrecedes($0) }) ?? true { next = prefix }
                         return false
-                    }
+                    } }
                 }
             }
             guard let next, try body(HomeAccountPartition(prefix: next)) else { return }

@@ -32,9 +32,9 @@ public class CacheReader {
         guard let storageKey = try location(S.self, of: entryKey, damagedMayMatch: true)
         else { return nil }
         let database = KeySpace(S.kind)
-        let result = try transaction.withValue(in: database, forKey: storageKey) { value in
+        let result = try transaction.withValue(in: database, forKey: storageKey) { value in value.withUnsafeBytes { value in
             store.decode(S.self, value: value, key: storageKey)
-        }
+        } }
         switch result {
         case nil: return nil
         case .success(let stored)?: return stored
@@ -86,11 +86,11 @@ public class CacheReader {
     func forEachStored<S: StorableEntity>(
         _ type: S.Type, prefix: [UInt8], filter: RecordFilter, _ body: (Result<StoredEntity<S>, CorruptRecord>) throws -> Bool
     ) throws {
-        try transaction.forEach(in: KeySpace(S.kind), prefix: prefix) { key, value in
+        try transaction.forEach(in: KeySpace(S.kind), prefix: prefix) { key, value in try key.withUnsafeBytes { key in try value.withUnsafeBytes { value in
             let decoded = store.decode(S.self, value: value, key: Array(key))
             if case .success(let stored) = decoded, !Self.matches(stored.entity, filter) { return true }
             return try body(decoded)
-        }
+        } } }
     }
 
     private static func matches<S: StorableEntity>(_ entity: S, _ filter: RecordFilter) -> Bool {
@@ -216,9 +216,9 @@ public final class CacheWriter: CacheReader {
     func upsert<S: StorableEntity>(_ entity: S, entryKey: [UInt8]? = nil, merging merge: (_ previous: S, _ new: S) -> S) throws -> UInt64 {
         let entryKey = entryKey ?? S.storageKey(for: entity.key, index: store.keyring.index)
         let key = try writeLocation(S.self, of: entryKey, conditional: false)
-        let previous = try writeTransaction.withValue(in: KeySpace(S.kind), forKey: key) { value in
+        let previous = try writeTransaction.withValue(in: KeySpace(S.kind), forKey: key) { value in value.withUnsafeBytes { value in
             store.decode(S.self, value: value, key: key)
-        }
+        } }
         let merged: S
         let previousRevision: UInt64?
         switch previous {
@@ -291,9 +291,9 @@ public final class CacheWriter: CacheReader {
     /// unconditional write (which heals it) and as a conflict for a conditional one.
     private func currentRevision<S: StorableEntity>(_ type: S.Type, key: [UInt8], strict: Bool) throws -> UInt64? {
         let database = KeySpace(S.kind)
-        let result = try writeTransaction.withValue(in: database, forKey: key) { value in
+        let result = try writeTransaction.withValue(in: database, forKey: key) { value in value.withUnsafeBytes { value in
             Result { () throws(FormatError) in try store.openRevision(value, slot: store.slot(database, key)) }
-        }
+        } }
         switch result {
         case nil: return nil
         case .success(let revision)?: return revision

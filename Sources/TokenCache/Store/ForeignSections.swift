@@ -15,7 +15,7 @@ extension RecordStore {
     /// The kept sections, by name; empty when there are none.
     package func foreignSections(in txn: any RecordReading) throws -> [String: JSONValue] {
         let key = Self.foreignSectionsKey
-        let decoded = try txn.withValue(in: KeySpace.meta, forKey: key) { value in
+        let decoded = try txn.withValue(in: KeySpace.meta, forKey: key) { value in value.withUnsafeBytes { value in
             Result { () throws(FormatError) -> [String: JSONValue] in
                 let plaintext = try openBodyPlaintext(value, slot: slot(KeySpace.meta, key))
                 return try plaintext.withUnsafeBytes { bytes in
@@ -32,7 +32,7 @@ extension RecordStore {
                     }
                 }.get()
             }
-        }
+        } }
         switch decoded {
         case nil: return [:]
         case .success(let sections)?: return sections

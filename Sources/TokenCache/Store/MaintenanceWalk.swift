@@ -33,7 +33,7 @@ struct MaintenanceWalk {
         while !done {
             done = try store.backend.write { txn in
                 try store.checkHeaderUnchanged(in: txn)
-                guard let start = try txn.withValue(in: KeySpace.meta, forKey: cursorKey, { Array($0) }) else {
+                guard let start = try txn.withValue(in: KeySpace.meta, forKey: cursorKey, { $0.withUnsafeBytes { Array($0) } }) else {
                     return true  // another process finished it
                 }
                 if let next = try step(start, txn) {

@@ -39,7 +39,7 @@ extension RecordStore {
         if try txn.withValue(in: database, forKey: entryKey, { _ in true }) != nil { return entryKey }
         guard mayHoldLoneTokens else { return nil }
         let prefix = Array(entryKey.prefix(Self.bucketPrefixCount))
-        let lone = try txn.withValue(in: database, forKey: prefix) { value in self.entryKey(ofTokenAt: prefix, value: value) }
+        let lone = try txn.withValue(in: database, forKey: prefix) { value in value.withUnsafeBytes { value in self.entryKey(ofTokenAt: prefix, value: value) } }
         switch lone {
         case nil: return nil  // no record under the prefix
         case .some(nil): return damagedMayMatch ? prefix : nil
@@ -53,12 +53,12 @@ extension RecordStore {
     /// get would find, without opening a lone token twice.
     func storedAccessToken(entryKey: [UInt8], in txn: any RecordReading) throws -> StoredEntity<AccessToken>? {
         let database = KeySpace.accessTokens
-        if let stored = try txn.withValue(in: database, forKey: entryKey, { decode(AccessToken.self, value: $0, key: entryKey) }) {
+        if let stored = try txn.withValue(in: database, forKey: entryKey, { $0.withUnsafeBytes { decode(AccessToken.self, value: $0, key: entryKey) } }) {
             return try? stored.get()
         }
         guard mayHoldLoneTokens else { return nil }
         let prefix = Array(entryKey.prefix(Self.bucketPrefixCount))
-        let lone = try txn.withValue(in: database, forKey: prefix) { decode(AccessToken.self, value: $0, key: prefix) }
+        let lone = try txn.withValue(in: database, forKey: prefix) { $0.withUnsafeBytes { decode(AccessToken.self, value: $0, key: prefix) } }
         guard case .success(let stored)? = lone, AccessToken.storageKey(for: stored.entity.key, index: keyring.index) == entryKey
         else { return nil }
         return stored
@@ -82,14 +82,14 @@ extension RecordStore {
     /// leaving everything as it was, when the record cannot be opened.
     package func move(_ database: KeySpace, from source: [UInt8], to destination: [UInt8], in txn: any RecordWriting) throws -> Bool {
         let sourceSlot = slot(database, source)
-        let opened = try txn.withValue(in: database, forKey: source) { value in
+        let opened = try txn.withValue(in: database, forKey: source) { value in value.withUnsafeBytes { value in
             Result { () throws(FormatError) in
                 (
                     summary: try RecordEnvelope.open(.summary, of: value, slot: sourceSlot, keys: recordKey),
                     body: try openBodyPlaintext(value, slot: sourceSlot)
                 )
             }
-        }
+        } }
         guard case .success(let plaintexts)? = opened else { return false }
         try txn.delete(in: database, key: source)
         try putSealed(summary: plaintexts.summary, body: plaintexts.body, database: database, key: destination, into: txn)
@@ -104,14 +104,14 @@ extension RecordStore {
         guard mayHoldLoneTokens else { return }
         let database = KeySpace.accessTokens
         var keys: [[UInt8]] = []
-        try txn.forEach(in: database, prefix: prefix) { key, _ in
+        try txn.forEach(in: database, prefix: prefix) { key, _ in key.withUnsafeBytes { key in
             keys.append(Array(key))
             return keys.count < 2
-        }
+        } }
         if keys.count == 1, keys[0].count != prefix.count, placesLoneTokensAtBucketPrefix {
             _ = try move(KeySpace.accessTokens, from: keys[0], to: prefix, in: txn)
         } else if keys.count >= 2, keys[0].count == prefix.count {
-            let entryKey = try txn.withValue(in: database, forKey: prefix) { value in self.entryKey(ofTokenAt: prefix, value: value) }
+            let entryKey = try txn.withValue(in: database, forKey: prefix) { value in value.withUnsafeBytes { value in self.entryKey(ofTokenAt: prefix, value: value) } }
             if let entryKey = entryKey ?? nil { _ = try move(KeySpace.accessTokens, from: prefix, to: entryKey, in: txn) }
         }
     }
@@ -141,7 +141,7 @@ extension RecordStore {
         var resume: [UInt8]? = nil
         var read = 0
         func close() { if let current, current.count == 1, current.key.count > Self.bucketPrefixCount { lone.append(current.key) } }
-        try txn.forEach(in: KeySpace.accessTokens, from: start) { key, _ in
+        try txn.forEach(in: KeySpace.accessTokens, from: start) { key, _ in key.withUnsafeBytes { key in
             guard key.count >= Self.bucketPrefixCount else { return true }  // not a token key; `verify` reports it
             let prefix = UnsafeRawBufferPointer(rebasing: key[..<Self.bucketPrefixCount])
             if let open = current, open.prefix.elementsEqual(prefix) {
@@ -156,7 +156,7 @@ extension RecordStore {
             }
             read += 1
             return true
-        }
+        } }
         if resume == nil { close() }
         for key in lone {
             _ = try move(KeySpace.accessTokens, from: key, to: Array(key.prefix(Self.bucketPrefixCount)), in: txn)

@@ -104,7 +104,7 @@ package final class RecordStore: Sendable {
     ) throws -> RecordStore {
         let directory = backend.location
         let (existing, placementPending, recordCount) = try backend.read { txn in
-            let header = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { Array($0) }
+            let header = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { $0.withUnsafeBytes { Array($0) } }
             // Counted only where there is no header: what a headerless store holds decides whether it may be completed.
             let records = header != nil ? 0 : try KeySpace.allCases.reduce(0) { $0 + (try txn.count(in: $1)) }
             return (header, try Self.loneTokenPlacement.isPending(in: txn), records)
@@ -190,7 +190,7 @@ package final class RecordStore: Sendable {
         target.writeVersion = FormatConstants.writeVersion
         let header = try keyring.rewrapped(as: target, root: root).encoded()
         try backend.write { txn in
-            let current = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { Array($0) }
+            let current = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { $0.withUnsafeBytes { Array($0) } }
             guard current == storedHeader else { return }
             try header.withUnsafeBytes { try txn.put(in: KeySpace.meta, key: FormatConstants.headerKey, value: $0) }
             try loneTokenPlacement.begin(in: txn)
@@ -201,7 +201,7 @@ package final class RecordStore: Sendable {
     /// upgraded the store to a newer format (whose rules this code does not know) or changed its keys (FORMAT.md §7).
     /// One get from the tiny `meta` database per write transaction.
     package func checkHeaderUnchanged(in txn: any RecordReading) throws {
-        let stored = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { Array($0) }
+        let stored = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { $0.withUnsafeBytes { Array($0) } }
         guard stored != headerBytes else { return }
         // A newer read version is what the header parser refuses, reading nothing after it (§7).
         do {
@@ -278,7 +278,7 @@ package final class RecordStore: Sendable {
         return laterRecordKeys.withLock { learned -> SecureKey? in
             if let key = learned[id] { return key }
             // A read nested in whatever transaction met the record: it sees the newest committed header.
-            guard let bytes = try? backend.read({ txn in try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { Array($0) } }),
+            guard let bytes = try? backend.read({ txn in try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { $0.withUnsafeBytes { Array($0) } } }),
                 let header = try? StoreHeader.decode(bytes), header.storeID == keyring.storeID,
                 let current = try? Keyring.unlock(header: header, root: root), let key = current.recordKey(id)
             else { return nil }

@@ -46,9 +46,9 @@ extension RecordStore {
     /// The lease under `key`; nil when there is none, or when it does not open (a damaged lease binds nobody: the
     /// next taker overwrites it).
     func refreshLease(at key: [UInt8], in txn: any RecordReading) throws -> StoredRefreshLease? {
-        try txn.withValue(in: KeySpace.meta, forKey: key) { value in
+        try txn.withValue(in: KeySpace.meta, forKey: key) { value in value.withUnsafeBytes { value in
             try? refreshLease(sealed: value, key: key)
-        } ?? nil
+        } } ?? nil
     }
 
     /// The lease a sealed value under `key` holds.

@@ -102,7 +102,7 @@ final class StoreExportSource: MSALExportSource {
         let store = reader.store
         let decoded: Result<StoredEntity<S>, CorruptRecord>? = try reader.transaction.withValue(
             in: KeySpace(S.kind), forKey: key
-        ) { value in store.decode(S.self, value: value, key: key) }
+        ) { value in value.withUnsafeBytes { value in store.decode(S.self, value: value, key: key) } }
         switch decoded {
         case .success(let stored)?: return wrap(stored.entity)
         case .failure(let corrupt)?: throw TokenCacheError(.corruptRecord, corrupt.description, recordFingerprint: corrupt.fingerprint)

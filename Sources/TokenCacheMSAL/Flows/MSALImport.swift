@@ -409,12 +409,12 @@ extension CacheWriter {
         for kind in EntityKind.allCases {
             let database = KeySpace(kind)
             var keys: [[UInt8]] = []
-            try writeTransaction.forEach(in: database, prefix: []) { key, value in
+            try writeTransaction.forEach(in: database, prefix: []) { key, value in key.withUnsafeBytes { key in value.withUnsafeBytes { value in
                 let key = Array(key)
                 revisions[RecordAddress(kind: kind, key: key)] = (try? store.openRevision(value, slot: store.slot(database, key))) ?? 0
                 keys.append(key)
                 return true
-            }
+            } } }
             for key in keys { _ = try writeTransaction.delete(in: database, key: key) }
         }
         try store.setForeignSections([:], now: now, in: writeTransaction)

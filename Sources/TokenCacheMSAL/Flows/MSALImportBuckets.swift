@@ -61,7 +61,7 @@ final class MSALImportBuckets {
     private func read(_ bucket: [UInt8], in writer: CacheWriter, isImported: (RecordAddress) -> Bool) throws -> MSALImportBucketIndex {
         let store = writer.store
         var index = MSALImportBucketIndex()
-        try writer.writeTransaction.forEach(in: KeySpace.accessTokens, prefix: bucket) { key, value in
+        try writer.writeTransaction.forEach(in: KeySpace.accessTokens, prefix: bucket) { key, value in key.withUnsafeBytes { key in value.withUnsafeBytes { value in
             let key = Array(key)
             work.bucketRecordsVisited += 1
             // A token of the import under its entry key is known by its key alone; a lone one (under the bucket
@@ -77,7 +77,7 @@ final class MSALImportBuckets {
                     stamp: ImportMerge.Stamp(writtenAt: summary.cachedAt, expiresOn: summary.expiresOn)),
                 aliases: store.aliases)
             return true
-        }
+        } } }
         return index
     }
 }

@@ -213,7 +213,7 @@ extension CacheReader {
         // cloud, for intersecting scopes, is newer (and a later write may have replaced it the same way).
         let scopes = try ScopeSet(parsing: token.target)
         var supersededBy = false
-        try transaction.forEach(in: KeySpace.accessTokens, prefix: bucket) { key, value in
+        try transaction.forEach(in: KeySpace.accessTokens, prefix: bucket) { key, value in key.withUnsafeBytes { key in value.withUnsafeBytes { value in
             guard let summary = try? store.openSummary(value, key: Array(key)), let storedScopes = try? summary.scopes,
                 store.aliases.areAliases(summary.environment, token.environment),
                 IntersectDelete.evicts(newTarget: scopes, storedTarget: storedScopes)
@@ -224,7 +224,7 @@ extension CacheReader {
                 return false
             }
             return true
-        }
+        } } }
         return supersededBy ? .superseded : absent
     }
 }

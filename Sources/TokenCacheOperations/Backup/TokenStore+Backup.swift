@@ -92,7 +92,7 @@ extension TokenStore {
         let directory = destination.location
         let copy = try destination.open(readOnly: true, create: false)
         return try copy.read { txn in
-            let header = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { try? StoreHeader.decode(Array($0)) }
+            let header = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { $0.withUnsafeBytes { try? StoreHeader.decode(Array($0)) } }
             guard let header = header ?? nil, header.storeID == store.keyring.header.storeID else {
                 throw TokenCacheError(.corruptStore, "the copy in \(directory) does not hold this store's header")
             }

@@ -94,9 +94,9 @@ extension CacheReader {
     func forEachStored<S: StorableEntity>(
         _ type: S.Type, from start: [UInt8], _ body: ([UInt8], Result<StoredEntity<S>, CorruptRecord>) throws -> Bool
     ) throws {
-        try transaction.forEach(in: KeySpace(S.kind), from: start) { key, value in
+        try transaction.forEach(in: KeySpace(S.kind), from: start) { key, value in try key.withUnsafeBytes { key in try value.withUnsafeBytes { value in
             let storageKey = Array(key)
             return try body(storageKey, store.decode(S.self, value: value, key: storageKey))
-        }
+        } } }
     }
 }

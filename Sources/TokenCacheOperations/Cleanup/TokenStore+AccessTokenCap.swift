@@ -107,13 +107,13 @@ extension TokenStore {
     private func evictionThreshold(excess: Int, now: Int64) throws -> EvictionChoice.Rank {
         var ranks: [EvictionChoice.Rank] = []
         try read { reader in
-            try reader.transaction.forEach(in: KeySpace.accessTokens, prefix: []) { key, value in
+            try reader.transaction.forEach(in: KeySpace.accessTokens, prefix: []) { key, value in key.withUnsafeBytes { key in value.withUnsafeBytes { value in
                 if let rank = try? store.withSummary(value, key: key, { EvictionChoice.Rank(valid: $0.expiresOn > now, cachedAt: $0.cachedAt) }) {
                     ranks.append(rank)
                 }
                 if ranks.count % 4_096 == 0 { reader.releaseScannedPages() }
                 return true
-            }
+            } } }
             reader.releaseScannedPages()
         }
         guard excess < ranks.count else { return EvictionChoice.Rank(valid: true, cachedAt: .max) }

@@ -171,7 +171,7 @@ extension RecordStore {
     /// cursor that name another key. Returns the records re-sealed and those skipped (damaged: they cannot be
     /// opened, so they keep the key they name), and whether the end was reached (the caller then retires the keys).
     func rotationStep(in txn: any RecordWriting) throws -> (resealed: Int, damaged: Int, finished: Bool) {
-        let cursor = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.rotationCursorKey) { Array($0) } ?? []
+        let cursor = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.rotationCursorKey) { $0.withUnsafeBytes { Array($0) } } ?? []
         var databaseIndex = Int(cursor.first ?? 0)
         var start = Array(cursor.dropFirst())
         var read = 0, resealed = 0, damaged = 0
@@ -179,7 +179,7 @@ extension RecordStore {
             let database = Self.rotatedDatabases[databaseIndex]
             var stale: [[UInt8]] = []
             var resume: [UInt8]? = nil
-            try txn.forEach(in: database, from: start) { key, value in
+            try txn.forEach(in: database, from: start) { key, value in key.withUnsafeBytes { key in value.withUnsafeBytes { value in
                 if read >= Self.rotationBatch {
                     resume = Array(key)
                     return false
@@ -188,7 +188,7 @@ extension RecordStore {
                 let sealed = database != KeySpace.meta || Self.isSealedMetaKey(key)
                 if sealed, let id = RecordEnvelope.keyID(of: value), id != keyring.activeKeyID { stale.append(Array(key)) }
                 return true
-            }
+            } } }
             for key in stale {
                 if try move(database, from: key, to: key, in: txn) { resealed += 1 } else { damaged += 1 }
             }

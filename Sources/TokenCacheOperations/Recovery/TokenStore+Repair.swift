@@ -110,7 +110,7 @@ extension CacheWriter {
         var skipped = 0
         var touchedBuckets: Set<[UInt8]> = []
         for finding in findings {
-            let current = try writeTransaction.withValue(in: finding.database, forKey: finding.key) { Array($0) }
+            let current = try writeTransaction.withValue(in: finding.database, forKey: finding.key) { $0.withUnsafeBytes { Array($0) } }
             guard current == finding.value else {
                 skipped += 1
                 continue

@@ -107,10 +107,10 @@ extension TokenStore {
             if database == KeySpace.meta {
                 // The sealed meta records and the cursors; the header is already there.
                 try source.backend.read { txn in
-                    try txn.forEach(in: database, prefix: []) { key, value in
+                    try txn.forEach(in: database, prefix: []) { key, value in key.withUnsafeBytes { key in value.withUnsafeBytes { value in
                         if !key.elementsEqual(FormatConstants.headerKey) { pending.append((database, Array(key), Array(value))) }
                         return true
-                    }
+                    } } }
                 }
                 try commit(upTo: (databaseIndex + 1, 0))
                 continue
@@ -129,7 +129,7 @@ extension TokenStore {
                 save(state)
                 do {
                     try source.backend.read { txn in
-                        try txn.forEach(in: database, prefix: [UInt8(prefix >> 8), UInt8(prefix & 0xFF)]) { key, value in
+                        try txn.forEach(in: database, prefix: [UInt8(prefix >> 8), UInt8(prefix & 0xFF)]) { key, value in key.withUnsafeBytes { key in value.withUnsafeBytes { value in
                             read += 1
                             readSinceRelease += 1
                             if source.authenticates(database: database, key: key, value: value) {
@@ -138,7 +138,7 @@ extension TokenStore {
                                 report.damagedRecords += 1
                             }
                             return true
-                        }
+                        } } }
                         if readSinceRelease >= 4_096 {
                             source.releaseScannedPages(in: txn)
                             readSinceRelease = 0
@@ -209,7 +209,7 @@ extension TokenStore {
         do {
             let backend = try configuration.storage.relocated(to: directory).open(readOnly: false, create: true)
             try backend.write { txn in
-                if let stored = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey, { Array($0) }) {
+                if let stored = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey, { $0.withUnsafeBytes { Array($0) } }) {
                     guard stored == header else {
                         throw TokenCacheError(.invalidArgument, "\(directory) holds a salvage of another store; nothing was written")
                     }
