@@ -110,20 +110,25 @@ extension CacheReader {
     private func accessTokenFindings(step: (UnsafeRawBufferPointer) -> Void, verified: (EntityKind, Int) -> Void, _ body: (RecordFinding) throws -> Void) throws {
         let database = KeySpace.accessTokens
         let prefixCount = RecordStore.bucketPrefixCount
-        /// One record of the bucket being read: where it is, and its entry key (nil when it does not decode).
-        /// No value: a view lives only as long as the callback that lent it, and a finding about the bucket is known
-        /// only once the bucket ends. The few records a finding names are read again (`storedValue(at:)`, the same snapshot).
-        var bucket: [(key: [UInt8], entryKey: [UInt8]?, reason: String?)] = []
+        /// One record of the bucket being read: where it is, its entry key (nil when it does not decode), and its value
+        /// where a finding may name it. What the bucket holds is known only once it ends, and a view lives only as long
+        /// as the callback that lent it, so the value is copied: none for a token under its entry key (no finding about
+        /// it carries its value); into `prefixValue`, one buffer reused from bucket to bucket, for the token under the
+        /// bucket prefix (a bucket's only one, the common case: no allocation per token); into its own array for any
+        /// other (a token that does not decode, or sits where its fields do not derive: rare).
+        var bucket: [(key: [UInt8], value: [UInt8]?, entryKey: [UInt8]?, reason: String?)] = []
+        var prefixValue: [UInt8] = []
         var good = 0
-        func storedValue(at key: [UInt8]) throws -> [UInt8] {
-            try transaction.withValue(in: database, forKey: key) { $0.withUnsafeBytes { Array($0) } } ?? []
+        /// The value a finding about `record` names (nil in `bucket` and not under its entry key: under the prefix).
+        func value(of record: (key: [UInt8], value: [UInt8]?, entryKey: [UInt8]?, reason: String?)) -> [UInt8] {
+            record.value ?? prefixValue
         }
         func closeBucket() throws {
             defer { bucket.removeAll(keepingCapacity: true) }
             let lone = bucket.count == 1
             for record in bucket {
                 guard let entryKey = record.entryKey else {
-                    try body(finding(.accessToken, record.key, storedValue(at: record.key), record.reason ?? "does not decode", .corrupt))
+                    try body(finding(.accessToken, record.key, value(of: record), record.reason ?? "does not decode", .corrupt))
                     continue
                 }
                 let prefix = Array(entryKey.prefix(prefixCount))
@@ -133,12 +138,10 @@ extension CacheReader {
                     }
                 } else if record.key == prefix, store.mayHoldLoneTokens {
                     if !lone {
-                        try body(finding(
-                            .accessToken, record.key, storedValue(at: record.key), "stored under its bucket prefix beside other tokens", .misplaced(target: entryKey)
-                        ))
+                        try body(finding(.accessToken, record.key, value(of: record), "stored under its bucket prefix beside other tokens", .misplaced(target: entryKey)))
                     }
                 } else {
-                    try body(finding(.accessToken, record.key, storedValue(at: record.key), "stored under a key its fields do not derive", .misplaced(target: entryKey)))
+                    try body(finding(.accessToken, record.key, value(of: record), "stored under a key its fields do not derive", .misplaced(target: entryKey)))
                 }
             }
         }
@@ -146,13 +149,25 @@ extension CacheReader {
             step(value)
             let location = Array(key)
             if let first = bucket.first, !first.key.prefix(prefixCount).elementsEqual(location.prefix(prefixCount)) { try closeBucket() }
+            let entryKey: [UInt8]?, reason: String?
             switch store.decode(AccessToken.self, value: value, key: location) {
             case .failure(let damaged):
-                bucket.append((location, nil, damaged.reason))
+                (entryKey, reason) = (nil, damaged.reason)
             case .success(let stored):
                 good += 1
-                bucket.append((location, AccessToken.storageKey(for: stored.entity.key, index: store.keyring.index), nil))
+                (entryKey, reason) = (AccessToken.storageKey(for: stored.entity.key, index: store.keyring.index), nil)
             }
+            var copied: [UInt8]? = nil
+            if entryKey != location {
+                // At most one key of a bucket is its prefix, so the buffer holds that one's value until the bucket ends.
+                if location.count == prefixCount {
+                    prefixValue.removeAll(keepingCapacity: true)
+                    prefixValue.append(contentsOf: value)
+                } else {
+                    copied = Array(value)
+                }
+            }
+            bucket.append((location, copied, entryKey, reason))
             return true
         } } }
         try closeBucket()
