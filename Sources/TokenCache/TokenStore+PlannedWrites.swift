@@ -74,7 +74,7 @@ extension TokenStore {
             } catch { throw TokenCacheError.wrapKeepingCallerErrors(error, directory: directory) }
             let writer = CacheWriter(store: store, transaction: transaction, now: now)
             writer.sweepStart = cursor
-            var result: Result<R, any Error>
+            let result: Result<R, any Error>
             do {
                 try store.checkHeaderUnchanged(in: transaction)
                 result = .success(try body(writer))

@@ -47,9 +47,9 @@ package final class FetchedRecords: @unchecked Sendable {  // immutable after in
 
     func view(_ range: Swift.Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[range]) }
 
-    /// The records of the plan's range `index`, in key order.
-    package func records(ofRange index: Int) -> [(key: [UInt8], value: [UInt8])] {
-        entries[bounds[index]].map { (Array(view($0.key)), Array(view($0.value))) }
+    /// Calls `body` with each record of the plan's range `index`, in key order; the views live as long as this object.
+    func forEachRecord(ofRange index: Int, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void) rethrows {
+        for entry in entries[bounds[index]] { try body(view(entry.key), view(entry.value)) }
     }
 
     /// The count of `space`'s entries, if the plan asked for it.

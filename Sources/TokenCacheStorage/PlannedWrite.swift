@@ -32,12 +32,13 @@ package final class PlannedWrite: RecordWriting {
         var state = InMemoryRecordBackend.State(spaces: [:], commitID: fetched.snapshotID)
         var scanEnds: [Int: [UInt8]] = [:]
         for (index, range) in fetched.plan.ranges.enumerated() {
-            let records = fetched.records(ofRange: index)
-            for record in records {
+            var last: [UInt8]? = nil
+            try fetched.forEachRecord(ofRange: index) { key, value in
                 // Ranges may overlap (a scan crosses a bucket): one snapshot, so equal keys hold equal values.
-                try record.value.withUnsafeBytes { try state.store(InMemoryRecordBackend.Bytes(copying: $0), in: range.space, key: record.key) }
+                last = Array(key)
+                try state.store(InMemoryRecordBackend.Bytes(copying: value), in: range.space, key: last!)
             }
-            if fetched.isTruncated(index), let last = records.last { scanEnds[index] = last.key }
+            if fetched.isTruncated(index), let last { scanEnds[index] = last }
         }
         self.state = state
         self.scanEnds = scanEnds
@@ -57,31 +58,17 @@ package final class PlannedWrite: RecordWriting {
         return miss.error
     }
 
-    /// Whether a read of `key` is inside what the plan fetched: a prefix range holding it, or a scan's window. Every
-    /// such range counts as read.
-    private func covers(_ space: KeySpace, key: [UInt8]) -> Bool {
+    /// Whether a read of `key` (or, unless `exactly`, of every key starting with it) is inside what the plan fetched:
+    /// a prefix range holding it, or a scan's window that starts before it and ends at it or after it (after all its
+    /// extensions, for a prefix), or at the end of the space. Every such range counts as read.
+    private func covers(_ space: KeySpace, _ key: [UInt8], exactly: Bool) -> Bool {
         var covered = false
         for (index, range) in fetched.plan.ranges.enumerated() where range.space == space {
             var holds = range.contains(space: space, key: key)
             if !holds, range.isScan, !key.lexicographicallyPrecedes(range.start) {
-                holds = scanEnds[index].map { !$0.lexicographicallyPrecedes(key) } ?? true
-            }
-            if holds {
-                readRanges.insert(index)
-                covered = true
-            }
-        }
-        return covered
-    }
-
-    /// Whether every key starting with `prefix` is inside what the plan fetched: a prefix range holding them all,
-    /// or a scan's window that starts before them and ends after them (or at the end of the space).
-    private func covers(_ space: KeySpace, prefix: [UInt8]) -> Bool {
-        var covered = false
-        for (index, range) in fetched.plan.ranges.enumerated() where range.space == space {
-            var holds = range.contains(space: space, key: prefix)
-            if !holds, range.isScan, !prefix.lexicographicallyPrecedes(range.start) {
-                holds = scanEnds[index].map { prefix.lexicographicallyPrecedes($0) && !$0.starts(with: prefix) } ?? true
+                holds = scanEnds[index].map { end in
+                    exactly ? !end.lexicographicallyPrecedes(key) : key.lexicographicallyPrecedes(end) && !end.starts(with: key)
+                } ?? true
             }
             if holds {
                 readRanges.insert(index)
@@ -92,7 +79,7 @@ package final class PlannedWrite: RecordWriting {
     }
 
     package func withValue<R>(in space: KeySpace, forKey key: [UInt8], _ body: (RawSpan) throws -> R) throws -> R? {
-        guard covers(space, key: key) else { throw miss(.prefix(space, prefix: key)) }
+        guard covers(space, key, exactly: true) else { throw miss(.prefix(space, prefix: key)) }
         let entries = state.entries(space)
         guard case (let index, true) = try InMemoryRecordBackend.State.position(of: key, in: entries) else { return nil }
         return try body(RawSpan(_unsafeBytes: entries[index].value.view))
@@ -101,7 +88,7 @@ package final class PlannedWrite: RecordWriting {
     package func forEach(
         in space: KeySpace, prefix: [UInt8], _ body: (_ key: RawSpan, _ value: RawSpan) throws -> Bool
     ) throws {
-        guard covers(space, prefix: prefix) else { throw miss(.prefix(space, prefix: prefix)) }
+        guard covers(space, prefix, exactly: false) else { throw miss(.prefix(space, prefix: prefix)) }
         try state.walk(space, from: prefix, prefix: prefix) { key, value in try body(RawSpan(_unsafeBytes: key), RawSpan(_unsafeBytes: value)) }
     }
 
@@ -139,7 +126,7 @@ package final class PlannedWrite: RecordWriting {
     }
 
     package func delete(in space: KeySpace, key: [UInt8]) throws -> Bool {
-        guard covers(space, key: key) else { throw miss(.prefix(space, prefix: key)) }
+        guard covers(space, key, exactly: true) else { throw miss(.prefix(space, prefix: key)) }
         guard try state.remove(in: space, key: key) else { return false }
         mutations.append(.delete(space, key: key))
         counts[space]? -= 1
@@ -149,7 +136,7 @@ package final class PlannedWrite: RecordWriting {
     /// A put needs no read, but the count it changes must be known, and so must whether the key was there: a key
     /// outside the plan is refused (the flow would not know what it replaces).
     private func store(_ value: InMemoryRecordBackend.Bytes, in space: KeySpace, key: [UInt8]) throws {
-        guard covers(space, key: key) else { throw miss(.prefix(space, prefix: key)) }
+        guard covers(space, key, exactly: true) else { throw miss(.prefix(space, prefix: key)) }
         let existed = try withValue(in: space, forKey: key) { _ in true } ?? false
         try state.store(value, in: space, key: key)
         mutations.append(.put(space, key: key, value: Array(value.view)))

@@ -83,9 +83,12 @@ package protocol RangeFetching: AnyObject, Sendable {
 extension RecordReading {
     /// Collects `plan`'s records and counts from this snapshot (a read transaction, or a write transaction that
     /// checks what a write plan expects).
-    package func collect(_ plan: ReadPlan) throws -> FetchedRecords {
+    /// - Parameters:
+    ///   - ranges: The indices of the plan's ranges to read (the others stay empty); nil for all.
+    ///   - counts: The key spaces of the plan's counts to read; nil for all.
+    package func collect(_ plan: ReadPlan, ranges: Set<Int>? = nil, counts: Set<KeySpace>? = nil) throws -> FetchedRecords {
         var builder = FetchedRecords.Builder(plan: plan, snapshotID: snapshotID)
-        for (index, range) in plan.ranges.enumerated() {
+        for (index, range) in plan.ranges.enumerated() where ranges?.contains(index) ?? true {
             if let limit = range.limit {
                 var taken = 0
                 try forEach(in: range.space, from: range.start) { key, value in
@@ -100,7 +103,7 @@ extension RecordReading {
                 }
             }
         }
-        for space in plan.counts { builder.counts[space] = try count(in: space) }
+        for space in plan.counts where counts?.contains(space) ?? true { builder.counts[space] = try count(in: space) }
         return builder.build()
     }
 }

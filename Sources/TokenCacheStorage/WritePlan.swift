@@ -54,7 +54,8 @@ extension RecordBackend {
     package func applySynchronously(_ plan: WritePlan) throws -> WritePlanOutcome {
         do {
             return try write(freeingSpace: plan.freeingSpace) { transaction in
-                let current = try transaction.collect(plan.expected.plan)
+                // Only what the flow read: the rest cannot have changed its decision.
+                let current = try transaction.collect(plan.expected.plan, ranges: plan.checkedRanges, counts: plan.checkedCounts)
                 guard current.holdsTheSameRecords(as: plan.expected, inRanges: plan.checkedRanges, counts: plan.checkedCounts) else {
                     throw WritePlanConflict()
                 }

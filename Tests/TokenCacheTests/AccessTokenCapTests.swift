@@ -142,15 +142,15 @@ import TokenCacheStorage
         try TestStore.with { _, cache in
             let context = try Responses.context()
             try cache.write { writer in
-                for index in 0..<CacheWriter.sweepSize / 2 - 1 {
+                for index in 0..<ExpirySweep.size / 2 - 1 {
                     try writer.put(AccessTokenCapTests.token(index, expiresOn: context.now - 1))
                     try writer.put(AccessTokenCapTests.token(100 + index, expiresOn: context.now + 3_600))
                 }
             }
             let result = try cache.ingest(try TokenResponse(json: Responses.json()), context: context)
-            #expect(result.expiredAccessTokensSwept == CacheWriter.sweepSize / 2 - 1)
+            #expect(result.expiredAccessTokensSwept == ExpirySweep.size / 2 - 1)
             let left = try cache.list(AccessToken.self).records.map(\.entity)
-            #expect(left.count == CacheWriter.sweepSize / 2)
+            #expect(left.count == ExpirySweep.size / 2)
             #expect(left.allSatisfy { $0.expiresOn > context.now })
             #expect(try cache.verify().isClean)
         }
@@ -161,7 +161,7 @@ import TokenCacheStorage
     @Test func onlyACommittedSweepMovesTheCursor() throws {
         try TestStore.with { _, cache in
             try cache.write { writer in
-                for index in 0..<CacheWriter.sweepSize + 4 { try writer.put(AccessTokenCapTests.token(index)) }
+                for index in 0..<ExpirySweep.size + 4 { try writer.put(AccessTokenCapTests.token(index)) }
             }
             struct Abandon: Error {}
             let before = cache.store.sweepCursor.withLock { $0.key }

@@ -69,7 +69,7 @@ extension CacheWriter {
         return sample
     }
 
-    /// The opportunistic sweep: reads the next ``sweepSize`` access tokens after where the last sweep stopped (this
+    /// The opportunistic sweep: reads the next ``ExpirySweep/size`` access tokens after where the last sweep stopped (this
     /// transaction's, else the store's last committed one; wrapping around), and removes those expired at `now`, except the one under `protected`. Each ingest
     /// runs one, so that expired tokens leave the store at a bounded cost per write even in buckets nobody writes
     /// again. Returns how many it removed.
@@ -88,18 +88,15 @@ extension CacheWriter {
             {
                 doomed.append(storageKey)
             }
-            return examined < Self.sweepSize
+            return examined < ExpirySweep.size
         } } }
         // At the end of the key space, the next sweep starts again from its beginning.
         // Kept by this transaction (its next sweep continues from it) and handed to the store only once it commits
         // (``RecordStore/write(now:freeingSpace:_:)``): a body that re-runs, or a transaction that aborts, moves no
         // cursor outside it.
-        sweepCursor = examined < Self.sweepSize ? [] : (last.map { $0 + [0] } ?? [])
+        sweepCursor = examined < ExpirySweep.size ? [] : (last.map { $0 + [0] } ?? [])
         return try deleteRecords(AccessToken.self, keys: doomed)
     }
-
-    /// Access tokens one sweep reads.
-    static var sweepSize: Int { ExpirySweep.size }
 }
 
 /// The expiry sweep's stride, which an ingest's read plan names too (``IngestPlan/readPlan(sweepingFrom:)``).

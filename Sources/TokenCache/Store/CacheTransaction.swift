@@ -195,7 +195,7 @@ public final class CacheWriter: CacheReader {
         let key: [UInt8]
         let current: UInt64?
         if lone {
-            key = store.placesLoneTokensAtBucketPrefix ? Array(entryKey.prefix(RecordStore.bucketPrefixCount)) : entryKey
+            key = try store.newAccessTokenLocation(entryKey: entryKey, in: writeTransaction, bucketKnownEmpty: true)
             current = nil
         } else {
             key = try writeLocation(S.self, of: entryKey, conditional: expectedRevision != nil)

@@ -25,7 +25,23 @@ extension RecordStore {
     /// the record cannot be read.
     func entryKey(ofTokenAt key: [UInt8], value: UnsafeRawBufferPointer) -> [UInt8]? {
         guard case .success(let stored) = decode(AccessToken.self, value: value, key: key) else { return nil }
-        return AccessToken.storageKey(for: stored.entity.key, index: keyring.index)
+        return entryKey(of: stored)
+    }
+
+    /// The entry key of a decoded token, from its own fields.
+    func entryKey(of stored: StoredEntity<AccessToken>) -> [UInt8] { AccessToken.storageKey(for: stored.entity.key, index: keyring.index) }
+
+    /// The record under the bucket prefix of `entryKey`, decoded, with that prefix; nil when there is none (or the
+    /// store holds no lone tokens). Whether it is the token with `entryKey` only its fields tell.
+    private func loneToken(
+        inBucketOf entryKey: [UInt8], in txn: any RecordReading
+    ) throws -> (prefix: [UInt8], token: Result<StoredEntity<AccessToken>, CorruptRecord>)? {
+        guard mayHoldLoneTokens else { return nil }
+        let prefix = Array(entryKey.prefix(Self.bucketPrefixCount))
+        let token = try txn.withValue(in: KeySpace.accessTokens, forKey: prefix) {
+            $0.withUnsafeBytes { decode(AccessToken.self, value: $0, key: prefix) }
+        }
+        return token.map { (prefix, $0) }
     }
 
     /// The key the token with entry key `entryKey` is stored under in `txn`: the entry key, or its bucket prefix
@@ -35,15 +51,11 @@ extension RecordStore {
     /// writes) its location is then the prefix, so that the damage is reported as for a damaged record under the
     /// asked key; without (unconditional writes) it is passed over and left for repair, as damaged records are.
     package func accessTokenLocation(entryKey: [UInt8], damagedMayMatch: Bool, in txn: any RecordReading) throws -> [UInt8]? {
-        let database = KeySpace.accessTokens
-        if try txn.withValue(in: database, forKey: entryKey, { _ in true }) != nil { return entryKey }
-        guard mayHoldLoneTokens else { return nil }
-        let prefix = Array(entryKey.prefix(Self.bucketPrefixCount))
-        let lone = try txn.withValue(in: database, forKey: prefix) { value in value.withUnsafeBytes { value in self.entryKey(ofTokenAt: prefix, value: value) } }
-        switch lone {
+        if try txn.withValue(in: KeySpace.accessTokens, forKey: entryKey, { _ in true }) != nil { return entryKey }
+        switch try loneToken(inBucketOf: entryKey, in: txn) {
         case nil: return nil  // no record under the prefix
-        case .some(nil): return damagedMayMatch ? prefix : nil
-        case .some(let key?): return key == entryKey ? prefix : nil
+        case (let prefix, .failure)?: return damagedMayMatch ? prefix : nil
+        case (let prefix, .success(let stored))?: return self.entryKey(of: stored) == entryKey ? prefix : nil
         }
     }
 
@@ -52,23 +64,22 @@ extension RecordStore {
     /// none, or when the record there cannot be read (damage is left for repair). What ``accessTokenLocation`` and a
     /// get would find, without opening a lone token twice.
     func storedAccessToken(entryKey: [UInt8], in txn: any RecordReading) throws -> StoredEntity<AccessToken>? {
-        let database = KeySpace.accessTokens
-        if let stored = try txn.withValue(in: database, forKey: entryKey, { $0.withUnsafeBytes { decode(AccessToken.self, value: $0, key: entryKey) } }) {
-            return try? stored.get()
+        let underEntryKey = try txn.withValue(in: KeySpace.accessTokens, forKey: entryKey) {
+            $0.withUnsafeBytes { decode(AccessToken.self, value: $0, key: entryKey) }
         }
-        guard mayHoldLoneTokens else { return nil }
-        let prefix = Array(entryKey.prefix(Self.bucketPrefixCount))
-        let lone = try txn.withValue(in: database, forKey: prefix) { $0.withUnsafeBytes { decode(AccessToken.self, value: $0, key: prefix) } }
-        guard case .success(let stored)? = lone, AccessToken.storageKey(for: stored.entity.key, index: keyring.index) == entryKey
+        if let underEntryKey { return try? underEntryKey.get() }
+        guard case (_, .success(let stored))? = try loneToken(inBucketOf: entryKey, in: txn), self.entryKey(of: stored) == entryKey
         else { return nil }
         return stored
     }
 
     /// Where a token with entry key `entryKey`, not yet stored, goes: under the bucket prefix when the bucket is
     /// empty, so that the common write needs no move afterwards; otherwise under its entry key.
-    func newAccessTokenLocation(entryKey: [UInt8], in txn: any RecordReading) throws -> [UInt8] {
+    /// - Parameter bucketKnownEmpty: The caller saw the bucket empty in this transaction: no read is needed.
+    func newAccessTokenLocation(entryKey: [UInt8], in txn: any RecordReading, bucketKnownEmpty: Bool = false) throws -> [UInt8] {
         guard placesLoneTokensAtBucketPrefix else { return entryKey }
         let prefix = Array(entryKey.prefix(Self.bucketPrefixCount))
+        if bucketKnownEmpty { return prefix }
         var empty = true
         try txn.forEach(in: KeySpace.accessTokens, prefix: prefix) { _, _ in
             empty = false
