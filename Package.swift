@@ -10,6 +10,7 @@ let package = Package(
         // For the Benchmarks/ package only: its declarations are SPI (`@_spi(Benchmarking)`), not an app API.
         .library(name: "TokenCacheBenchmarking", targets: ["TokenCacheBenchmarking"]),
         .library(name: "TokenCacheClient", targets: ["TokenCacheClient"]),
+        .library(name: "TokenCachePostgreSQL", targets: ["TokenCachePostgreSQL"]),
         .executable(name: "cachetool", targets: ["cachetool"]),
     ],
     dependencies: [
@@ -18,6 +19,10 @@ let package = Package(
         // free of them).
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        // The shared store's PostgreSQL client, and the event loops and TLS it runs on (its module only).
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
         // The only two modules that see C. Each wrapper exposes `package` declarations only.
@@ -74,6 +79,16 @@ let package = Package(
                 "TokenCache", .product(name: "Logging", package: "swift-log"), .product(name: "Metrics", package: "swift-metrics"),
             ]
         ),
+        // The shared store: a backend of the storage seam on PostgreSQL, for several hosts serving one cache. The only
+        // module that sees NIO; the core knows it as one more `StorageLocation`.
+        .target(
+            name: "TokenCachePostgreSQL",
+            dependencies: [
+                "TokenCache", "TokenCacheStorage", .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "cachetool",
             dependencies: [
@@ -82,6 +97,7 @@ let package = Package(
                 "TokenCacheOperations",
                 "TokenCacheBenchmarking",
                 "TokenCacheClient",
+                "TokenCachePostgreSQL",
                 "CCacheToolStartup",
                 "CBenchProbes",
                 "CChildLifetime",
@@ -96,7 +112,10 @@ let package = Package(
         .testTarget(name: "TokenCacheSodiumTests", dependencies: ["TokenCacheSodium", "TestSupport"]),
         .testTarget(
             name: "TokenCacheTests",
-            dependencies: ["TokenCache", "TokenCacheModel", "TokenCacheMSAL", "TokenCacheOperations", "TokenCacheBenchmarking", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheLMDB", "TokenCacheSodium", "TestSupport"],
+            dependencies: [
+                "TokenCache", "TokenCacheModel", "TokenCacheMSAL", "TokenCacheOperations", "TokenCacheBenchmarking", "TokenCacheRecords", "TokenCacheStorage",
+                "TokenCacheLMDB", "TokenCacheSodium", "TokenCachePostgreSQL", "TestSupport",
+            ],
             resources: [.copy("FormatVectors")]
         ),
         .testTarget(

@@ -54,6 +54,10 @@ public struct TokenCacheError: Error, Sendable, CustomStringConvertible, Localiz
         /// writer lock (a writer stopped inside its transaction), or its open lock (a compaction, or an opener stopped
         /// inside the open). The message names that process and its program. Nothing was changed; retry.
         public static let lockTimeout = Code("lockTimeout")
+        /// A store on a database server could not be reached, or did not answer within its deadline
+        /// (`TOKEN_CACHE_STORE_TIMEOUT`, 2 s by default). The message names the server, never a password. A write
+        /// that met it may or may not have committed, as with any lost connection; the store is never half-written.
+        public static let storeUnavailable = Code("storeUnavailable")
         /// Too many concurrent readers.
         public static let readersExhausted = Code("readersExhausted")
         /// An I/O error from the operating system. The transaction was not committed.

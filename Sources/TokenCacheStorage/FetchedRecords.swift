@@ -8,6 +8,9 @@ package final class FetchedRecords: @unchecked Sendable {  // immutable after in
         let range: Int
         let key: Swift.Range<Int>
         let value: Swift.Range<Int>
+        /// The version a backend keeps beside the record, if it keeps one (a server's row version, unique per write);
+        /// 0 otherwise. A write plan's check on such a backend compares versions instead of sealed bytes.
+        let version: Int64
     }
 
     package let plan: ReadPlan
@@ -52,6 +55,11 @@ package final class FetchedRecords: @unchecked Sendable {  // immutable after in
         for entry in entries[bounds[index]] { try body(view(entry.key), view(entry.value)) }
     }
 
+    /// Calls `body` with the key and the backend's version of each record of the plan's range `index`, in key order.
+    package func forEachVersion(ofRange index: Int, _ body: (_ key: UnsafeRawBufferPointer, _ version: Int64) throws -> Void) rethrows {
+        for entry in entries[bounds[index]] { try body(view(entry.key), entry.version) }
+    }
+
     /// The count of `space`'s entries, if the plan asked for it.
     package func count(of space: KeySpace) -> Int? { counts[space] }
 
@@ -91,12 +99,13 @@ package final class FetchedRecords: @unchecked Sendable {  // immutable after in
         }
 
         /// Appends a record of range `range` (its index in the plan); records of one range come in key order.
-        package mutating func append(range: Int, key: some Collection<UInt8>, value: some Collection<UInt8>) {
+        /// - Parameter version: The backend's version of the record, if it keeps one.
+        package mutating func append(range: Int, key: some Collection<UInt8>, value: some Collection<UInt8>, version: Int64 = 0) {
             let keyStart = bytes.count
             bytes.append(contentsOf: key)
             let valueStart = bytes.count
             bytes.append(contentsOf: value)
-            entries.append(Entry(range: range, key: keyStart..<valueStart, value: valueStart..<bytes.count))
+            entries.append(Entry(range: range, key: keyStart..<valueStart, value: valueStart..<bytes.count, version: version))
         }
 
         package func build() -> FetchedRecords {

@@ -58,9 +58,6 @@ package final class InMemoryRecordBackend: RecordBackend {
         var commitID: Int
     }
 
-    /// LMDB's default maximum key size, kept so that a key LMDB would refuse is refused here too.
-    static let maximumKeySize = 511
-
     package let location: String
     /// A sorted array gains nothing from the shorter key: every record under its own.
     package var lonePlacement: LonePlacement { .underOwnKey }
@@ -207,13 +204,6 @@ extension InMemoryRecordBackend.State {
 
     func entries(_ space: KeySpace) -> [Entry] { spaces[space] ?? [] }
 
-    /// Refuses a key LMDB would refuse: empty (unless `allowingEmpty`, for a scan from the first key) or too long.
-    static func check(_ key: [UInt8], allowingEmpty: Bool = false) throws {
-        guard allowingEmpty || !key.isEmpty, key.count <= InMemoryRecordBackend.maximumKeySize else {
-            throw StorageError(.invalidArgument, "a key of \(key.count) bytes (keys are 1 to \(InMemoryRecordBackend.maximumKeySize))")
-        }
-    }
-
     /// Bytewise order, a key before its extensions: LMDB's default order.
     static func compare(_ lhs: UnsafeRawBufferPointer, _ rhs: [UInt8]) -> Int {
         rhs.withUnsafeBytes { rhs in
@@ -238,7 +228,7 @@ extension InMemoryRecordBackend.State {
 
     /// Where `key` is in `entries` (sorted), or where it would go, after checking it.
     static func position(of key: [UInt8], in entries: [Entry]) throws -> (index: Int, found: Bool) {
-        try check(key)
+        try StorageKeyLimits.check(key)
         let index = lowerBound(entries, key)
         return (index, index < entries.count && compare(entries[index].key.view, key) == 0)
     }
@@ -249,7 +239,7 @@ extension InMemoryRecordBackend.State {
         _ space: KeySpace, from start: [UInt8], prefix: [UInt8],
         _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Bool
     ) throws {
-        try Self.check(start, allowingEmpty: true)
+        try StorageKeyLimits.check(start, allowingEmpty: true)
         let entries = entries(space)
         var index = Self.lowerBound(entries, start)
         while index < entries.count {

@@ -7,6 +7,11 @@ package struct StorageError: Error, Sendable, CustomStringConvertible {
     package enum Code: String, Sendable {
         case storeNotFound, readOnly, insecurePermissions, unsupportedEnvironment, unsupportedFormatVersion
         case corruptStore, storageFull, staleLockTable, readersExhausted, ioFailure, invalidArgument, storeInUse, lockTimeout
+        /// A store on a server that did not answer within its deadline, or refused the connection: nothing was changed
+        /// that the caller was told of.
+        case storeUnavailable
+        /// Concurrent writers kept colliding on the same records past the bound of retries: nothing was written.
+        case conflict
         /// A read or write the domain should never have asked for (a bug, not bad input): a read outside a fetched plan.
         case internalError
     }

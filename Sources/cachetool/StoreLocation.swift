@@ -1,8 +1,11 @@
 import ArgumentParser
+import TokenCache
+import TokenCachePostgreSQL
 
-/// What a store location given to cachetool may be. A store is a directory: a location that starts like a URL
-/// (`postgresql://…`, `file:///…`, any `scheme://`) names a kind of store this version does not have, and taken as a
-/// relative path it would create folders named after the scheme in the working directory.
+/// What a store location given to cachetool may be: a directory, or a shared store's PostgreSQL URL
+/// (`postgresql://…` or `postgres://…`). Any other location that starts like a URL (`file:///…`, any `scheme://`)
+/// names a kind of store this version does not have, and taken as a relative path it would create folders named
+/// after the scheme in the working directory.
 enum StoreLocation {
     /// The URL scheme `location` starts with (RFC 3986: a letter, then letters, digits, `+`, `-` or `.`, then `://`),
     /// if any.
@@ -15,12 +18,19 @@ enum StoreLocation {
         return scheme
     }
 
-    /// Refuses a location that looks like a URL (usage error, exit 64), naming where it came from.
+    /// Refuses a location that looks like a URL but is not a usable PostgreSQL URL (usage error, exit 64), naming
+    /// where it came from and what is wrong (never a password).
     static func check(_ location: String, from source: String) throws {
         guard let scheme = urlScheme(of: location) else { return }
+        if Configuration.isSharedStoreURL(location) {
+            do { _ = try Configuration.sharedStore(location, keySource: .keyFile(path: "")) } catch {
+                throw ValidationError("\(source): \(Terminal.sanitize(error.message))")
+            }
+            return
+        }
         throw ValidationError(
-            "\(source): \(Terminal.sanitize(location)) is a URL; stores at a URL (\(Terminal.sanitize(String(scheme)))://) are not supported by this "
-                + "version: give the store's directory"
+            "\(source): a store at a \(Terminal.sanitize(String(scheme)))://… URL is not supported: give the store's directory, or a "
+                + "shared store's postgresql:// URL"
         )
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import TokenCache
+import TokenCachePostgreSQL
 
 #if canImport(Glibc)
 import Glibc
@@ -8,13 +9,17 @@ import Glibc
 
 /// Options every store command shares: where the store is and where its key comes from.
 struct StoreOptions: ParsableArguments {
-    @Option(name: .customLong("store"), help: ArgumentHelp("Store directory.", valueName: "dir"))
+    @Option(
+        name: .customLong("store"),
+        help: ArgumentHelp("Store directory, or a shared store's URL (postgresql://user@host/database?sslmode=verify-full).", valueName: "dir|url")
+    )
     var store: String?
 
     @Option(name: .customLong("key-file"), help: ArgumentHelp("Key file (32 bytes, mode 0600).", valueName: "path"))
     var keyFile: String?
 
-    /// A store is a directory: one given as a URL is refused before anything is created (``StoreLocation``). Empty
+    /// A store is a directory or a shared store's PostgreSQL URL; any other URL, or a PostgreSQL URL that is not
+    /// usable, is refused before anything is created (``StoreLocation``). Empty
     /// paths, and a `TOKEN_CACHE_LOCK_TIMEOUT` that is not a duration, are usage errors too.
     func validate() throws {
         try Arguments.requireNonEmpty(store, "--store")
@@ -42,8 +47,15 @@ struct StoreOptions: ParsableArguments {
     func configuration(readOnly: Bool) -> Configuration {
         let environment = ProcessInfo.processInfo.environment
         var configuration = Configuration.fromEnvironment(environment)
+        // A shared store's URL (validated already) chooses the PostgreSQL backend; a directory, LMDB.
+        if let location = store ?? environment[Configuration.Variable.directory], Configuration.isSharedStoreURL(location),
+            let shared = try? Configuration.forLocation(location, environment: environment)
+        {
+            configuration = shared
+        } else if let store {
+            configuration.directory = store
+        }
         configuration.readOnly = readOnly
-        if let store { configuration.directory = store }
         if let keyFile { configuration.keySource = .keyFile(path: keyFile) }
         unsetenv(Configuration.Variable.base64Key)
         unsetenv(Configuration.Variable.passphrase)
@@ -61,6 +73,7 @@ enum Failure {
         case .wrongKey, .insecurePermissions, .readOnly: 77
         case .unsupportedEnvironment, .unsupportedFormatVersion: 78
         case .storageFull, .ioFailure: 74
+        case .storeUnavailable: 69
         default: 1
         }
     }

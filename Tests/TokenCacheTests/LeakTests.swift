@@ -13,22 +13,27 @@ import TokenCacheStorage
         return [text, text.lowercased(), data.base64EncodedString(), data.map { String(format: "%02x", $0) }.joined()]
     }
 
+    /// One record of each kind whose identifiers and secrets are the canaries.
+    static func putCanaries(_ cache: TokenStore) throws {
+        try cache.write { writer in
+            try writer.put(
+                AccessToken(
+                    homeAccountID: Canary.homeAccountID, environment: "login.microsoftonline.com", clientID: Canary.clientID,
+                    realm: Canary.realm, target: Canary.scope, secret: Secret(Canary.secret), cachedAt: 1, expiresOn: 2
+                )
+            )
+            try writer.put(
+                RefreshToken(homeAccountID: Canary.homeAccountID, environment: "login.microsoftonline.com", clientID: Canary.clientID, secret: Secret(Canary.secret))
+            )
+            try writer.put(IDToken(homeAccountID: Canary.homeAccountID, environment: "e", clientID: Canary.clientID, realm: Canary.realm, secret: Secret(Canary.secret)))
+            try writer.put(Account(homeAccountID: Canary.homeAccountID, environment: "e", realm: Canary.realm, username: Canary.username))
+            try writer.put(AppMetadata(clientID: Canary.clientID, environment: "e"))
+        }
+    }
+
     @Test func noCanaryReachesAnyFileOfTheStore() throws {
         try TestStore.with { store, cache in
-            try cache.write { writer in
-                try writer.put(
-                    AccessToken(
-                        homeAccountID: Canary.homeAccountID, environment: "login.microsoftonline.com", clientID: Canary.clientID,
-                        realm: Canary.realm, target: Canary.scope, secret: Secret(Canary.secret), cachedAt: 1, expiresOn: 2
-                    )
-                )
-                try writer.put(
-                    RefreshToken(homeAccountID: Canary.homeAccountID, environment: "login.microsoftonline.com", clientID: Canary.clientID, secret: Secret(Canary.secret))
-                )
-                try writer.put(IDToken(homeAccountID: Canary.homeAccountID, environment: "e", clientID: Canary.clientID, realm: Canary.realm, secret: Secret(Canary.secret)))
-                try writer.put(Account(homeAccountID: Canary.homeAccountID, environment: "e", realm: Canary.realm, username: Canary.username))
-                try writer.put(AppMetadata(clientID: Canary.clientID, environment: "e"))
-            }
+            try Self.putCanaries(cache)
             // Proves the check could fail: the canary is really stored (and readable with the key).
             #expect(try cache.list(Account.self).records.first?.entity.username == Canary.username)
             let files = try store.allFileBytes()

@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 import TokenCacheStorage
+import TokenCachePostgreSQL
 
 @testable import TokenCache
 import TokenCacheRecords
@@ -16,6 +17,9 @@ import TokenCacheRecords
             switch kind {
             case .memory:
                 return try body(InMemoryRecordBackend(name: Configuration.inMemoryDirectory))
+            case .postgresql:
+                let address = try PostgreSQLAddress(parsing: PostgreSQLTestServer.uniqueStoreURL("contract")!)
+                return try body(try PostgreSQLStorageLocation(address: address, timeout: .seconds(10)).open(readOnly: false, create: true))
             case .lmdb:
                 let options = LMDBRecordBackend.Options(
                     directory: root, initialMapSize: 1 << 20, maximumMapSize: 64 << 20, readOnly: false, allowNetworkFilesystem: false
@@ -91,7 +95,9 @@ import TokenCacheRecords
                 }
                 concurrent.wait()
                 #expect(try Self.value(reader, [1]) == "old")
-                #expect(reader.snapshotID == before)
+                // Equal ids promise equal contents. A server's commits are not numbered in commit order, so its
+                // backend never promises it: every transaction has an id of its own.
+                if kind == .postgresql { #expect(reader.snapshotID != before) } else { #expect(reader.snapshotID == before) }
             }
             try backend.read { reader throws in
                 #expect(try Self.value(reader, [1]) == "new")

@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 import TokenCacheStorage
+import TokenCachePostgreSQL
 
 @testable import TokenCache
 import TokenCacheOperations
@@ -15,6 +16,9 @@ import TokenCacheRecords
 
     /// The location the configuration chooses for a store of `kind` under `root` (its directory made, empty, 0700).
     static func location(_ kind: TestBackend, in root: String, named name: String = "store") throws -> any StorageLocation {
+        if kind == .postgresql {
+            return PostgreSQLStorageLocation(address: try PostgreSQLAddress(parsing: PostgreSQLTestServer.uniqueStoreURL(name)!), timeout: .seconds(10))
+        }
         let directory = kind == .memory ? Configuration.inMemoryDirectory : root + "/" + name
         if kind == .lmdb {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -80,6 +84,11 @@ import TokenCacheRecords
                 let records = try #require(location.recordsFile)
                 #expect(FileManager.default.fileExists(atPath: records.path))
                 #expect(!relocated.holdsStore() && relocated.directory == root + "/elsewhere")
+            case .postgresql:
+                // A schema on a server: it holds a store once its tables are made; no directory, no file.
+                #expect(location.holdsStore() && location.directory == nil && location.files.isEmpty)
+                #expect(try #require(location.sizeAtRest()) > 0)
+                #expect(!relocated.holdsStore())
             case .memory:
                 // Every store in memory is new and reachable only through its handle: no place holds one, no file.
                 #expect(!location.holdsStore() && location.sizeAtRest() == nil)
@@ -166,10 +175,10 @@ import TokenCacheRecords
                 switch kind {
                 case .lmdb:
                     #expect(refusal == nil, "LMDB refused \(capability)")
-                case .memory:
-                    let refusal = try #require(refusal, "memory offered \(capability)")
+                case .memory, .postgresql:
+                    let refusal = try #require(refusal, "\(kind) offered \(capability)")
                     #expect(refusal.code == .unsupportedEnvironment)
-                    #expect(refusal.message.contains(capability.rawValue) && refusal.message.contains("in-memory"), "\(refusal.message)")
+                    #expect(refusal.message.contains(capability.rawValue) && refusal.message.contains(location.kind), "\(refusal.message)")
                 }
             }
         }

@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 import TokenCacheStorage
 import TokenCacheLMDB
+import TokenCachePostgreSQL
 
 @testable import TokenCache
 import TokenCacheRecords
@@ -23,6 +24,14 @@ enum Canary {
 enum TestBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     case lmdb
     case memory
+    /// A schema of its own in the run's private PostgreSQL server, when the run has one (`make test` always does).
+    case postgresql
+
+    /// Whether two reads of one committed state have equal snapshot ids. A server's commits are not numbered in
+    /// commit order, so a shared store never promises that nothing changed between two reads.
+    var numbersSnapshots: Bool { self != .postgresql }
+
+    static var allCases: [TestBackend] { PostgreSQLTestServer.url == nil ? [.lmdb, .memory] : [.lmdb, .memory, .postgresql] }
 
     var testDescription: String { rawValue }
 }
@@ -34,14 +43,27 @@ struct TestStore {
     /// The records of the store `with` opened (an in-memory store is reachable only through it).
     private(set) var records: (any RecordBackend)?
 
+    /// The shared store's URL, for a PostgreSQL store: a schema of its own.
+    let sharedStoreURL: String?
+
     init(root: String, backend: TestBackend = .lmdb) {
         self.root = root
         self.backend = backend
+        sharedStoreURL = backend == .postgresql ? PostgreSQLTestServer.uniqueStoreURL("store") : nil
     }
 
-    var directory: String { backend == .memory ? Configuration.inMemoryDirectory : root + "/store" }
+    var directory: String {
+        switch backend {
+        case .memory: Configuration.inMemoryDirectory
+        case .lmdb: root + "/store"
+        case .postgresql: try! Configuration.sharedStore(sharedStoreURL!, keySource: .keyFile(path: keyFile)).directory
+        }
+    }
     var keyFile: String { root + "/keys/key" }
-    var configuration: Configuration { Configuration(directory: directory, keySource: .keyFile(path: keyFile)) }
+    var configuration: Configuration {
+        if let sharedStoreURL { return try! Configuration.sharedStore(sharedStoreURL, keySource: .keyFile(path: keyFile)) }
+        return Configuration(directory: directory, keySource: .keyFile(path: keyFile))
+    }
 
     /// The store opened read-only: as it is on disk, with no upgrade and no placement run.
     func openReadOnly() throws -> TokenStore {

@@ -150,7 +150,8 @@ public struct SilentLookupCompanions: Sendable {
     public var account: StoredEntity<Account>?
     /// Damaged records met while reading these; skipped, never returned.
     public var corrupt: [CorruptRecord]
-    /// Whether these come from the snapshot the access token was read in (see ``CompanionLoading``).
+    /// Whether these come from the snapshot the access token was read in (see ``CompanionLoading``). False also
+    /// where the store cannot tell: a shared store's snapshots are never known to be the same.
     public var fromLookupSnapshot: Bool
 }
 

@@ -64,10 +64,18 @@ struct Info: ParsableCommand {
             "format      version \(info.readVersion) (read), \(info.writeVersion) (write); "
                 + (info.formatWritable ? "this build reads and writes it" : "newer than this build: read-only"),
             "key         \(info.keyProtection == "key" ? "key file or raw key" : info.keyProtection); \(info.dataKeyCount) data key\(info.dataKeyCount == 1 ? "" : "s"), new records under key \(info.activeDataKeyID)",
-            "size        \(bytes(info.usedBytes)) used of a \(bytes(info.mapSize)) map (\(String(format: used < 10 ? "%.1f" : "%.0f", used))%); the map grows up to \(bytes(info.maximumMapSize))",
-            "readers     " + StoreCountLabels.readers(layout),
-            "libraries   liblmdb \(ComponentVersions.current.lmdb), libsodium \(info.sodiumVersion)",
-        ].flatMap { TextWrap.wrap($0, width: width, indent: 12) } + [""]
+        ]
+        // A shared store's server keeps its own files: no map and no reader slots to show, its tables' size instead.
+        if info.maximumMapSize == Int.max {
+            lines.append("size        \(bytes(info.usedBytes)) on the server (the store's table and index)")
+        } else {
+            lines.append(
+                "size        \(bytes(info.usedBytes)) used of a \(bytes(info.mapSize)) map (\(String(format: used < 10 ? "%.1f" : "%.0f", used))%); the map grows up to \(bytes(info.maximumMapSize))"
+            )
+            lines.append("readers     " + StoreCountLabels.readers(layout))
+        }
+        lines.append("libraries   liblmdb \(ComponentVersions.current.lmdb), libsodium \(info.sodiumVersion)")
+        lines = lines.flatMap { TextWrap.wrap($0, width: width, indent: 12) } + [""]
         var table = Table(headers: ["records", "count"])
         var total = 0
         for kind in EntityKind.allCases {

@@ -30,8 +30,13 @@ enum ArchitectureRules {
         ],
         // The client: the library's API, and the logging and metrics packages the core stays free of.
         "TokenCacheClient": ["TokenCache", "Logging", "Metrics", "Foundation", "Dispatch", "Synchronization", "Glibc", "Darwin", "Musl"],
+        // The shared store: a backend of the seam on PostgreSQL, and the only module that sees NIO.
+        "TokenCachePostgreSQL": [
+            "TokenCache", "TokenCacheStorage", "PostgresNIO", "NIOCore", "NIOPosix", "NIOSSL", "Logging", "Foundation", "Synchronization",
+            "Glibc", "Darwin", "Musl",
+        ],
         "cachetool": [
-            "TokenCache", "TokenCacheMSAL", "TokenCacheOperations", "TokenCacheBenchmarking", "TokenCacheClient", "ArgumentParser",
+            "TokenCache", "TokenCacheMSAL", "TokenCacheOperations", "TokenCacheBenchmarking", "TokenCacheClient", "TokenCachePostgreSQL", "ArgumentParser",
             "CBenchProbes", "CChildLifetime", "CDisplayWidth", "Foundation", "Dispatch", "Synchronization", "Glibc", "Darwin", "Musl",
         ],
     ]

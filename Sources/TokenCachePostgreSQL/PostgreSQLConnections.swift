@@ -1,0 +1,222 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PostgresNIO
+import Synchronization
+import TokenCacheStorage
+
+/// The connections of one store to its server, kept open between transactions, and the one place where a wait on the
+/// server is bounded.
+///
+/// postgres-nio has no per-query timeout, so every wait here is bounded by the store's deadline: when it passes, the
+/// connection is closed (which fails what waits on it) and the caller gets `.storeUnavailable` naming the server and
+/// the deadline; the server ends the statement too (`statement_timeout`), and a transaction left idle
+/// (`idle_in_transaction_session_timeout`). A connection that met any failure is closed, never reused.
+///
+/// Two pools, because the isolation a connection starts its transactions in is fixed at connect time
+/// (`default_transaction_isolation`): readers run one statement or a `REPEATABLE READ` transaction; writers run
+/// `SERIALIZABLE`, so that a write plan applied by one statement is checked and made under the server's
+/// serialisable isolation without a `BEGIN` round trip.
+final class PostgreSQLConnections: Sendable {
+    enum Role: Sendable { case reading, writing }
+
+    let address: PostgreSQLAddress
+    let role: Role
+    /// How long a connection, a statement or a transaction may take.
+    let timeout: Duration
+    private let configuration: PostgresConnection.Configuration
+    private let idle = Mutex<[PostgresConnection]>([])
+    private let keptIdle: Int
+    private let nextID = Atomic<Int>(1)
+    static let logger = Logger(label: "token-cache.postgresql", factory: { _ in SwiftLogNoOpLogHandler() })
+
+    init(address: PostgreSQLAddress, password: String?, role: Role, timeout: Duration, keptIdle: Int) throws(StorageError) {
+        self.address = address
+        self.role = role
+        self.timeout = timeout
+        self.keptIdle = keptIdle
+        var configuration: PostgresConnection.Configuration
+        if let socket = address.socketPath {
+            configuration = .init(unixSocketPath: socket, username: address.user, password: password, database: address.database)
+        } else {
+            configuration = .init(
+                host: address.host ?? "localhost", port: address.port, username: address.user, password: password, database: address.database,
+                tls: try Self.tls(for: address)
+            )
+        }
+        let milliseconds = Int(timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        // The connect's own bound: the TCP handshake; the deadline bounds the whole of it (authentication too).
+        configuration.options.connectTimeout = .seconds(Int64(address.connectTimeout ?? max(1, milliseconds / 1000)))
+        var parameters = [
+            ("application_name", address.applicationName),
+            ("statement_timeout", String(milliseconds)),
+            ("idle_in_transaction_session_timeout", String(max(milliseconds * 2, 1000))),
+            ("lock_timeout", String(milliseconds)),
+        ]
+        if role == .writing { parameters.append(("default_transaction_isolation", "serializable")) }
+        configuration.options.additionalStartupParameters = parameters
+        self.configuration = configuration
+    }
+
+    /// The TLS a TCP connection uses, from `sslmode`: verified against the system's roots (or `sslrootcert`), the host
+    /// name too for `verify-full`; encrypted without verification for `require`; none for `disable`.
+    static func tls(for address: PostgreSQLAddress) throws(StorageError) -> PostgresConnection.Configuration.TLS {
+        guard address.tls != .disable else { return .disable }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        switch address.tls {
+        case .verifyFull: tls.certificateVerification = .fullVerification
+        case .verifyCA: tls.certificateVerification = .noHostnameVerification
+        default: tls.certificateVerification = .none
+        }
+        if let root = address.rootCertificate { tls.trustRoots = .file(root) }
+        let context: NIOSSLContext
+        do { context = try NIOSSLContext(configuration: tls) } catch {
+            throw StorageError(.invalidArgument, "TLS for \(address.location) cannot be set up: \(error)")
+        }
+        return address.tls.requiresTLS ? .require(context) : .prefer(context)
+    }
+
+    /// A connection for one transaction or statement, back to the pool after `body` unless it failed.
+    func withConnection<R>(_ body: (PostgresConnection) throws -> R) throws -> R {
+        let connection = try take().waitBounded(self, connection: nil, doing: "connecting")
+        do {
+            let result = try body(connection)
+            giveBack(connection)
+            return result
+        } catch {
+            connection.closeQuietly()
+            throw error
+        }
+    }
+
+    /// As ``withConnection(_:)``, waiting without blocking a thread.
+    func withConnection<R: Sendable>(_ body: (PostgresConnection) async throws -> R) async throws -> R {
+        let connection = try await take().getBounded(self, connection: nil, doing: "connecting")
+        do {
+            let result = try await body(connection)
+            giveBack(connection)
+            return result
+        } catch {
+            connection.closeQuietly()
+            throw error
+        }
+    }
+
+    private func take() -> EventLoopFuture<PostgresConnection> {
+        while let connection = idle.withLock({ $0.popLast() }) {
+            if !connection.isClosed { return connection.eventLoop.makeSucceededFuture(connection) }
+        }
+        return PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: nextID.add(1, ordering: .relaxed).newValue,
+            logger: Self.logger
+        )
+    }
+
+    private func giveBack(_ connection: PostgresConnection) {
+        let kept = idle.withLock { idle -> Bool in
+            guard idle.count < keptIdle, !connection.isClosed else { return false }
+            idle.append(connection)
+            return true
+        }
+        if !kept { connection.closeQuietly() }
+    }
+
+    /// Closes every idle connection (a store's last reference going away).
+    func closeAll() {
+        for connection in idle.withLock({ idle in defer { idle.removeAll() }; return idle }) { connection.closeQuietly() }
+    }
+
+    /// Runs `query` on `connection`, bounded by the deadline.
+    func run(_ query: PostgresQuery, on connection: PostgresConnection, doing what: String) throws -> PostgresQueryResult {
+        try connection.query(query, logger: Self.logger).waitBounded(self, connection: connection, doing: what)
+    }
+
+    /// As ``run(_:on:doing:)``, waiting without blocking a thread.
+    func run(_ query: PostgresQuery, on connection: PostgresConnection, doing what: String) async throws -> PostgresQueryResult {
+        try await connection.query(query, logger: Self.logger).getBounded(self, connection: connection, doing: what)
+    }
+
+    /// What a failure of the server or the connection means to the store.
+    func storageError(_ error: any Error, doing what: String, timedOut: Bool) -> any Error {
+        if error is StorageError { return error }
+        let place = address.location
+        if timedOut {
+            return StorageError(.storeUnavailable, "the PostgreSQL server at \(place) gave no answer within \(timeout) while \(what); nothing more was sent")
+        }
+        if let error = error as? PSQLError {
+            if error.code == .server, let state = error.serverInfo?[.sqlState] {
+                let message = error.serverInfo?[.message] ?? "an error"
+                return PostgreSQLFailure.map(sqlState: state, message: message, at: place, doing: what)
+            }
+            switch error.code {
+            case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .sslUnsupported, .failedToAddSSLHandler:
+                let cause = error.underlying.map { " (\($0))" } ?? ""
+                return StorageError(.storeUnavailable, "the PostgreSQL server at \(place) cannot be reached while \(what): \(error.code)\(cause)")
+            case .authMechanismRequiresPassword:
+                return StorageError(
+                    .storeUnavailable, "the PostgreSQL server at \(place) asks for a password for user \(address.user); give one in a password file (passfile=…, PGPASSFILE or ~/.pgpass)"
+                )
+            default:
+                return StorageError(.ioFailure, "the PostgreSQL server at \(place) failed while \(what): \(error.code)")
+            }
+        }
+        return StorageError(.storeUnavailable, "the PostgreSQL server at \(place) cannot be reached while \(what): \(error)")
+    }
+}
+
+/// Set when a wait's deadline passed, so that the failure reads as a timeout, not a lost connection.
+private final class DeadlineFlag: Sendable {
+    let fired = Atomic<Bool>(false)
+}
+
+extension Duration {
+    var timeAmount: TimeAmount { .nanoseconds(components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000) }
+}
+
+extension EventLoopFuture where Value: Sendable {
+    /// This future raced against the deadline of `connections`: when the deadline comes first, the result fails, the
+    /// connection the wait was on is closed (the server then ends its statement), and a connection this future still
+    /// makes is closed when it arrives.
+    private func bounded(_ connections: PostgreSQLConnections, connection: PostgresConnection?) -> (EventLoopFuture<Value>, DeadlineFlag) {
+        let flag = DeadlineFlag()
+        let promise = eventLoop.makePromise(of: Value.self)
+        let deadline = eventLoop.scheduleTask(in: connections.timeout.timeAmount) {
+            flag.fired.store(true, ordering: .relaxed)
+            promise.fail(CancellationError())
+            if let connection { connection.closeQuietly() }
+        }
+        whenComplete { result in
+            deadline.cancel()
+            if flag.fired.load(ordering: .relaxed), case .success(let value) = result, let late = value as? PostgresConnection { late.closeQuietly() }
+            promise.completeWith(result)
+        }
+        return (promise.futureResult, flag)
+    }
+
+    /// The value, blocking this thread at most until the deadline.
+    fileprivate func waitBounded(_ connections: PostgreSQLConnections, connection: PostgresConnection?, doing what: String) throws -> Value {
+        let (future, flag) = bounded(connections, connection: connection)
+        do { return try future.wait() } catch {
+            throw connections.storageError(error, doing: what, timedOut: flag.fired.load(ordering: .relaxed))
+        }
+    }
+
+    /// The value, waiting at most until the deadline without blocking a thread.
+    fileprivate func getBounded(_ connections: PostgreSQLConnections, connection: PostgresConnection?, doing what: String) async throws -> Value {
+        let (future, flag) = bounded(connections, connection: connection)
+        do { return try await future.get() } catch {
+            throw connections.storageError(error, doing: what, timedOut: flag.fired.load(ordering: .relaxed))
+        }
+    }
+}
+
+extension PostgresConnection {
+    /// Closes the connection without waiting: what it was doing fails, and the server ends its transaction.
+    /// The closure keeps the connection alive until it is closed (postgres-nio checks that none is dropped open).
+    func closeQuietly() {
+        let closing: EventLoopFuture<Void> = close()
+        closing.whenComplete { _ in withExtendedLifetime(self) {} }
+    }
+}

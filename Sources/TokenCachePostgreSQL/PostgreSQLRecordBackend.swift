@@ -1,0 +1,183 @@
+import NIOCore
+import PostgresNIO
+import Synchronization
+package import TokenCacheStorage
+
+/// A store's records in a PostgreSQL database, shared by every host that opens the same schema with the same key.
+///
+/// The seam's synchronous transactions run as SQL transactions, one statement per read or write, blocking the caller's
+/// thread (as LMDB blocks it on a page fault); the two calls an async caller makes instead run without blocking a
+/// thread, each in one round trip: a ``ReadPlan``'s fetch is one statement, and a ``WritePlan``'s apply is one call
+/// of the schema's `apply_plan` function, which checks what the plan read and writes its changes in one serialisable
+/// transaction.
+///
+/// **Commit ids.** A server's commits are not numbered in commit order (a sequence number taken by a transaction that
+/// commits late would be skipped by anyone who polled past it), and asking the server costs a round trip. So
+/// ``lastCommitID`` never claims that nothing changed: every call returns a number no earlier snapshot had. What a
+/// caller caches against it (an answer, a list of accounts) is therefore never served again without a read.
+package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, WritePlanApplying {
+    package let address: PostgreSQLAddress
+    let readers: PostgreSQLConnections
+    let writers: PostgreSQLConnections
+    let readOnly: Bool
+    /// Numbers snapshots and commit ids in this process (see the type's comment).
+    private let counter = Atomic<Int>(0)
+    /// How often a write transaction that lost to a concurrent one runs again before it gives up with `.conflict`.
+    static let attempts = 12
+
+    init(address: PostgreSQLAddress, readers: PostgreSQLConnections, writers: PostgreSQLConnections, readOnly: Bool) {
+        self.address = address
+        self.readers = readers
+        self.writers = writers
+        self.readOnly = readOnly
+    }
+
+    deinit {
+        readers.closeAll()
+        writers.closeAll()
+    }
+
+    package var location: String { address.location }
+    /// A row per record whatever its key: the shorter key saves the server nothing.
+    package var lonePlacement: LonePlacement { .underOwnKey }
+
+    private func nextID() -> Int { counter.add(1, ordering: .relaxed).newValue }
+
+    package var lastCommitID: Int { nextID() }
+
+    /// The backends this thread is inside a write transaction of: a nested write is refused, as LMDB refuses it,
+    /// rather than left to wait for locks its own outer transaction holds.
+    @TaskLocal static var writing: Set<ObjectIdentifier> = []
+
+    package func read<R>(_ body: (any RecordReading) throws -> R) throws -> R {
+        // The snapshot is taken by a transaction's first statement: take it now, so that the read shows the store as
+        // it was when `read` was called, whatever commits while `body` runs.
+        try transaction(on: readers, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", takingSnapshot: true, body)
+    }
+
+    package func write<R>(freeingSpace: Bool, _ body: (any RecordWriting) throws -> R) throws -> R {
+        guard !readOnly else { throw StorageError(.readOnly, "the store at \(location) is open read-only") }
+        guard !Self.writing.contains(ObjectIdentifier(self)) else {
+            throw StorageError(.unsupportedEnvironment, "a write transaction was started inside another one on the same thread")
+        }
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try Self.$writing.withValue(Self.writing.union([ObjectIdentifier(self)])) {
+                    try transaction(on: writers, begin: "BEGIN ISOLATION LEVEL SERIALIZABLE", takingSnapshot: false, body)
+                }
+            } catch let conflict as PostgreSQLFailure.RetryableConflict {
+                guard attempt < Self.attempts else {
+                    throw StorageError(.conflict, "\(conflict.message); gave up after \(attempt) attempts. Nothing was written; retry")
+                }
+                Self.backOff(attempt)
+            }
+        }
+    }
+
+    /// Waits a random while that doubles with each lost attempt (0.5 ms to about 64 ms), so that writers that keep
+    /// colliding spread out.
+    static func backOff(_ attempt: Int) {
+        let ceiling = 500 << min(attempt, 7)
+        usleep(UInt32.random(in: UInt32(ceiling / 2)...UInt32(ceiling)))
+    }
+
+    /// `body` in one transaction on a connection of `pool`: committed when it returns, rolled back when it throws
+    /// (the connection kept when the rollback succeeds, closed otherwise).
+    private func transaction<R>(
+        on pool: PostgreSQLConnections, begin: String, takingSnapshot: Bool, _ body: (any RecordWriting) throws -> R
+    ) throws -> R {
+        let outcome: Result<R, any Error> = try pool.withConnection { connection in
+            let transaction = PostgreSQLTransaction(connections: pool, connection: connection, schema: address.schema, snapshotID: nextID())
+            _ = try transaction.run(begin, PostgresBindings(), doing: "beginning a transaction")
+            if takingSnapshot { _ = try transaction.run("SELECT 1", PostgresBindings(), doing: "beginning a transaction") }
+            let result: R
+            do {
+                result = try body(transaction)
+                if let conflict = transaction.conflict { throw conflict }
+                if let failedFill = transaction.failedFill { throw failedFill }
+            } catch {
+                if let conflict = transaction.conflict { throw conflict }  // closes the connection, which ends the transaction
+                if error is StorageError { throw error }
+                _ = try transaction.run("ROLLBACK", PostgresBindings(), doing: "rolling back a transaction")
+                return .failure(error)
+            }
+            _ = try transaction.run("COMMIT", PostgresBindings(), doing: "committing a transaction")
+            return .success(result)
+        }
+        return try outcome.get()
+    }
+
+    // MARK: Async path
+
+    package func fetch(_ plan: ReadPlan) async throws -> FetchedRecords {
+        let query = PostgreSQLPlanQueries.fetch(plan, table: PostgreSQLSchema.quoted(address.schema) + ".records")
+        let snapshot = nextID()
+        let rows = try await readers.withConnection { connection in
+            try await self.readers.run(query, on: connection, doing: "fetching a read plan")
+        }
+        var builder = FetchedRecords.Builder(plan: plan, snapshotID: snapshot)
+        for row in rows {
+            let (range, key, value, version) = try row.decode((Int32, ByteBuffer?, ByteBuffer?, Int64).self)
+            if range < 0 {
+                builder.counts[plan.counts[Int(-range) - 1]] = Int(version)
+            } else {
+                builder.append(range: Int(range), key: key?.readableBytesView ?? ByteBuffer().readableBytesView, value: value?.readableBytesView ?? ByteBuffer().readableBytesView, version: version)
+            }
+        }
+        return builder.build()
+    }
+
+    package func apply(_ plan: WritePlan) async throws -> WritePlanOutcome {
+        guard !readOnly else { throw StorageError(.readOnly, "the store at \(location) is open read-only") }
+        // A plan fetched through a synchronous read carries no row versions: check its bytes in a transaction instead.
+        guard let query = PostgreSQLPlanQueries.apply(plan, schema: PostgreSQLSchema.quoted(address.schema)) else {
+            return try applySynchronously(plan)
+        }
+        do {
+            let rows = try await writers.withConnection { connection in
+                try await self.writers.run(query, on: connection, doing: "applying a write plan")
+            }
+            guard let applied = try rows.first?.decode(Bool.self), applied else { return .conflict }
+            return .applied(commitID: nextID())
+        } catch is PostgreSQLFailure.RetryableConflict {
+            return .conflict
+        }
+    }
+
+    // MARK: Figures
+
+    package func usage() -> StorageUsage {
+        let used = (try? sizeAtRest()) ?? 0
+        return StorageUsage(currentCapacity: used, maximumCapacity: Int.max, usedBytes: used, readersInUse: 0, maxReaders: 0)
+    }
+
+    /// The bytes the store's tables and indexes take on the server.
+    func sizeAtRest() throws -> Int {
+        try read { reader in
+            let transaction = reader as! PostgreSQLTransaction
+            let rows = try transaction.run(
+                "SELECT pg_total_relation_size('\(transaction.table)')", PostgresBindings(), doing: "measuring the store"
+            )
+            return Int(try rows.first!.decode(Int64.self))
+        }
+    }
+
+    package func statistics() throws -> StorageStatistics {
+        let spaces = try read { reader in
+            var spaces: [KeySpace: StorageStatistics.Space] = [:]
+            for space in KeySpace.allCases { spaces[space] = StorageStatistics.Space(entries: try reader.count(in: space)) }
+            return spaces
+        }
+        let size = try sizeAtRest()
+        return StorageStatistics(
+            spaces: spaces, pageSize: 8192,
+            usage: StorageUsage(currentCapacity: size, maximumCapacity: Int.max, usedBytes: size, readersInUse: 0, maxReaders: 0), readers: [],
+            files: [:]
+        )
+    }
+
+    /// The server keeps its own pages; nothing below the records is visible from here.
+    package func integrityProblem() throws -> String? { nil }
+}

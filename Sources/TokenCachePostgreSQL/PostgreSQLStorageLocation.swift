@@ -1,0 +1,128 @@
+import NIOCore
+import PostgresNIO
+package import TokenCacheStorage
+
+/// A shared store in a PostgreSQL schema: what the library opens, creates and maintains there.
+///
+/// The schema's tables are made by a creation (`cachetool init --store postgresql://…`), under a transaction-scoped
+/// advisory lock so that two hosts creating at once make one set; an open checks `schema_version` first and refuses a
+/// version it does not know. It offers none of the file-level maintenance capabilities (compaction, quarantine,
+/// snapshot copies): the server keeps its own files, and an operation that needs one is refused, naming it.
+package struct PostgreSQLStorageLocation: StorageLocation {
+    package let address: PostgreSQLAddress
+    /// How long a connection, a statement or a transaction may take (``PostgreSQLConnections``).
+    package let timeout: Duration
+    /// Connections kept open per pool between transactions.
+    package let keptConnections: Int
+
+    package init(address: PostgreSQLAddress, timeout: Duration, keptConnections: Int = 4) {
+        self.address = address
+        self.timeout = timeout
+        self.keptConnections = keptConnections
+    }
+
+    package var location: String { address.location }
+    package var kind: String { "PostgreSQL" }
+    package var directory: String? { nil }
+    package var files: [StoreFile] { [] }
+
+    /// Whether the schema holds the store's tables; false when the server cannot be asked either.
+    package func holdsStore() -> Bool {
+        (try? backend(readOnly: true).schemaVersion()) != nil
+    }
+
+    package func sizeAtRest() -> Int? { try? backend(readOnly: true).sizeAtRest() }
+
+    /// The same server and options with another URL (a backup's destination given as a URL).
+    package func relocated(to location: String) -> any StorageLocation {
+        guard let address = try? PostgreSQLAddress(parsing: location) else { return UnusablePostgreSQLLocation(location: location) }
+        return PostgreSQLStorageLocation(address: address, timeout: timeout, keptConnections: keptConnections)
+    }
+
+    package func open(readOnly: Bool, create: Bool) throws(StorageError) -> any RecordBackend {
+        do {
+            let backend = try self.backend(readOnly: readOnly)
+            let version = try backend.schemaVersion()
+            switch version {
+            case PostgreSQLSchema.version?: break
+            case nil:
+                guard create, !readOnly else {
+                    throw StorageError(.storeNotFound, "no token cache at \(location) (create one with `cachetool init --store …`)")
+                }
+                try backend.createSchema()
+            case let other?:
+                throw StorageError(
+                    .unsupportedFormatVersion,
+                    "the store at \(location) has schema version \(other), and this version of token-cache knows version "
+                        + "\(PostgreSQLSchema.version) only; use the token-cache that made it"
+                )
+            }
+            return backend
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(.ioFailure, "the store at \(location) cannot be opened: \(error)")
+        }
+    }
+
+    func backend(readOnly: Bool) throws(StorageError) -> PostgreSQLRecordBackend {
+        let password: String?
+        if let given = address.password { password = given } else { password = try PostgreSQLPasswordFile.password(for: address) }
+        return PostgreSQLRecordBackend(
+            address: address,
+            readers: try PostgreSQLConnections(address: address, password: password, role: .reading, timeout: timeout, keptIdle: keptConnections),
+            writers: try PostgreSQLConnections(address: address, password: password, role: .writing, timeout: timeout, keptIdle: keptConnections),
+            readOnly: readOnly
+        )
+    }
+}
+
+extension PostgreSQLRecordBackend {
+    /// The schema's version, nil when it holds no store's tables.
+    func schemaVersion() throws -> Int32? {
+        let table = PostgreSQLSchema.quoted(address.schema) + ".schema_version"
+        return try readers.withConnection { connection in
+            var binds = PostgresBindings()
+            binds.append(table)
+            let exists = try readers.run(PostgresQuery(unsafeSQL: "SELECT to_regclass($1) IS NOT NULL", binds: binds), on: connection, doing: "looking for the store")
+            guard try exists.first!.decode(Bool.self) else { return nil }
+            let rows = try readers.run(PostgresQuery(unsafeSQL: "SELECT version FROM \(table)"), on: connection, doing: "reading the schema version")
+            return try rows.first?.decode(Int32.self)
+        }
+    }
+
+    /// Makes the store's tables in its schema, unless another host just did: one transaction, under the schema's
+    /// advisory lock.
+    func createSchema() throws {
+        try writers.withConnection { connection in
+            func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
+                try writers.run(PostgresQuery(unsafeSQL: sql, binds: binds), on: connection, doing: "creating the store's tables")
+            }
+            _ = try run("BEGIN")
+            var lock = PostgresBindings()
+            lock.append(PostgreSQLSchema.lockKey(address.schema))
+            _ = try run("SELECT pg_advisory_xact_lock(hashtext($1))", lock)
+            var name = PostgresBindings()
+            name.append(PostgreSQLSchema.quoted(address.schema) + ".schema_version")
+            if try run("SELECT to_regclass($1) IS NULL", name).first!.decode(Bool.self) {
+                for statement in PostgreSQLSchema.creation(in: address.schema) { _ = try run(statement) }
+            }
+            _ = try run("COMMIT")
+        }
+    }
+}
+
+/// Where a relocation to something that is not a PostgreSQL URL leads: every open says why.
+struct UnusablePostgreSQLLocation: StorageLocation {
+    let location: String
+    var kind: String { "PostgreSQL" }
+    var directory: String? { nil }
+    var files: [StoreFile] { [] }
+    func holdsStore() -> Bool { false }
+    func sizeAtRest() -> Int? { nil }
+    func relocated(to location: String) -> any StorageLocation { UnusablePostgreSQLLocation(location: location) }
+    func open(readOnly: Bool, create: Bool) throws(StorageError) -> any RecordBackend {
+        _ = try PostgreSQLAddress(parsing: location)
+        throw StorageError(.invalidArgument, "\(location) is not a PostgreSQL URL")
+    }
+}
