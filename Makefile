@@ -3,7 +3,7 @@ SHELL := /bin/bash
 DEBIAN_PACKAGES := liblmdb-dev libsodium-dev pkg-config
 DEMO_DIR := $(CURDIR)/.demo
 
-.PHONY: example deps build release demo test stress sanitize clean install uninstall install-check interop interop-venv interop-generate compare compare-venv compare-selftest instructions
+.PHONY: postgresql-shell example deps build release demo test stress sanitize clean install uninstall install-check interop interop-venv interop-generate compare compare-venv compare-selftest instructions
 
 # Installs the Debian packages that are missing (as root directly, otherwise through sudo).
 deps:
@@ -41,13 +41,20 @@ demo: release
 	if [ "$$tool" != cachetool ]; then echo "(\`sudo make install\` puts cachetool on your PATH, with its man page and completions.)"; fi
 
 # Runs every test of the package (unit, format vectors, crash/child-process and CLI tests), then the MSAL Python
-# interop proof (below), which needs PyPI the first time.
+# interop proof (below), which needs PyPI the first time. The tests run with a private temporary PostgreSQL cluster
+# (Scripts/with-postgresql: Debian's postgresql installed when missing, the cluster removed afterwards), on which
+# the shared store's suites and the domain suites run as on the other backends.
 test: deps
 	swift build --build-tests
-	swift test --skip-build
+	Scripts/with-postgresql swift test --skip-build
 	@$(MAKE) --no-print-directory interop
 	@$(MAKE) --no-print-directory install-check
 	@$(MAKE) --no-print-directory example
+
+# A shell with a private temporary PostgreSQL cluster up (its URL in TOKEN_CACHE_TEST_POSTGRESQL), removed on exit:
+# for running the shared store's tests or cachetool against a server by hand.
+postgresql-shell:
+	Scripts/with-postgresql bash
 
 # The example app (its own package in Examples/): signs in against a fake identity provider on loopback and walks
 # through the silent flow, two processes refreshing at once, a change notification and interaction required.
