@@ -9,10 +9,8 @@ import Glibc
 
 /// Options every store command shares: where the store is and where its key comes from.
 struct StoreOptions: ParsableArguments {
-    @Option(
-        name: .customLong("store"),
-        help: ArgumentHelp("Store directory, or a shared store's URL (postgresql://user@host/database?sslmode=verify-full).", valueName: "dir|url")
-    )
+    /// A directory, or a shared store's `postgresql://` URL (README, "A shared store on PostgreSQL").
+    @Option(name: .customLong("store"), help: ArgumentHelp("Store directory.", valueName: "dir"))
     var store: String?
 
     @Option(name: .customLong("key-file"), help: ArgumentHelp("Key file (32 bytes, mode 0600).", valueName: "path"))
