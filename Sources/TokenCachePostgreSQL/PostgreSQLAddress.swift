@@ -58,8 +58,7 @@ package struct PostgreSQLAddress: Sendable, Equatable {
     /// The address for messages and `cachetool info`: the URL without its password or password file.
     package var location: String {
         var text = "postgresql://\(Self.escape(user))@"
-        if let host { text += host.contains(":") ? "[\(host)]" : host }
-        if host != nil || port != 5432 { text += ":\(port)" }
+        if let host { text += (host.contains(":") ? "[\(host)]" : host) + ":\(port)" }
         text += "/\(Self.escape(database))"
         var parameters: [String] = []
         if let socketDirectory { parameters.append("host=\(Self.escape(socketDirectory))") }
@@ -137,7 +136,8 @@ package struct PostgreSQLAddress: Sendable, Equatable {
             guard seen.insert(name).inserted else { throw Self.invalid("the parameter \(name) is given twice") }
             switch name {
             case "host":
-                if value.hasPrefix("/") { socketDirectory = value; host = nil } else { host = value }
+                // As in libpq, the parameter overrides the host before the path.
+                if value.hasPrefix("/") { socketDirectory = value; host = nil } else { host = value; socketDirectory = nil }
             case "port": port = try Self.port(Substring(value))
             case "user": user = value
             case "password": password = value
@@ -163,7 +163,6 @@ package struct PostgreSQLAddress: Sendable, Equatable {
                 )
             }
         }
-        if socketDirectory != nil, host != nil { throw Self.invalid("give either a host name or a socket directory (host=/…), not both") }
         if host == nil, socketDirectory == nil { socketDirectory = "/var/run/postgresql" }  // libpq's default on Debian
         guard let user = user ?? environment["PGUSER"] ?? environment["USER"], !user.isEmpty else {
             throw Self.invalid("it names no user, and neither PGUSER nor USER is set")
@@ -221,7 +220,13 @@ package struct PostgreSQLAddress: Sendable, Equatable {
 
     /// A value quoted for a message, its control characters escaped (a URL may come from anywhere).
     static func quoted(_ text: String) -> String {
-        "\"" + text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined() + "\""
+        "\"" + text.unicodeScalars.map { scalar in
+            switch scalar {
+            case "\"", "\\": "\\" + String(scalar)
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F: "\\u{\(String(scalar.value, radix: 16))}"
+            default: String(scalar)
+            }
+        }.joined() + "\""
     }
 
     static func invalid(_ reason: String) -> StorageError {
