@@ -121,7 +121,7 @@ let package = Package(
         .testTarget(
             name: "TokenCacheClientTests",
             dependencies: [
-                "TokenCacheClient", "TokenCache", "TokenCacheOperations", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                "TokenCacheClient", "TokenCache", "TokenCacheOperations", "TokenCachePostgreSQL", "TestSupport", .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"), .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),

@@ -12,15 +12,31 @@ extension TokenStore {
     ///
     /// For a local store the synchronous ``silentLookup(_:)`` is the faster call: it reads in place, without copying.
     package func fetchingSilentLookup(_ query: SilentLookupQuery) async throws -> SilentLookupResult {
-        let records = store
-        let plan: ReadPlan
-        do {
-            plan = try SilentLookupPlan(query, aliases: records.aliases, index: records.keyring.index).readPlan(of: query, index: records.keyring.index)
-        } catch { throw TokenCacheError.wrap(error, directory: records.directory) }
+        let plan = try lookupReadPlan(query)
         let fetched: FetchedRecords
-        do { fetched = try await records.backend.fetch(plan) } catch { throw TokenCacheError.wrap(error, directory: records.directory) }
+        do { fetched = try await store.backend.fetch(plan) } catch { throw TokenCacheError.wrap(error, directory: store.directory) }
+        return try silentLookup(query, over: fetched)
+    }
+
+    /// As the async ``fetchingSilentLookup(_:)``, blocking this thread while the backend fetches: what the
+    /// synchronous ``silentLookup(_:)`` does on a store whose backend reads by plan (a server: one round trip).
+    func fetchingSilentLookup(_ query: SilentLookupQuery) throws -> SilentLookupResult {
+        let plan = try lookupReadPlan(query)
+        let fetched: FetchedRecords
+        do { fetched = try store.backend.fetchSynchronously(plan) } catch { throw TokenCacheError.wrap(error, directory: store.directory) }
+        return try silentLookup(query, over: fetched)
+    }
+
+    private func lookupReadPlan(_ query: SilentLookupQuery) throws -> ReadPlan {
+        do {
+            return try SilentLookupPlan(query, aliases: store.aliases, index: store.keyring.index).readPlan(of: query, index: store.keyring.index)
+        } catch { throw TokenCacheError.wrap(error, directory: store.directory) }
+    }
+
+    /// The lookup's own code over what was fetched; companions come loaded (they were fetched anyway).
+    private func silentLookup(_ query: SilentLookupQuery, over fetched: FetchedRecords) throws -> SilentLookupResult {
         var eager = query
         eager.companionLoading = .withLookup
-        return try CacheReader(store: records, transaction: FetchedRecordReader(fetched)).silentLookup(eager)
+        return try CacheReader(store: store, transaction: FetchedRecordReader(fetched)).silentLookup(eager)
     }
 }

@@ -9,7 +9,8 @@ extension TokenStore {
 
     /// Answers a silent token request. See ``CacheReader/silentLookup(_:)``.
     public func silentLookup(_ query: SilentLookupQuery) throws -> SilentLookupResult {
-        try store.read { try $0.silentLookup(query) }
+        if store.readsByPlan { return try fetchingSilentLookup(query) }
+        return try store.read { try $0.silentLookup(query) }
     }
 
     /// Replaces a refresh token only if the stored one is still `expected`. See

@@ -35,6 +35,20 @@ enum PostgreSQLPlanQueries {
         return PostgresQuery(unsafeSQL: sql, binds: binds)
     }
 
+    /// The fetched rows of ``fetch(_:table:)`` as the plan's records, each with its row version.
+    static func records(of plan: ReadPlan, from rows: PostgresQueryResult, snapshotID: Int) throws -> FetchedRecords {
+        var builder = FetchedRecords.Builder(plan: plan, snapshotID: snapshotID)
+        for row in rows {
+            let (range, key, value, version) = try row.decode((Int32, ByteBuffer?, ByteBuffer?, Int64).self)
+            if range < 0 {
+                builder.counts[plan.counts[Int(-range) - 1]] = Int(version)
+            } else if let key, let value {
+                builder.append(range: Int(range), key: key.readableBytesView, value: value.readableBytesView, version: version)
+            }
+        }
+        return builder.build()
+    }
+
     /// The call of `apply_plan` for `plan`, or nil when its records carry no row versions (it was fetched through a
     /// synchronous read), so that only a transaction comparing its bytes can check it.
     static func apply(_ plan: WritePlan, schema: String) -> PostgresQuery? {

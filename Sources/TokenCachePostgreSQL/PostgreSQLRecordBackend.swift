@@ -117,16 +117,14 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
         let rows = try await readers.withConnection { connection in
             try await self.readers.run(query, on: connection, doing: "fetching a read plan")
         }
-        var builder = FetchedRecords.Builder(plan: plan, snapshotID: snapshot)
-        for row in rows {
-            let (range, key, value, version) = try row.decode((Int32, ByteBuffer?, ByteBuffer?, Int64).self)
-            if range < 0 {
-                builder.counts[plan.counts[Int(-range) - 1]] = Int(version)
-            } else {
-                builder.append(range: Int(range), key: key?.readableBytesView ?? ByteBuffer().readableBytesView, value: value?.readableBytesView ?? ByteBuffer().readableBytesView, version: version)
-            }
-        }
-        return builder.build()
+        return try PostgreSQLPlanQueries.records(of: plan, from: rows, snapshotID: snapshot)
+    }
+
+    package func fetchBlocking(_ plan: ReadPlan) throws -> FetchedRecords {
+        let query = PostgreSQLPlanQueries.fetch(plan, table: PostgreSQLSchema.quoted(address.schema) + ".records")
+        let snapshot = nextID()
+        let rows = try readers.withConnection { connection in try readers.run(query, on: connection, doing: "fetching a read plan") }
+        return try PostgreSQLPlanQueries.records(of: plan, from: rows, snapshotID: snapshot)
     }
 
     package func apply(_ plan: WritePlan) async throws -> WritePlanOutcome {

@@ -78,6 +78,9 @@ extension ReadPlan.Range {
 /// (``RecordBackend/fetchSynchronously(_:)``): LMDB never waits for a writer, so a read may run on any thread.
 package protocol RangeFetching: AnyObject, Sendable {
     func fetch(_ plan: ReadPlan) async throws -> FetchedRecords
+    /// The same fetch, blocking the calling thread while it waits: what a synchronous caller uses, still one round
+    /// trip rather than one per read of a transaction.
+    func fetchBlocking(_ plan: ReadPlan) throws -> FetchedRecords
 }
 
 extension RecordReading {
@@ -109,9 +112,11 @@ extension RecordReading {
 }
 
 extension RecordBackend {
-    /// The records of `plan`'s ranges, copied out of one read transaction.
+    /// The records of `plan`'s ranges, in one call of the backend's own fetch when it has one, else copied out of one
+    /// read transaction.
     package func fetchSynchronously(_ plan: ReadPlan) throws -> FetchedRecords {
-        try read { try $0.collect(plan) }
+        if let fetching = self as? any RangeFetching { return try fetching.fetchBlocking(plan) }
+        return try read { try $0.collect(plan) }
     }
 
     /// The records of `plan`'s ranges, in one call: the backend's own fetch when it has one, else one read

@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 import TokenCache
+import TokenCachePostgreSQL
 
 @testable import TokenCacheClient
 
@@ -10,15 +11,21 @@ import Glibc
 #endif
 
 /// Single flight across processes: processes sharing a store redeem a refresh token once between them, and a
-/// process that dies holding the lease holds the others up no longer than the lease lasts.
+/// process that dies holding the lease holds the others up no longer than the lease lasts. On a directory, and on a
+/// shared store on PostgreSQL (where the processes stand for hosts: each has its own connections to the server).
 @Suite(.serialized) struct CrossProcessRefreshTests {
+    /// The stores the suite runs on: a directory, and a shared store when the run has a server.
+    static var stores: [String] { PostgreSQLTestServer.url == nil ? ["directory"] : ["directory", "shared"] }
+
     /// When the children start: the store's sign-in time, then two hours on (the access token has expired).
     static let signedInAt = ReferenceTime.now
 
     /// A store with one signed-in user whose access token expired, in a new directory.
-    static func expiredStore() async throws -> String {
+    static func expiredStore(_ kind: String) async throws -> String {
         let root = try makeTemporaryDirectory(prefix: "token-cache-lease")
         try KeyFile.create(at: root + "/key")
+        // The processes find the shared store's URL (a schema of its own) beside the key.
+        if kind == "shared" { try #require(PostgreSQLTestServer.uniqueStoreURL("lease")).write(toFile: root + "/url", atomically: true, encoding: .utf8) }
         let clock = TestClock(signedInAt)
         let client = try TokenClient(configuration: configuration(root), clock: clock)
         try await client.ingest(FakeTokenEndpoint(clock: clock).signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
@@ -26,7 +33,10 @@ import Glibc
     }
 
     static func configuration(_ root: String) -> Configuration {
-        Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key"))
+        if let url = try? String(contentsOfFile: root + "/url", encoding: .utf8) {
+            return try! Configuration.sharedStore(url, keySource: .keyFile(path: root + "/key"))
+        }
+        return Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key"))
     }
 
     /// A token endpoint shared by processes: each redemption appends the redeemed token to `log`, takes `latency`
@@ -45,8 +55,8 @@ import Glibc
         }
     }
 
-    @Test func fourProcessesOfTwentyFiveCallersRedeemOnce() async throws {
-        let root = try await Self.expiredStore()
+    @Test(arguments: stores) func fourProcessesOfTwentyFiveCallersRedeemOnce(store kind: String) async throws {
+        let root = try await Self.expiredStore(kind)
         defer { try? FileManager.default.removeItem(atPath: root) }
         await withTaskGroup(of: Void.self) { group in
             for child in 0..<4 {
@@ -88,8 +98,8 @@ import Glibc
         #expect(try store.read { try $0.refreshLeaseExpiry(on: refreshToken.entity.key, now: Self.nowMilliseconds()) } == nil)
     }
 
-    @Test func aKilledLeaseholderHoldsTheOthersUpNoLongerThanItsLease() async throws {
-        let root = try await Self.expiredStore()
+    @Test(arguments: stores) func aKilledLeaseholderHoldsTheOthersUpNoLongerThanItsLease(store kind: String) async throws {
+        let root = try await Self.expiredStore(kind)
         defer { try? FileManager.default.removeItem(atPath: root) }
         // The first process takes the lease and dies inside its refresh, before storing anything.
         await #expect(processExitsWith: .signal(SIGKILL)) { [root = root as String] in

@@ -37,6 +37,11 @@ import TokenCacheRecords
             return try inner.fetchSynchronously(plan)
         }
 
+        func fetchBlocking(_ plan: ReadPlan) throws -> FetchedRecords {
+            fetches.add(1, ordering: .relaxed)
+            return try inner.fetchSynchronously(plan)
+        }
+
         func read<R>(_ body: (any RecordReading) throws -> R) throws -> R {
             reads.add(1, ordering: .relaxed)
             return try inner.read(body)
@@ -198,6 +203,10 @@ import TokenCacheRecords
                 let result = try await store.fetchingSilentLookup(query)
                 _ = try Self.summary(result)  // companions included: loaded, not read later
                 #expect(backend.fetches.load(ordering: .relaxed) - fetchesBefore == 1)
+                #expect(backend.reads.load(ordering: .relaxed) == readsBefore)
+                // The synchronous lookup on a backend that reads by plan (a server) is one round trip too.
+                _ = try Self.summary(try store.silentLookup(query))
+                #expect(backend.fetches.load(ordering: .relaxed) - fetchesBefore == 2)
                 #expect(backend.reads.load(ordering: .relaxed) == readsBefore)
             }
         }

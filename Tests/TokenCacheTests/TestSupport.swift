@@ -27,10 +27,6 @@ enum TestBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     /// A schema of its own in the run's private PostgreSQL server, when the run has one (`make test` always does).
     case postgresql
 
-    /// Whether two reads of one committed state have equal snapshot ids. A server's commits are not numbered in
-    /// commit order, so a shared store never promises that nothing changed between two reads.
-    var numbersSnapshots: Bool { self != .postgresql }
-
     static var allCases: [TestBackend] { PostgreSQLTestServer.url == nil ? [.lmdb, .memory] : [.lmdb, .memory, .postgresql] }
 
     var testDescription: String { rawValue }

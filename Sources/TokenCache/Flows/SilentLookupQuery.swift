@@ -128,7 +128,9 @@ public struct SilentLookupResult: Sendable {
 ///
 /// A hit needs only the access token; the companions live in three other databases, and reading them costs
 /// about as much again as the hit itself. Outcomes other than a hit depend on the refresh token, so their
-/// companions are always read with the lookup.
+/// companions are always read with the lookup. A store whose backend reads by plan (a shared store on a server)
+/// fetches them with the lookup whatever is asked: the lookup's one round trip brings them, and a second would
+/// cost more than it saves.
 public enum CompanionLoading: String, Sendable, Hashable, CaseIterable {
     /// On the first access to any of them, all together in one read transaction of their own. When no write
     /// committed since the lookup, that transaction sees exactly the lookup's snapshot; otherwise it sees the newer
@@ -150,8 +152,7 @@ public struct SilentLookupCompanions: Sendable {
     public var account: StoredEntity<Account>?
     /// Damaged records met while reading these; skipped, never returned.
     public var corrupt: [CorruptRecord]
-    /// Whether these come from the snapshot the access token was read in (see ``CompanionLoading``). False also
-    /// where the store cannot tell: a shared store's snapshots are never known to be the same.
+    /// Whether these come from the snapshot the access token was read in (see ``CompanionLoading``).
     public var fromLookupSnapshot: Bool
 }
 

@@ -32,12 +32,16 @@ package final class RecordStore: Sendable {
 
     /// Whether creating this store completed one whose creation an older build had left without a header.
     let completedInterruptedCreation: Bool
+    /// Whether the backend serves a read plan in one call (a server): a lookup then fetches its ranges in one round
+    /// trip instead of one per read. Decided once, so that a local store's lookup pays no type check.
+    package let readsByPlan: Bool
 
     private init(
         backend: any RecordBackend, keyring: Keyring, root: SecureKey, readOnly: Bool, aliases: EnvironmentAliases,
         completedInterruptedCreation: Bool = false
     ) {
         self.completedInterruptedCreation = completedInterruptedCreation
+        readsByPlan = backend is any RangeFetching
         self.backend = backend
         self.keyring = keyring
         self.root = root
