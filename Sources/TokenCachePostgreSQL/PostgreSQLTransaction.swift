@@ -9,7 +9,7 @@ import TokenCacheStorage
 /// transaction); a write transaction is `SERIALIZABLE`, so that the server orders concurrent writers as LMDB's single
 /// writer would, failing one of two that read what the other wrote (its driver runs it again). Range reads go page by
 /// page in key order (keyset pagination), so that a walk over a whole key space holds one page in memory.
-final class PostgreSQLTransaction: RecordWriting {
+final class PostgreSQLTransaction: RecordWriting, ServerClockReading {
     let connections: PostgreSQLConnections
     let connection: PostgresConnection
     let table: String
@@ -94,6 +94,12 @@ final class PostgreSQLTransaction: RecordWriting {
             if count < Self.pageSize { return }
             first = false
         }
+    }
+
+    /// `clock_timestamp()`, the server's time as the statement runs (not the transaction's start, `now()`).
+    func serverMilliseconds() throws -> Int64 {
+        let rows = try run("SELECT (extract(epoch FROM clock_timestamp()) * 1000)::int8", PostgresBindings(), doing: "reading the server's clock")
+        return try rows.first!.decode(Int64.self)
     }
 
     func count(in space: KeySpace) throws -> Int {

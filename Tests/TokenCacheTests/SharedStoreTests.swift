@@ -99,4 +99,25 @@ struct SharedStoreTests {
             #expect(schemas.trimmingCharacters(in: .whitespacesAndNewlines) == "0")
         }
     }
+
+    /// Lease times on a shared store are the server's: a host whose clock runs an hour ahead still sees another's
+    /// lease as held, where on a directory (one machine, one clock) the caller's clock is the clock.
+    @Test(arguments: [TestBackend.lmdb, .postgresql]) func aHostWhoseClockRunsAheadDoesNotTakeALeaseStillHeld(backend: TestBackend) throws {
+        try TestStore.with(backend) { _, cache in
+            let context = try Responses.context(authority: "https://login.microsoftonline.com/\(User.utid)", now: ReferenceTime.now)
+            _ = try cache.ingest(try PlannedWriteTests.response("lease"), context: context)
+            let refreshToken = try #require(try cache.list(RefreshToken.self).records.first)
+            let system = Int64(Date().timeIntervalSince1970 * 1000)
+            guard case .taken = try cache.takeRefreshLease(on: refreshToken, duration: .seconds(30), now: system) else {
+                Issue.record("the first host did not get the lease")
+                return
+            }
+            let ahead = try cache.takeRefreshLease(on: refreshToken, duration: .seconds(30), now: system + 3_600_000)
+            switch (backend, ahead) {
+            case (.postgresql, .held(let until)): #expect(until > system && until < system + 120_000)
+            case (.lmdb, .taken): break
+            default: Issue.record("\(backend): \(ahead)")
+            }
+        }
+    }
 }

@@ -61,9 +61,11 @@ extension CacheWriter {
     ///   - duration: how long the redemption may take before others may start their own; longer than the token
     ///     endpoint's timeout.
     ///   - now: the system clock, in Unix milliseconds. Leases coordinate processes in real time: pass the system
-    ///     clock, not a test clock.
+    ///     clock, not a test clock. On a shared store the server's clock is used instead, so that hosts whose
+    ///     clocks differ agree on when a lease lapses.
     public func takeRefreshLease(on refreshToken: StoredEntity<RefreshToken>, duration: Duration, now: Int64) throws -> RefreshLeaseAttempt {
         try mappingErrors {
+            let now = try leaseTime(now)
             guard let current = try get(refreshToken.entity.key), current.revision == refreshToken.revision else { return .superseded }
             let leaseKey = refreshLeaseKey(of: refreshToken.entity.key)
             let previous = try store.refreshLease(at: leaseKey, in: writeTransaction)
@@ -96,6 +98,7 @@ extension CacheWriter {
     @discardableResult
     public func recordRefusedRedemption(_ lease: RefreshLease, of refreshToken: StoredEntity<RefreshToken>, now: Int64) throws -> Bool {
         try mappingErrors {
+            let now = try leaseTime(now)
             let leaseKey = refreshLeaseKey(of: lease.refreshToken)
             guard var held = try store.refreshLease(at: leaseKey, in: writeTransaction), held.holder == lease.holder else { return false }
             held.refusedRevision = Int64(truncatingIfNeeded: refreshToken.revision)
@@ -117,6 +120,7 @@ extension CacheWriter {
     /// took it, or it is gone): the holder must then assume another process may redeem the same token.
     public func renewRefreshLease(_ lease: RefreshLease, duration: Duration, now: Int64) throws -> RefreshLease? {
         try mappingErrors {
+            let now = try leaseTime(now)
             let leaseKey = refreshLeaseKey(of: lease.refreshToken)
             guard var held = try store.refreshLease(at: leaseKey, in: writeTransaction), held.holder == lease.holder,
                 held.refusedRevision == nil
@@ -162,6 +166,13 @@ extension CacheWriter {
 }
 
 extension CacheReader {
+    /// The time leases are judged and written by: `now` (the caller's system clock) where the store's processes share
+    /// a machine, the server's clock on a shared store, where hosts' clocks differ (``ServerClockReading``).
+    func leaseTime(_ now: Int64) throws -> Int64 {
+        guard let clock = transaction as? any ServerClockReading else { return now }
+        return try clock.serverMilliseconds()
+    }
+
     /// The `meta` key of the lease on the refresh token stored under `refreshToken` (FORMAT.md §5.7).
     func refreshLeaseKey(of refreshToken: RefreshToken.Key) -> [UInt8] {
         RecordStore.refreshLeaseKey(refreshTokenKey: RefreshToken.storageKey(for: refreshToken, index: store.keyring.index))
@@ -171,6 +182,7 @@ extension CacheReader {
     /// is no lease: see ``refreshLeaseState(on:now:)``.
     public func refreshLeaseExpiry(on refreshToken: RefreshToken.Key, now: Int64) throws -> Int64? {
         try mappingErrors {
+            let now = try leaseTime(now)
             let leaseKey = refreshLeaseKey(of: refreshToken)
             guard let held = try store.refreshLease(at: leaseKey, in: transaction), held.refusedRevision == nil, held.expiresAt > now else { return nil }
             return held.expiresAt
@@ -181,6 +193,7 @@ extension CacheReader {
     /// free, held by another until a time, or refused by the token endpoint (do not redeem).
     public func refreshLeaseState(on refreshToken: StoredEntity<RefreshToken>, now: Int64) throws -> RefreshLeaseState {
         try mappingErrors {
+            let now = try leaseTime(now)
             let leaseKey = refreshLeaseKey(of: refreshToken.entity.key)
             guard let held = try store.refreshLease(at: leaseKey, in: transaction) else { return .free }
             return RefreshLeaseState(of: held, revision: refreshToken.revision, now: now)
