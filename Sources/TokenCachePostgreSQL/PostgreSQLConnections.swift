@@ -32,7 +32,9 @@ final class PostgreSQLConnections: Sendable {
     private let nextID = Atomic<Int>(1)
     static let logger = Logger(label: "token-cache.postgresql", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    init(address: PostgreSQLAddress, password: String?, role: Role, timeout: Duration, keptIdle: Int) throws(StorageError) {
+    /// - Parameter hostID: Who this host is, to the server: the change notifications of its writes carry it
+    ///   (``PostgreSQLChangeListener``), so that it skips its own.
+    init(address: PostgreSQLAddress, password: String?, role: Role, timeout: Duration, keptIdle: Int, hostID: String) throws(StorageError) {
         self.address = address
         self.role = role
         self.timeout = timeout
@@ -54,6 +56,7 @@ final class PostgreSQLConnections: Sendable {
             ("statement_timeout", String(milliseconds)),
             ("idle_in_transaction_session_timeout", String(max(milliseconds * 2, 1000))),
             ("lock_timeout", String(milliseconds)),
+            (PostgreSQLSchema.hostSetting, hostID),
         ]
         if role == .writing { parameters.append(("default_transaction_isolation", "serializable")) }
         configuration.options.additionalStartupParameters = parameters
@@ -102,6 +105,14 @@ final class PostgreSQLConnections: Sendable {
             connection.closeQuietly()
             throw error
         }
+    }
+
+    /// A new connection, not one of the pool's: for a listener that keeps it open.
+    func connect() async throws -> PostgresConnection {
+        try await PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: nextID.add(1, ordering: .relaxed).newValue,
+            logger: Self.logger
+        ).getBounded(self, connection: nil, doing: "connecting the change listener")
     }
 
     private func take() -> EventLoopFuture<PostgresConnection> {

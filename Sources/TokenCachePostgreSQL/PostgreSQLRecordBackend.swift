@@ -13,26 +13,29 @@ package import TokenCacheStorage
 ///
 /// **Commit ids.** A server's commits are not numbered in commit order (a sequence number taken by a transaction that
 /// commits late would be skipped by anyone who polled past it), and asking the server costs a round trip. So
-/// ``lastCommitID`` never claims that nothing changed: every call returns a number no earlier snapshot had. What a
-/// caller caches against it (an answer, a list of accounts) is therefore never served again without a read.
+/// ``lastCommitID`` is this host's epoch (``PostgreSQLChangeListener``): it stays put while the change listener is
+/// connected and no host committed a change, and moves otherwise, so that what a caller caches against it (the
+/// client's answers) is dropped whenever the store may have changed.
 package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, WritePlanApplying {
     package let address: PostgreSQLAddress
     let readers: PostgreSQLConnections
     let writers: PostgreSQLConnections
     let readOnly: Bool
-    /// Numbers snapshots and commit ids in this process (see the type's comment).
-    private let counter = Atomic<Int>(0)
+    /// Numbers snapshots and commit ids (see the type's comment).
+    let changes: PostgreSQLChangeListener
     /// How often a write transaction that lost to a concurrent one runs again before it gives up with `.conflict`.
     static let attempts = 12
 
-    init(address: PostgreSQLAddress, readers: PostgreSQLConnections, writers: PostgreSQLConnections, readOnly: Bool) {
+    init(address: PostgreSQLAddress, readers: PostgreSQLConnections, writers: PostgreSQLConnections, readOnly: Bool, hostID: String) {
         self.address = address
         self.readers = readers
         self.writers = writers
         self.readOnly = readOnly
+        changes = PostgreSQLChangeListener(schema: address.schema, hostID: hostID, connections: readers)
     }
 
     deinit {
+        changes.stop()
         readers.closeAll()
         writers.closeAll()
     }
@@ -41,9 +44,7 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
     /// A row per record whatever its key: the shorter key saves the server nothing.
     package var lonePlacement: LonePlacement { .underOwnKey }
 
-    private func nextID() -> Int { counter.add(1, ordering: .relaxed).newValue }
-
-    package var lastCommitID: Int { nextID() }
+    package var lastCommitID: Int { changes.commitID() }
 
     /// The backends this thread is inside a write transaction of: a nested write is refused, as LMDB refuses it,
     /// rather than left to wait for locks its own outer transaction holds.
@@ -64,9 +65,11 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
         while true {
             attempt += 1
             do {
-                return try Self.$writing.withValue(Self.writing.union([ObjectIdentifier(self)])) {
+                let result = try Self.$writing.withValue(Self.writing.union([ObjectIdentifier(self)])) {
                     try transaction(on: writers, begin: "BEGIN ISOLATION LEVEL SERIALIZABLE", takingSnapshot: false, body)
                 }
+                changes.ownCommit()
+                return result
             } catch let conflict as PostgreSQLFailure.RetryableConflict {
                 guard attempt < Self.attempts else {
                     throw StorageError(.conflict, "\(conflict.message); gave up after \(attempt) attempts. Nothing was written; retry")
@@ -89,7 +92,7 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
         on pool: PostgreSQLConnections, begin: String, takingSnapshot: Bool, _ body: (any RecordWriting) throws -> R
     ) throws -> R {
         let outcome: Result<R, any Error> = try pool.withConnection { connection in
-            let transaction = PostgreSQLTransaction(connections: pool, connection: connection, schema: address.schema, snapshotID: nextID())
+            let transaction = PostgreSQLTransaction(connections: pool, connection: connection, schema: address.schema, snapshotID: changes.snapshotID())
             _ = try transaction.run(begin, PostgresBindings(), doing: "beginning a transaction")
             if takingSnapshot { _ = try transaction.run("SELECT 1", PostgresBindings(), doing: "beginning a transaction") }
             let result: R
@@ -113,7 +116,7 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
 
     package func fetch(_ plan: ReadPlan) async throws -> FetchedRecords {
         let query = PostgreSQLPlanQueries.fetch(plan, table: PostgreSQLSchema.quoted(address.schema) + ".records")
-        let snapshot = nextID()
+        let snapshot = changes.snapshotID()
         let rows = try await readers.withConnection { connection in
             try await self.readers.run(query, on: connection, doing: "fetching a read plan")
         }
@@ -122,7 +125,7 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
 
     package func fetchBlocking(_ plan: ReadPlan) throws -> FetchedRecords {
         let query = PostgreSQLPlanQueries.fetch(plan, table: PostgreSQLSchema.quoted(address.schema) + ".records")
-        let snapshot = nextID()
+        let snapshot = changes.snapshotID()
         let rows = try readers.withConnection { connection in try readers.run(query, on: connection, doing: "fetching a read plan") }
         return try PostgreSQLPlanQueries.records(of: plan, from: rows, snapshotID: snapshot)
     }
@@ -138,7 +141,8 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
                 try await self.writers.run(query, on: connection, doing: "applying a write plan")
             }
             guard let applied = try rows.first?.decode(Bool.self), applied else { return .conflict }
-            return .applied(commitID: nextID())
+            changes.ownCommit()
+            return .applied(commitID: changes.snapshotID())
         } catch is PostgreSQLFailure.RetryableConflict {
             return .conflict
         }

@@ -22,6 +22,12 @@ enum PostgreSQLSchema {
     /// pooled connection never keeps it).
     static func lockKey(_ schema: String) -> String { "token-cache schema \(schema)" }
 
+    /// The connection setting that names the host a connection is of (a custom setting, sent at connect).
+    static let hostSetting = "token_cache.host"
+
+    /// The channel the store in schema `name` notifies its changes on (an identifier: the schema name is safe in it).
+    static func channel(_ name: String) -> String { "token_cache_\(name)" }
+
     /// The statements that create the store's tables in the empty schema `name`, in order, in one transaction.
     static func creation(in name: String) -> [String] {
         let s = quoted(name)
@@ -40,6 +46,18 @@ enum PostgreSQLSchema {
             """,
             "ALTER TABLE \(s).records ALTER COLUMN value SET STORAGE EXTERNAL",
             applyPlanFunction(in: name),
+            // Every statement that changes records notifies the store's channel inside its transaction: delivered if
+            // and only if the change commits, with the writing host's id as payload. PostgreSQL folds the repeats of
+            // one transaction into one notification.
+            """
+            CREATE FUNCTION \(s).notify_change() RETURNS trigger LANGUAGE plpgsql AS $body$
+            BEGIN
+                PERFORM pg_notify('\(channel(name))', coalesce(current_setting('\(hostSetting)', true), ''));
+                RETURN NULL;
+            END
+            $body$
+            """,
+            "CREATE TRIGGER records_changed AFTER INSERT OR UPDATE OR DELETE ON \(s).records FOR EACH STATEMENT EXECUTE FUNCTION \(s).notify_change()",
             "INSERT INTO \(s).schema_version (version) VALUES (\(version))",
         ]
     }

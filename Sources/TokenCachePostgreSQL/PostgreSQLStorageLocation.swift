@@ -68,11 +68,17 @@ package struct PostgreSQLStorageLocation: StorageLocation {
     func backend(readOnly: Bool) throws(StorageError) -> PostgreSQLRecordBackend {
         let password: String?
         if let given = address.password { password = given } else { password = try PostgreSQLPasswordFile.password(for: address) }
+        // Who this host is, to the other hosts' change listeners: new for every open.
+        let hostID = (0..<16).map { _ in String(UInt8.random(in: 0...255), radix: 16).leftPadded(to: 2) }.joined()
         return PostgreSQLRecordBackend(
             address: address,
-            readers: try PostgreSQLConnections(address: address, password: password, role: .reading, timeout: timeout, keptIdle: keptConnections),
-            writers: try PostgreSQLConnections(address: address, password: password, role: .writing, timeout: timeout, keptIdle: keptConnections),
-            readOnly: readOnly
+            readers: try PostgreSQLConnections(
+                address: address, password: password, role: .reading, timeout: timeout, keptIdle: keptConnections, hostID: hostID
+            ),
+            writers: try PostgreSQLConnections(
+                address: address, password: password, role: .writing, timeout: timeout, keptIdle: keptConnections, hostID: hostID
+            ),
+            readOnly: readOnly, hostID: hostID
         )
     }
 }
@@ -124,5 +130,12 @@ struct UnusablePostgreSQLLocation: StorageLocation {
     func open(readOnly: Bool, create: Bool) throws(StorageError) -> any RecordBackend {
         _ = try PostgreSQLAddress(parsing: location)
         throw StorageError(.invalidArgument, "\(location) is not a PostgreSQL URL")
+    }
+}
+
+extension String {
+    /// This text with `padding` in front up to `count` characters.
+    func leftPadded(to count: Int, with padding: Character = "0") -> String {
+        String(repeating: padding, count: Swift.max(0, count - self.count)) + self
     }
 }
