@@ -8,22 +8,27 @@ import TokenCacheStorage
 /// (``PostgreSQLRecordBackend/lastCommitID``).
 ///
 /// Every statement that changes the `records` table notifies the schema's channel from inside its transaction (a
-/// trigger, FORMAT.md's server section), so a notification is delivered if and only if the change commits, to every
-/// host listening then. This host listens on a connection of its own that never holds a transaction open, and keeps
-/// an epoch: a number that moves whenever the store may have changed under it. It moves
+/// trigger, FORMAT.md §2.2), so a notification is delivered if and only if the change commits, to every host
+/// listening then. This host listens on a connection of its own that never holds a transaction open, and keeps an
+/// epoch: a number that moves whenever the store may have changed under it. It moves
 /// - on each notification from another host (a host's own commits move it when they return, and its notifications,
 ///   which carry its id, are skipped);
 /// - whenever the listener (re)connects, after `LISTEN` took effect: what committed while it was away is then covered;
-/// - on every call while the listener is not connected, so that nothing cached is trusted while no one can say
-///   whether it changed.
+/// - on every call until the listener has connected once, so that nothing is cached before anyone can say whether
+///   it changed.
 ///
-/// A connection that stops answering is found by a heartbeat every second, bounded by the store's deadline. So an
-/// answer a host keeps (the client's L1) is stale at most by the delivery of one notification while the listener is
-/// connected, and by one heartbeat plus the deadline when the connection is silently cut.
+/// While the listener is cut off (the server stopped, or this host cut off from it) the epoch stays where it was:
+/// the answers a caller keeps (the client's L1: access tokens not near expiry) are still served, which is what keeps
+/// a farm answering through an outage. The price, and the bound on staleness: such an answer may be one that another
+/// host removed or replaced during the outage, until the listener is back (it retries every 0.1 to 2 s, each attempt
+/// bounded by the store's deadline). While it is connected, an answer is stale at most by one notification's
+/// delivery; a connection cut silently is found by a heartbeat every second, bounded by the deadline.
 final class PostgreSQLChangeListener: Sendable {
     private struct State {
         var epoch = 0
         var listening = false
+        /// Whether the listener has connected once: before, nothing may be cached.
+        var connectedOnce = false
         var task: Task<Void, Never>? = nil
         var connection: PostgresConnection? = nil
         var stopped = false
@@ -41,21 +46,18 @@ final class PostgreSQLChangeListener: Sendable {
         self.connections = connections
     }
 
-    /// The newest state this host knows of: the same number while the listener is connected and nothing changed;
-    /// a new one on every call otherwise. Starts the listener on first use (only a caller that caches answers needs
-    /// it).
+    /// The newest state this host knows of: the same number while nothing changed that the listener heard of (or
+    /// could have heard of: see the type's comment on outages); a new one on every call until it first connects.
+    /// Starts the listener on first use (only a caller that caches answers needs it).
     func commitID() -> Int {
         startIfNeeded()
-        return state.withLock { state in
-            if !state.listening { state.epoch += 1 }
-            return state.epoch
-        }
+        return snapshotID()
     }
 
     /// The id a read records before its first statement (``commitID()`` without starting the listener).
     func snapshotID() -> Int {
         state.withLock { state in
-            if !state.listening { state.epoch += 1 }
+            if !state.connectedOnce { state.epoch += 1 }
             return state.epoch
         }
     }
@@ -99,6 +101,7 @@ final class PostgreSQLChangeListener: Sendable {
                     state.withLock { state in
                         state.epoch += 1
                         state.listening = true
+                        state.connectedOnce = true
                     }
                     try await withThrowingTaskGroup(of: Void.self) { group in
                         group.addTask { [self] in
@@ -118,10 +121,10 @@ final class PostgreSQLChangeListener: Sendable {
                     }
                 }
             } catch {}
+            // Cut off: the epoch stays (answers kept are served through the outage); the reconnect moves it.
             let wasListening = state.withLock { state -> Bool in
                 defer {
                     state.listening = false
-                    state.epoch += 1
                     state.connection = nil
                 }
                 return state.listening

@@ -27,4 +27,27 @@ public enum PostgreSQLTestServer {
         guard let url else { return nil }
         return url + (url.contains("?") ? "&" : "?") + "schema=" + uniqueSchemaName(hint)
     }
+
+    /// The path of the server's Unix socket (`host` and `port` of the URL), nil without a server.
+    public static func socketPath() throws -> String? {
+        guard let url, let components = URLComponents(string: url) else { return nil }
+        let items = components.queryItems ?? []
+        guard let directory = items.first(where: { $0.name == "host" })?.value else { return nil }
+        let port = items.first(where: { $0.name == "port" })?.value ?? "5432"
+        return "\(directory)/.s.PGSQL.\(port)"
+    }
+
+    /// `url` with its socket directory replaced by `directory` (and port 5432): the same database through a proxy.
+    public static func url(_ url: String, throughSocketDirectory directory: String) throws -> String {
+        guard var components = URLComponents(string: url) else { throw URLError(.badURL) }
+        components.queryItems = (components.queryItems ?? []).map { item in
+            switch item.name {
+            case "host": URLQueryItem(name: "host", value: directory)
+            case "port": URLQueryItem(name: "port", value: "5432")
+            default: item
+            }
+        }
+        guard let text = components.string else { throw URLError(.badURL) }
+        return text
+    }
 }

@@ -44,6 +44,55 @@ struct SharedStoreAnswerCacheTests {
         #expect(delay < .seconds(2), "the first host served the removed token for \(delay)")
     }
 
+    /// A host cut off from the server keeps serving the access tokens its L1 holds (not near expiry), fails what
+    /// needs the server within its deadline with `storeUnavailable`, and, back, drops what changed meanwhile.
+    @Test func aHostCutOffServesItsL1FailsTheRestWithinTheDeadlineAndConvergesWhenBack() async throws {
+        let root = try makeTemporaryDirectory(prefix: "token-cache-cut")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try KeyFile.create(at: root + "/key")
+        let url = try #require(PostgreSQLTestServer.uniqueStoreURL("cut"))
+        let server = try #require(try PostgreSQLTestServer.socketPath())
+        let proxy = try UnixSocketProxy(listeningAt: root + "/.s.PGSQL.5432", forwardingTo: server)
+        let proxied = try PostgreSQLTestServer.url(url, throughSocketDirectory: root)
+        let keys = KeySource.keyFile(path: root + "/key")
+        let clock = TestClock()
+        let endpoint = FakeTokenEndpoint(clock: clock)
+        let direct = try TokenClient(configuration: try Configuration.sharedStore(url, keySource: keys), clock: clock)
+        try await direct.ingest(endpoint.signIn(), clientID: User.client, authority: User.authority, scopes: ["User.Read"])
+        let cutOff = try TokenClient(configuration: try Configuration.sharedStore(proxied, keySource: keys, timeout: .seconds(1)), clock: clock)
+        try await Self.within(.seconds(10), "the host's L1 answers") {
+            _ = try await cutOff.token(for: User.request(), refresh: endpoint.redeem)
+            return cutOff.statistics.answerCacheHits > 0
+        }
+        proxy.cut()
+        // The valid token it holds is served, at once.
+        let hits = cutOff.statistics.answerCacheHits
+        let served = ContinuousClock.now
+        #expect(try await cutOff.token(for: User.request(), refresh: endpoint.redeem).value == "at-1")
+        #expect(cutOff.statistics.answerCacheHits == hits + 1 && ContinuousClock.now - served < .milliseconds(500))
+        // What needs the server fails within the deadline, typed, and nothing is redeemed without a lease.
+        let redeemed = endpoint.redeemed.count
+        let asked = ContinuousClock.now
+        await #expect(throws: (any Error).self) { _ = try await cutOff.token(for: User.request(scopes: ["Mail.Read"]), refresh: endpoint.redeem) }
+        #expect(ContinuousClock.now - asked < .seconds(4) && endpoint.redeemed.count == redeemed)
+        do { _ = try await cutOff.lookup(User.request(scopes: ["Mail.Read"])) } catch {
+            #expect("\(error)".contains("storeUnavailable"), "\(error)")
+        }
+        // Meanwhile the other host signs the user out. Back, the cut-off host converges: the token is no longer served.
+        _ = try await direct.signOut(homeAccountID: User.home, clientID: nil)
+        proxy.restore()
+        let back = ContinuousClock.now
+        try await Self.within(.seconds(10), "the host back stops serving the removed token") {
+            do {
+                _ = try await cutOff.token(for: User.request()) { _, _ in throw FakeTokenEndpoint.InvalidGrant() }
+                return false
+            } catch {
+                return true
+            }
+        }
+        #expect(ContinuousClock.now - back < .seconds(5), "converged after \(ContinuousClock.now - back)")
+    }
+
     /// Runs `condition` every 5 ms until it holds, failing the test after `bound`.
     static func within(_ bound: Duration, _ what: String, _ condition: () async throws -> Bool) async throws {
         let deadline = ContinuousClock.now + bound
