@@ -1,5 +1,7 @@
 import Foundation
 public import TokenCache
+public import Logging
+public import Metrics
 import TokenCacheStorage
 
 extension Configuration {
@@ -27,9 +29,14 @@ extension Configuration {
     ///   - timeout: The bound of every wait on the server: a connection, a statement, a transaction
     ///     (``defaultStoreTimeout``; `TOKEN_CACHE_STORE_TIMEOUT` where ``fromEnvironment(_:)`` reads it).
     ///   - connections: Connections kept open between transactions, per kind (readers, writers).
+    ///   - logger: Where the store logs its connection to the server (the listener's losses and returns, the server
+    ///     unavailable): nil logs nothing. Lines name the store's location, never a password or an identifier.
+    ///   - metricsFactory: Where its metrics go (the listener's state, invalidations, conflicts, unavailability):
+    ///     nil sends them wherever `MetricsSystem` was bootstrapped.
     /// - Throws: ``TokenCacheError`` `.invalidArgument` naming what is wrong with the URL (never its password).
     public static func sharedStore(
-        _ url: String, keySource: KeySource, timeout: Duration = defaultStoreTimeout, connections: Int = 4
+        _ url: String, keySource: KeySource, timeout: Duration = defaultStoreTimeout, connections: Int = 4, logger: Logger? = nil,
+        metricsFactory: (any MetricsFactory)? = nil
     ) throws(TokenCacheError) -> Configuration {
         let address: PostgreSQLAddress
         do { address = try PostgreSQLAddress(parsing: url) } catch { throw TokenCacheError(.invalidArgument, error.message) }
@@ -37,7 +44,9 @@ extension Configuration {
             throw TokenCacheError(.invalidArgument, "a shared store needs a timeout above zero and at least one connection")
         }
         var configuration = Configuration(directory: address.location, keySource: keySource)
-        configuration.storageLocation = PostgreSQLStorageLocation(address: address, timeout: timeout, keptConnections: connections)
+        configuration.storageLocation = PostgreSQLStorageLocation(
+            address: address, timeout: timeout, keptConnections: connections, logger: logger, metricsFactory: metricsFactory
+        )
         return configuration
     }
 

@@ -1,3 +1,4 @@
+import Metrics
 import Foundation
 import NIOCore
 import PostgresNIO
@@ -29,28 +30,40 @@ final class PostgreSQLChangeListener: Sendable {
         var listening = false
         /// Whether the listener has connected once: before, nothing may be cached.
         var connectedOnce = false
-        var task: Task<Void, Never>? = nil
-        var connection: PostgresConnection? = nil
+        var started = false
         var stopped = false
+        var connection: PostgresConnection? = nil
+        var heartbeat: RepeatedTask? = nil
+        /// The wait before the next attempt to connect: 0.1 s, doubling to 2 s while attempts fail.
+        var pause: TimeAmount = .milliseconds(100)
     }
 
     private let state = Mutex(State())
     let channel: String
     let hostID: String
     let connections: PostgreSQLConnections
-    static let heartbeat: Duration = .seconds(1)
+    private var observability: SharedStoreObservability { connections.observability }
+    /// The loop the listener's connections, timers and notifications run on: a NIO event loop, never the
+    /// cooperative pool, which callers of the synchronous API may hold blocked.
+    private let eventLoop: any EventLoop
+    static let heartbeat: TimeAmount = .seconds(1)
 
     init(schema: String, hostID: String, connections: PostgreSQLConnections) {
         channel = PostgreSQLSchema.channel(schema)
         self.hostID = hostID
         self.connections = connections
+        eventLoop = MultiThreadedEventLoopGroup.singleton.next()
     }
 
     /// The newest state this host knows of: the same number while nothing changed that the listener heard of (or
     /// could have heard of: see the type's comment on outages); a new one on every call until it first connects.
     /// Starts the listener on first use (only a caller that caches answers needs it).
     func commitID() -> Int {
-        startIfNeeded()
+        let start = state.withLock { state -> Bool in
+            defer { state.started = true }
+            return !state.started && !state.stopped
+        }
+        if start { eventLoop.execute { self.attempt() } }
         return snapshotID()
     }
 
@@ -70,69 +83,93 @@ final class PostgreSQLChangeListener: Sendable {
     /// Whether the listener is connected and listening (for tests and status).
     var isListening: Bool { state.withLock { $0.listening } }
 
-    private func startIfNeeded() {
-        state.withLock { state in
-            guard state.task == nil, !state.stopped else { return }
-            state.task = Task.detached { [self] in await self.run() }
-        }
-    }
-
     /// Ends the listener (the store's last reference went away).
     func stop() {
-        let (task, connection) = state.withLock { state -> (Task<Void, Never>?, PostgresConnection?) in
+        let (connection, heartbeat) = state.withLock { state -> (PostgresConnection?, RepeatedTask?) in
             state.stopped = true
-            return (state.task, state.connection)
+            return (state.connection, state.heartbeat)
         }
-        task?.cancel()
+        heartbeat?.cancel()
         connection?.closeQuietly()
     }
 
-    private struct ListenerLost: Error {}
-
-    private func run() async {
-        var pause = Duration.milliseconds(100)
-        while !Task.isCancelled, !state.withLock({ $0.stopped }) {
-            do {
-                let connection = try await connections.connect()
-                state.withLock { $0.connection = connection }
-                defer { connection.closeQuietly() }
-                try await connection.listen(on: channel) { notifications in
-                    // LISTEN has taken effect: whatever committed before is covered by moving the epoch once.
-                    state.withLock { state in
-                        state.epoch += 1
-                        state.listening = true
-                        state.connectedOnce = true
-                    }
-                    try await withThrowingTaskGroup(of: Void.self) { group in
-                        group.addTask { [self] in
-                            for try await notification in notifications where notification.payload != hostID {
-                                state.withLock { $0.epoch += 1 }
-                            }
-                            throw ListenerLost()
-                        }
-                        group.addTask { [self] in
-                            while true {
-                                try await Task.sleep(for: Self.heartbeat)
-                                _ = try await connections.run("SELECT 1", on: connection, doing: "checking the change listener's connection")
-                            }
-                        }
-                        defer { group.cancelAll() }
-                        _ = try await group.next()
-                    }
-                }
-            } catch {}
-            // Cut off: the epoch stays (answers kept are served through the outage); the reconnect moves it.
-            let wasListening = state.withLock { state -> Bool in
-                defer {
-                    state.listening = false
-                    state.connection = nil
-                }
-                return state.listening
+    /// One attempt to connect and listen; on the event loop.
+    private func attempt() {
+        guard !state.withLock({ $0.stopped }) else { return }
+        connections.connectFuture(on: eventLoop).flatMap { connection -> EventLoopFuture<PostgresConnection> in
+            let kept = self.state.withLock { state -> Bool in
+                guard !state.stopped else { return false }
+                state.connection = connection
+                return true
             }
-            if wasListening { pause = .milliseconds(100) }
-            try? await Task.sleep(for: pause)
-            pause = min(pause * 2, .seconds(2))
+            guard kept else {
+                connection.closeQuietly()
+                return self.eventLoop.makeFailedFuture(CancellationError())
+            }
+            connection.addListener(channel: self.channel) { _, notification in
+                guard notification.payload != self.hostID else { return }
+                self.state.withLock { $0.epoch += 1 }
+                self.observability.notifications.increment()
+            }
+            // LISTEN, then wait for it to take effect: from then on every commit is heard of.
+            return self.connections.runFuture(PostgresQuery(unsafeSQL: "LISTEN \(self.channel)"), on: connection, doing: "listening for changes")
+                .map { _ in connection }
+        }.whenComplete { result in
+            switch result {
+            case .success(let connection): self.listening(on: connection)
+            case .failure: self.retryLater()
+            }
         }
-        state.withLock { $0.listening = false }
+    }
+
+    /// The listener is in place on `connection`: whatever committed before is covered by moving the epoch once; a
+    /// heartbeat watches the connection, and its close starts the next attempt.
+    private func listening(on connection: PostgresConnection) {
+        let heartbeat = eventLoop.scheduleRepeatedAsyncTask(initialDelay: Self.heartbeat, delay: Self.heartbeat) { _ in
+            self.connections.runFuture("SELECT 1", on: connection, doing: "checking the change listener's connection").map { _ in }
+                .flatMapError { _ in
+                    connection.closeQuietly()
+                    return self.eventLoop.makeSucceededVoidFuture()
+                }
+        }
+        state.withLock { state in
+            state.epoch += 1
+            state.listening = true
+            state.connectedOnce = true
+            state.heartbeat = heartbeat
+            state.pause = .milliseconds(100)
+        }
+        observability.listening.record(1)
+        observability.reconnects.increment()
+        observability.log(.info, "shared store change listener connected", location: connections.address.location)
+        connection.closeFuture.whenComplete { _ in
+            // Cut off: the epoch stays (answers kept are served through the outage); the reconnect moves it.
+            let stopped = self.state.withLock { state -> Bool in
+                state.listening = false
+                state.connection = nil
+                state.heartbeat?.cancel()
+                state.heartbeat = nil
+                return state.stopped
+            }
+            self.observability.listening.record(0)
+            if !stopped {
+                self.observability.losses.increment()
+                self.observability.log(
+                    .warning, "shared store change listener lost its connection; answers kept are served until it is back",
+                    location: self.connections.address.location
+                )
+            }
+            self.retryLater()
+        }
+    }
+
+    private func retryLater() {
+        let pause = state.withLock { state -> TimeAmount? in
+            guard !state.stopped else { return nil }
+            defer { state.pause = min(state.pause * 2, .seconds(2)) }
+            return state.pause
+        }
+        guard let pause else { return }
+        eventLoop.scheduleTask(in: pause) { self.attempt() }
     }
 }

@@ -1,3 +1,4 @@
+import Metrics
 import Foundation
 import Logging
 import NIOCore
@@ -26,6 +27,7 @@ final class PostgreSQLConnections: Sendable {
     let role: Role
     /// How long a connection, a statement or a transaction may take.
     let timeout: Duration
+    let observability: SharedStoreObservability
     private let configuration: PostgresConnection.Configuration
     private let idle = Mutex<[PostgresConnection]>([])
     private let keptIdle: Int
@@ -34,8 +36,12 @@ final class PostgreSQLConnections: Sendable {
 
     /// - Parameter hostID: Who this host is, to the server: the change notifications of its writes carry it
     ///   (``PostgreSQLChangeListener``), so that it skips its own.
-    init(address: PostgreSQLAddress, password: String?, role: Role, timeout: Duration, keptIdle: Int, hostID: String) throws(StorageError) {
+    init(
+        address: PostgreSQLAddress, password: String?, role: Role, timeout: Duration, keptIdle: Int, hostID: String,
+        observability: SharedStoreObservability
+    ) throws(StorageError) {
         self.address = address
+        self.observability = observability
         self.role = role
         self.timeout = timeout
         self.keptIdle = keptIdle
@@ -107,12 +113,16 @@ final class PostgreSQLConnections: Sendable {
         }
     }
 
-    /// A new connection, not one of the pool's: for a listener that keeps it open.
-    func connect() async throws -> PostgresConnection {
-        try await PostgresConnection.connect(
-            on: MultiThreadedEventLoopGroup.singleton.next(), configuration: configuration, id: nextID.add(1, ordering: .relaxed).newValue,
-            logger: Self.logger
-        ).getBounded(self, connection: nil, doing: "connecting the change listener")
+    /// A new connection, not one of the pool's, on `eventLoop`: for a listener that keeps it open. Bounded by the
+    /// deadline, without blocking or awaiting: the listener runs on its event loop alone.
+    func connectFuture(on eventLoop: any EventLoop) -> EventLoopFuture<PostgresConnection> {
+        PostgresConnection.connect(on: eventLoop, configuration: configuration, id: nextID.add(1, ordering: .relaxed).newValue, logger: Self.logger)
+            .bounded(self, connection: nil).0
+    }
+
+    /// `query` on `connection`, bounded by the deadline, as a future (the listener's heartbeat and `LISTEN`).
+    func runFuture(_ query: PostgresQuery, on connection: PostgresConnection, doing what: String) -> EventLoopFuture<PostgresQueryResult> {
+        connection.query(query, logger: Self.logger).bounded(self, connection: connection).0
     }
 
     private func take() -> EventLoopFuture<PostgresConnection> {
@@ -151,6 +161,15 @@ final class PostgreSQLConnections: Sendable {
 
     /// What a failure of the server or the connection means to the store.
     func storageError(_ error: any Error, doing what: String, timedOut: Bool) -> any Error {
+        let mapped = mappedError(error, doing: what, timedOut: timedOut)
+        if let failure = mapped as? StorageError, failure.code == .storeUnavailable {
+            observability.unavailable.increment()
+            observability.log(.warning, "shared store unavailable while \(what)", location: address.location)
+        }
+        return mapped
+    }
+
+    private func mappedError(_ error: any Error, doing what: String, timedOut: Bool) -> any Error {
         if error is StorageError { return error }
         let place = address.location
         if timedOut {
@@ -190,7 +209,7 @@ extension EventLoopFuture where Value: Sendable {
     /// This future raced against the deadline of `connections`: when the deadline comes first, the result fails, the
     /// connection the wait was on is closed (the server then ends its statement), and a connection this future still
     /// makes is closed when it arrives.
-    private func bounded(_ connections: PostgreSQLConnections, connection: PostgresConnection?) -> (EventLoopFuture<Value>, DeadlineFlag) {
+    fileprivate func bounded(_ connections: PostgreSQLConnections, connection: PostgresConnection?) -> (EventLoopFuture<Value>, DeadlineFlag) {
         let flag = DeadlineFlag()
         let promise = eventLoop.makePromise(of: Value.self)
         let deadline = eventLoop.scheduleTask(in: connections.timeout.timeAmount) {

@@ -1,3 +1,4 @@
+import Metrics
 import NIOCore
 import PostgresNIO
 import Synchronization
@@ -71,6 +72,7 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
                 changes.ownCommit()
                 return result
             } catch let conflict as PostgreSQLFailure.RetryableConflict {
+                writers.observability.transactionConflicts.increment()
                 guard attempt < Self.attempts else {
                     throw StorageError(.conflict, "\(conflict.message); gave up after \(attempt) attempts. Nothing was written; retry")
                 }
@@ -140,10 +142,14 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
             let rows = try await writers.withConnection { connection in
                 try await self.writers.run(query, on: connection, doing: "applying a write plan")
             }
-            guard let applied = try rows.first?.decode(Bool.self), applied else { return .conflict }
+            guard let applied = try rows.first?.decode(Bool.self), applied else {
+                writers.observability.planConflicts.increment()
+                return .conflict
+            }
             changes.ownCommit()
             return .applied(commitID: changes.snapshotID())
         } catch is PostgreSQLFailure.RetryableConflict {
+            writers.observability.planConflicts.increment()
             return .conflict
         }
     }

@@ -1,3 +1,5 @@
+package import Logging
+package import Metrics
 import NIOCore
 import PostgresNIO
 package import TokenCacheStorage
@@ -9,16 +11,20 @@ package import TokenCacheStorage
 /// version it does not know. It offers none of the file-level maintenance capabilities (compaction, quarantine,
 /// snapshot copies): the server keeps its own files, and an operation that needs one is refused, naming it.
 package struct PostgreSQLStorageLocation: StorageLocation {
-    package let address: PostgreSQLAddress
+    package private(set) var address: PostgreSQLAddress
     /// How long a connection, a statement or a transaction may take (``PostgreSQLConnections``).
     package let timeout: Duration
     /// Connections kept open per pool between transactions.
     package let keptConnections: Int
+    let observability: SharedStoreObservability
 
-    package init(address: PostgreSQLAddress, timeout: Duration, keptConnections: Int = 4) {
+    package init(
+        address: PostgreSQLAddress, timeout: Duration, keptConnections: Int = 4, logger: Logger? = nil, metricsFactory: (any MetricsFactory)? = nil
+    ) {
         self.address = address
         self.timeout = timeout
         self.keptConnections = keptConnections
+        observability = SharedStoreObservability(logger: logger, factory: metricsFactory)
     }
 
     package var location: String { address.location }
@@ -36,7 +42,9 @@ package struct PostgreSQLStorageLocation: StorageLocation {
     /// The same server and options with another URL (a backup's destination given as a URL).
     package func relocated(to location: String) -> any StorageLocation {
         guard let address = try? PostgreSQLAddress(parsing: location) else { return UnusablePostgreSQLLocation(location: location) }
-        return PostgreSQLStorageLocation(address: address, timeout: timeout, keptConnections: keptConnections)
+        var relocated = self
+        relocated.address = address
+        return relocated
     }
 
     package func open(readOnly: Bool, create: Bool) throws(StorageError) -> any RecordBackend {
@@ -73,10 +81,12 @@ package struct PostgreSQLStorageLocation: StorageLocation {
         return PostgreSQLRecordBackend(
             address: address,
             readers: try PostgreSQLConnections(
-                address: address, password: password, role: .reading, timeout: timeout, keptIdle: keptConnections, hostID: hostID
+                address: address, password: password, role: .reading, timeout: timeout, keptIdle: keptConnections, hostID: hostID,
+                observability: observability
             ),
             writers: try PostgreSQLConnections(
-                address: address, password: password, role: .writing, timeout: timeout, keptIdle: keptConnections, hostID: hostID
+                address: address, password: password, role: .writing, timeout: timeout, keptIdle: keptConnections, hostID: hostID,
+                observability: observability
             ),
             readOnly: readOnly, hostID: hostID
         )

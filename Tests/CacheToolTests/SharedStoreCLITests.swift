@@ -10,7 +10,7 @@ struct SharedStoreCLITests {
         try CLIStore.with { store in
             let url = try #require(PostgreSQLTestServer.uniqueStoreURL("cli"))
             func run(_ arguments: [String], _ environment: [String: String] = [:]) throws -> CacheToolRun {
-                try CacheTool.run(arguments, environment: ["TOKEN_CACHE_KEY_FILE": store.keyFile, "TOKEN_CACHE_DIR": url].merging(environment) { $1 })
+                try CacheTool.run(arguments, environment: ["TOKEN_CACHE_KEY_FILE": store.keyFile, "TOKEN_CACHE_DIR": url, "TOKEN_CACHE_STORE_TIMEOUT": "15s"].merging(environment) { $1 })
             }
             let created = try run(["init"])
             #expect(created.status == 0 && created.stdout.contains("Created store postgresql://"), "\(created.output)")

@@ -34,7 +34,7 @@ import Glibc
 
     static func configuration(_ root: String) -> Configuration {
         if let url = try? String(contentsOfFile: root + "/url", encoding: .utf8) {
-            return try! Configuration.sharedStore(url, keySource: .keyFile(path: root + "/key"))
+            return try! Configuration.sharedStore(url, keySource: .keyFile(path: root + "/key"), timeout: PostgreSQLTestServer.timeout)
         }
         return Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key"))
     }

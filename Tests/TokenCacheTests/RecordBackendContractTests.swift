@@ -19,7 +19,7 @@ import TokenCacheRecords
                 return try body(InMemoryRecordBackend(name: Configuration.inMemoryDirectory))
             case .postgresql:
                 let address = try PostgreSQLAddress(parsing: PostgreSQLTestServer.uniqueStoreURL("contract")!)
-                return try body(try PostgreSQLStorageLocation(address: address, timeout: .seconds(10)).open(readOnly: false, create: true))
+                return try body(try PostgreSQLStorageLocation(address: address, timeout: PostgreSQLTestServer.timeout).open(readOnly: false, create: true))
             case .lmdb:
                 let options = LMDBRecordBackend.Options(
                     directory: root, initialMapSize: 1 << 20, maximumMapSize: 64 << 20, readOnly: false, allowNetworkFilesystem: false

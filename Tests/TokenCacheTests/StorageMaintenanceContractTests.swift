@@ -17,7 +17,7 @@ import TokenCacheRecords
     /// The location the configuration chooses for a store of `kind` under `root` (its directory made, empty, 0700).
     static func location(_ kind: TestBackend, in root: String, named name: String = "store") throws -> any StorageLocation {
         if kind == .postgresql {
-            return PostgreSQLStorageLocation(address: try PostgreSQLAddress(parsing: PostgreSQLTestServer.uniqueStoreURL(name)!), timeout: .seconds(10))
+            return PostgreSQLStorageLocation(address: try PostgreSQLAddress(parsing: PostgreSQLTestServer.uniqueStoreURL(name)!), timeout: PostgreSQLTestServer.timeout)
         }
         let directory = kind == .memory ? Configuration.inMemoryDirectory : root + "/" + name
         if kind == .lmdb {

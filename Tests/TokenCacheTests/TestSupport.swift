@@ -52,12 +52,12 @@ struct TestStore {
         switch backend {
         case .memory: Configuration.inMemoryDirectory
         case .lmdb: root + "/store"
-        case .postgresql: try! Configuration.sharedStore(sharedStoreURL!, keySource: .keyFile(path: keyFile)).directory
+        case .postgresql: try! Configuration.sharedStore(sharedStoreURL!, keySource: .keyFile(path: keyFile), timeout: PostgreSQLTestServer.timeout).directory
         }
     }
     var keyFile: String { root + "/keys/key" }
     var configuration: Configuration {
-        if let sharedStoreURL { return try! Configuration.sharedStore(sharedStoreURL, keySource: .keyFile(path: keyFile)) }
+        if let sharedStoreURL { return try! Configuration.sharedStore(sharedStoreURL, keySource: .keyFile(path: keyFile), timeout: PostgreSQLTestServer.timeout) }
         return Configuration(directory: directory, keySource: .keyFile(path: keyFile))
     }
 
