@@ -273,6 +273,12 @@ struct SizeRun {
         guard let statement else { return nil }
         let connection = try Connection(primary)
         let count = max(1_000, options.lookups / 2)
+        var rows = 0, bytes = 0
+        for row in try connection.query(statement.sql, statement.bindings) {
+            rows += 1
+            let (_, key, value, _) = try row.decode((Int32, ByteBuffer?, ByteBuffer?, Int64).self)
+            bytes += (key?.readableBytes ?? 0) + (value?.readableBytes ?? 0)
+        }
         let unnamed = try measureSerial(count: count, warmup: 100) { _ in try connection.query(statement.sql, statement.bindings) }
         let statementPrepared = try connection.connection.prepare(query: statement.sql).wait()
         let data = statement.data
@@ -282,9 +288,16 @@ struct SizeRun {
         let generic = try Connection(primary)
         try generic.query("SET plan_cache_mode = force_generic_plan")
         let genericPrepared = try generic.connection.prepare(query: statement.sql).wait()
-        let planned = try measureSerial(count: count, warmup: 100) { _ in _ = try genericPrepared.execute(data).wait() }
+        let planned = try measureSerial(count: count, warmup: 10, budget: 3) { _ in _ = try genericPrepared.execute(data).wait() }
+        // The generic plan, for the record: the same statement prepared under a name, explained with the values.
+        let literals = statement.parameters.map { $0.hasPrefix("\\x") ? "'\($0)'::bytea" : "\($0)::smallint" }.joined(separator: ", ")
+        try generic.query("PREPARE bench_lookup AS \(statement.sql)")
+        let plan = try generic.query("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE bench_lookup (\(literals))").map {
+            try $0.decode(String.self)
+        }
         return StatementReplay(
-            ranges: statement.sql.components(separatedBy: "UNION ALL").count, unnamed: unnamed, prepared: prepared, prepared_generic_plan: planned
+            ranges: statement.sql.components(separatedBy: "UNION ALL").count, rows: rows, bytes: bytes, unnamed: unnamed, prepared: prepared, prepared_generic_plan: planned,
+            generic_plan: plan
         )
     }
 

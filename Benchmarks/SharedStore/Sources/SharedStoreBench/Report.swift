@@ -92,7 +92,7 @@ struct Report {
         }
         if let replay = r.lookup_statement {
             row(
-                "The lookup's statement alone (\(replay.ranges) ranges), replayed: as sent (parsed + planned each time) → prepared → prepared with a generic plan, p50 / p99",
+                "The lookup's statement alone (\(replay.ranges) ranges, \(replay.rows) rows, \(Format.bytes(replay.bytes))), replayed: as sent (parsed + planned each time) → prepared → prepared with a generic plan, p50 / p99",
                 "\(pair(replay.unnamed)) → \(pair(replay.prepared)) → \(pair(replay.prepared_generic_plan))", "—"
             )
         }

@@ -170,8 +170,13 @@ struct ByteDistribution: Codable {
 struct StatementReplay: Codable {
     /// The key ranges the statement reads (one subquery each).
     var ranges: Int
+    /// The rows it returns, and their keys' and values' bytes.
+    var rows: Int
+    var bytes: Int
     var unnamed: Latency
     var prepared: Latency
     /// Prepared, with `plan_cache_mode = force_generic_plan`: planned once, not at each execution.
     var prepared_generic_plan: Latency
+    /// EXPLAIN ANALYZE of the generic plan.
+    var generic_plan: [String]
 }

@@ -93,15 +93,18 @@ func measureCallers(_ count: Int, seconds: Double, _ operation: @escaping @Senda
     )
 }
 
-/// Times `count` calls of `operation(i)` after `warmup` untimed ones.
-func measureSerial(count: Int, warmup: Int, _ operation: (Int) throws -> Void) rethrows -> Latency {
+/// Times `count` calls of `operation(i)` after `warmup` untimed ones; fewer (at least 50) when they take longer
+/// than `budget` seconds in all.
+func measureSerial(count: Int, warmup: Int, budget: Double = .infinity, _ operation: (Int) throws -> Void) rethrows -> Latency {
     for i in 0..<warmup { try operation(i) }
     var timings: [UInt64] = []
     timings.reserveCapacity(count)
+    let end = budget.isFinite ? Clock.now() + UInt64(budget * 1e9) : .max
     for i in 0..<count {
         let before = Clock.now()
         try operation(warmup + i)
         timings.append(Clock.now() - before)
+        if i >= 49 && timings.last! + before >= end { break }
     }
     return Latency(timings)
 }
