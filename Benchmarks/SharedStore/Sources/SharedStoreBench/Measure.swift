@@ -82,6 +82,15 @@ struct SizeRun {
             blob_bytes: ByteDistribution(blobSizes)
         )
 
+        let spaces = ["meta", "accounts", "access_tokens", "refresh_tokens", "id_tokens", "app_metadata"]
+        for row in try figures.admin.query(
+            "SELECT space, count(*), avg(octet_length(key) + octet_length(value))::bigint FROM \"\(ourSchema)\".records GROUP BY space ORDER BY space"
+        ) {
+            let (space, count, mean) = try row.decode((Int16, Int64, Int64).self)
+            let name = Int(space) < spaces.count ? spaces[Int(space)] : "space \(space)"
+            result.size?.ours_rows[name] = RowSizes(rows: Int(count), mean_bytes: Int(mean))
+        }
+
         result.load_average.append(Machine.load)
         // 1. Lookups.
         let queries = workload.queries(count: options.lookups, stream: 0x1)

@@ -162,6 +162,10 @@ struct Report {
                 String(format: "%.2f×", size.ours_over_msal_json), String(format: "%.2f×", Double(size.anchor_table_bytes) / Double(size.msal_json_bytes)),
                 clock: false
             )
+            let kinds = ["access_tokens", "refresh_tokens", "id_tokens", "accounts", "app_metadata"].compactMap { name in
+                size.ours_rows[name].map { "\(name.replacingOccurrences(of: "_", with: " ")) \(Format.bytes($0.mean_bytes))" }
+            }
+            row("Mean row (key + sealed value) by kind", kinds.joined(separator: ", "), "one blob per user (above)", clock: false)
         }
         lines.append("")
         return lines

@@ -147,6 +147,13 @@ struct SizeComparison: Codable {
     var ours_over_msal_json: Double
     var ours_over_anchor_table: Double
     var blob_bytes: ByteDistribution
+    /// The shared store's rows per kind of record: how many, and their mean key + value bytes.
+    var ours_rows: [String: RowSizes] = [:]
+}
+
+struct RowSizes: Codable {
+    var rows: Int
+    var mean_bytes: Int
 }
 
 struct ByteDistribution: Codable {
