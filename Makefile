@@ -3,7 +3,7 @@ SHELL := /bin/bash
 DEBIAN_PACKAGES := liblmdb-dev libsodium-dev pkg-config
 DEMO_DIR := $(CURDIR)/.demo
 
-.PHONY: postgresql-shell example deps build release demo test stress sanitize clean install uninstall install-check interop interop-venv interop-generate compare compare-venv compare-selftest instructions
+.PHONY: postgresql-shell bench-shared example deps build release demo test stress sanitize clean install uninstall install-check interop interop-venv interop-generate compare compare-venv compare-selftest instructions
 
 # Installs the Debian packages that are missing (as root directly, otherwise through sudo).
 deps:
@@ -197,6 +197,30 @@ compare: release compare-venv
 # A few seconds: a 100-token quick run into a temporary folder; checks the JSON, Markdown and PNG it writes.
 compare-selftest: release compare-venv
 	"$(COMPARE_VENV)/bin/python" Benchmarks/compare/compare.py --cachetool "$$(swift build -c release --show-bin-path)/cachetool" --self-test
+
+# The shared store on PostgreSQL side by side with one blob per user (Microsoft.Identity.Web's distributed cache
+# design) on the same private server, in one run (Benchmarks/SharedStore; Benchmarks/README.md, "The shared store
+# on PostgreSQL"): lookups (1 and BENCH_SHARED_HOSTS callers), durable writes, BENCH_SHARED_HOSTS host processes on a
+# mix, lost updates of concurrent writers to one user, sizes on the server. Scripts/with-postgresql starts the server
+# with TCP on loopback too (the headline transport). Prints the tables and writes Benchmarks/results/shared-store.json
+# and .md. About 5 minutes at the default sizes on a 2-core VM, after the release build of the driver (several
+# minutes the first time). Not part of `make test`.
+#   make bench-shared BENCH_SHARED_SIZES=10000           one size
+#   make bench-shared BENCH_SHARED_MIX_SECONDS=60 BENCH_SHARED_LOOKUPS=50000 BENCH_SHARED_WRITES=5000   longer
+BENCH_SHARED_SIZES ?= 10000 100000
+BENCH_SHARED_LOOKUPS ?= 5000
+BENCH_SHARED_WRITES ?= 500
+BENCH_SHARED_THROUGHPUT_SECONDS ?= 4
+BENCH_SHARED_MIX_SECONDS ?= 10
+BENCH_SHARED_LOST_WRITES ?= 25
+BENCH_SHARED_HOSTS ?= 4
+bench-shared: deps
+	cd Benchmarks/SharedStore && swift build -c release
+	WITH_POSTGRESQL_TCP=1 Scripts/with-postgresql "$$(cd Benchmarks/SharedStore && swift build -c release --show-bin-path)/SharedStoreBench" \
+	  --sizes "$(BENCH_SHARED_SIZES)" --lookups $(BENCH_SHARED_LOOKUPS) --writes $(BENCH_SHARED_WRITES) \
+	  --throughput-seconds $(BENCH_SHARED_THROUGHPUT_SECONDS) --mix-seconds $(BENCH_SHARED_MIX_SECONDS) \
+	  --lost-writes $(BENCH_SHARED_LOST_WRITES) --hosts $(BENCH_SHARED_HOSTS) \
+	  --output Benchmarks/results/shared-store.json --markdown Benchmarks/results/shared-store.md
 
 # Instruction counts per operation under callgrind (Benchmarks/Instructions; README "Instruction counts"): the guard a
 # refactor is measured by. On a store of INSTRUCTIONS_TOKENS synthetic access tokens (populated natively, outside

@@ -1,0 +1,475 @@
+import Foundation
+import NIOCore
+import PostgresNIO
+import TokenCache
+import TokenCacheMSAL
+import TokenCachePostgreSQL
+@_spi(Benchmarking) import TokenCacheBenchmarking
+
+/// The run's settings (command line; `make bench-shared` passes its variables).
+struct Options: Sendable {
+    var sizes = [10_000, 100_000]
+    var lookups = 5_000
+    var writes = 500
+    var throughputSeconds = 4.0
+    var mixSeconds = 10.0
+    var writeEvery = 10
+    var lostWrites = 25
+    var hosts = 4
+    var connections = 4
+    var output = "results/shared-store.json"
+    var markdown: String? = "results/shared-store.md"
+}
+
+/// The servers' addresses and what reads figures off the server.
+struct Environment: Sendable {
+    /// The headline transport: TCP on loopback when the run has it, else the Unix socket.
+    var primary: ServerAddress
+    /// Every transport the lookups are measured over (the primary first).
+    var transports: [ServerAddress]
+    var figures: ServerFigures
+    var keyFile: String
+}
+
+/// Everything measured at one population size.
+struct SizeRun {
+    let options: Options
+    let environment: Environment
+    let workload: Workload
+    var tokens: Int { workload.population.accessTokens }
+    var ourSchema: String { "bench_store_\(tokens)" }
+    var anchorSchema: String { "bench_blob_\(tokens)" }
+    var primary: ServerAddress { environment.primary }
+    var figures: ServerFigures { environment.figures }
+
+    init(tokens: Int, options: Options, environment: Environment) {
+        self.options = options
+        self.environment = environment
+        workload = Workload(accessTokens: tokens)
+    }
+
+    func configuration(_ address: ServerAddress) throws -> Configuration {
+        try Configuration.sharedStore(address.store(schema: ourSchema), keySource: .keyFile(path: environment.keyFile), connections: options.connections)
+    }
+
+    func run() throws -> SizeResult {
+        let population = workload.population
+        note("[\(tokens)] populating the shared store (\(Format.count(population.recordCount)) records)")
+        try figures.admin.query("DROP SCHEMA IF EXISTS \"\(ourSchema)\" CASCADE")
+        var started = Clock.now()
+        let store = try TokenStore.create(try configuration(primary))
+        try population.populate(store, recordsPerTransaction: 10_000, layout: .keyOrdered)
+        let populateSeconds = Double(Clock.now() - started) / 1e9
+
+        note("[\(tokens)] loading the one-blob table (one MSAL cache per user, from the library's MSAL export)")
+        started = Clock.now()
+        let table = AnchorTable(schema: anchorSchema)
+        let (blobSizes, exportBytes) = try loadAnchor(into: table)
+        let anchorSeconds = Double(Clock.now() - started) / 1e9
+        try figures.admin.query("VACUUM ANALYZE \"\(ourSchema)\".records")
+        try figures.admin.query("VACUUM ANALYZE \(table.table)")
+
+        var result = SizeResult(
+            access_tokens: tokens, accounts: population.accounts, records: population.recordCount, populate_seconds: populateSeconds,
+            anchor_load_seconds: anchorSeconds
+        )
+        let oursBytes = try figures.size(of: "\"\(ourSchema)\".records")
+        let anchorBytes = try figures.size(of: table.table)
+        let json = blobSizes.reduce(0, +)
+        result.size = SizeComparison(
+            ours_bytes: oursBytes, anchor_table_bytes: anchorBytes, msal_json_bytes: json, msal_export_bytes: exportBytes,
+            ours_over_msal_json: Double(oursBytes) / Double(json), ours_over_anchor_table: Double(oursBytes) / Double(anchorBytes),
+            blob_bytes: ByteDistribution(blobSizes)
+        )
+
+        let spaces = ["meta", "accounts", "access_tokens", "refresh_tokens", "id_tokens", "app_metadata"]
+        for row in try figures.admin.query(
+            "SELECT space, count(*), avg(octet_length(key) + octet_length(value))::bigint FROM \"\(ourSchema)\".records GROUP BY space ORDER BY space"
+        ) {
+            let (space, count, mean) = try row.decode((Int16, Int64, Int64).self)
+            let name = Int(space) < spaces.count ? spaces[Int(space)] : "space \(space)"
+            result.size?.ours_rows[name] = RowSizes(rows: Int(count), mean_bytes: Int(mean))
+        }
+
+        result.load_average.append(Machine.load)
+        // 1. Lookups.
+        let queries = workload.queries(count: options.lookups, stream: 0x1)
+        for address in environment.transports {
+            note("[\(tokens)] round trip and lookups over \(address.transport)")
+            let connection = try Connection(address)
+            result.round_trip[address.transport] = try measureSerial(count: options.lookups, warmup: 100) { _ in try connection.query("SELECT 1") }
+            result.lookup_ours[address.transport] = try lookupOurs(address, queries)
+        }
+        note("[\(tokens)] lookups of the one-blob design")
+        result.lookup_anchor = try lookupAnchor(table, queries)
+        (result.anchor_deserialize, result.anchor_serialize) = try anchorCodec(table, queries)
+
+        // 2. Durable writes.
+        note("[\(tokens)] writes: ingest (transaction), ingest (write plan), one-blob read-modify-write")
+        let writes = (0..<(options.writes + 20)).map { workload.write(number: $0) }
+        result.write_ours = try writeOurs(store, writes)
+        result.write_ours_planned = try writeOursPlanned(store, writes)
+        result.write_ours_planned_note =
+            "TokenStore.ingestThroughWritePlan (TokenCacheBenchmarking SPI): the package's ingestApplyingPlan, one fetch + one apply_plan call"
+        result.write_anchor = try writeAnchor(table, writes)
+
+        // Where the server's time goes: each operation again, every statement's phases logged.
+        note("[\(tokens)] server time per operation (statement log)")
+        let sample = 200
+        let lookupStore = try TokenStore.open(try configuration(primary))
+        for query in queries.prefix(20) { _ = try lookupStore.silentLookup(query) }
+        var lookupLog = ""
+        result.server_time["lookup_ours"] = try figures.serverTime(log: &lookupLog) {
+            for query in queries.prefix(sample) { _ = try lookupStore.silentLookup(query) }
+            return sample
+        }
+        result.lookup_statement = try replay(LoggedStatement(in: lookupLog, startingWith: "SELECT * FROM ((SELECT 0::int4"))
+        let anchorConnection = try Connection(primary)
+        let requests = queries.prefix(sample).map(Workload.anchorRequest)
+        result.server_time["lookup_anchor"] = try figures.serverTime {
+            for request in requests { _ = try table.lookup(request, on: anchorConnection) }
+            return sample
+        }
+        let replayed = writes.suffix(50)
+        result.server_time["write_ours"] = try figures.serverTime {
+            for write in replayed { try store.ingest(TokenResponse(json: write.json), context: write.context) }
+            return replayed.count
+        }
+        result.server_time["write_ours_planned"] = try figures.serverTime {
+            for write in replayed {
+                _ = try blocking { try await store.ingestThroughWritePlan(TokenResponse(json: write.json), context: write.context) }
+            }
+            return replayed.count
+        }
+        result.server_time["write_anchor"] = try figures.serverTime {
+            for write in replayed { try table.writeToken(write.anchor, on: anchorConnection) }
+            return replayed.count
+        }
+
+        // 3. Four hosts.
+        note("[\(tokens)] \(options.hosts) host processes, \(Int(options.mixSeconds)) s each design")
+        result.hosts_ours = try hosts(.mixOurs)
+        result.hosts_anchor = try hosts(.mixAnchor)
+
+        // 4. Lost updates on one user.
+        note("[\(tokens)] lost updates: \(options.hosts) writers × \(options.lostWrites) tokens of one user")
+        result.lost_ours = try lost(.lostOurs, store: store, table: table)
+        result.lost_anchor = try lost(.lostAnchor, store: store, table: table)
+        result.load_average.append(Machine.load)
+        return result
+    }
+
+    // MARK: Population of the one-blob table
+
+    /// Exports each user's records as MSAL JSON (the library's export, secrets included), adds the app metadata MSAL
+    /// keeps in every user's cache, and stores it compact under the user's home account id. Returns the blobs'
+    /// sizes and the export's bytes.
+    ///
+    /// The export reads a local store of the same population (the same records: the population is deterministic),
+    /// made for it in a temporary directory: exporting 10,000 users from the shared store would take a minute of
+    /// statements, from a local store a few seconds.
+    func loadAnchor(into table: AnchorTable) throws -> (blobs: [Int], exportBytes: Int) {
+        let population = workload.population
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("tc-bench-shared-export-\(getpid())").path
+        try? FileManager.default.removeItem(atPath: directory)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try TokenStore.create(Configuration(directory: directory, keySource: .keyFile(path: environment.keyFile)))
+        try population.populate(store, recordsPerTransaction: 20_000, layout: .keyOrdered)
+        let appMetadata = Dictionary(
+            uniqueKeysWithValues: SyntheticPopulation.appMetadata.map { metadata -> (String, [String: String]) in
+                var entry = ["client_id": metadata.clientID, "environment": metadata.environment]
+                if let family = metadata.familyID { entry["family_id"] = family }
+                return ("appmetadata-\(metadata.environment)-\(metadata.clientID)", entry)
+            }
+        )
+        let parts = 2
+        let connections = try (0..<parts).map { _ in try Connection(primary) }
+        try table.create(on: connections[0])
+        let results = onThreads(parts) { part -> Result<(blobs: [Int], exportBytes: Int), any Error> in
+            Result {
+                let connection = connections[part]
+                try connection.query("BEGIN")
+                var blobs: [Int] = [], exportBytes = 0
+                for index in stride(from: part, to: population.accounts, by: parts) {
+                    let homeAccountID = population.account(index).homeAccountID
+                    let (document, _) = try store.exportMSAL(
+                        options: MSALExportOptions(includeSecrets: true, filter: RecordFilter(homeAccountID: homeAccountID))
+                    )
+                    exportBytes += document.count
+                    guard var cache = try JSONSerialization.jsonObject(with: Data(document)) as? [String: Any] else {
+                        throw BenchError("an export is not a JSON object")
+                    }
+                    cache["AppMetadata"] = appMetadata
+                    let blob = try CompactJSON.data(cache)
+                    blobs.append(blob.count)
+                    try table.insert(partition: homeAccountID, blob: blob, on: connection)
+                }
+                try connection.query("COMMIT")
+                return (blobs, exportBytes)
+            }
+        }
+        var blobs: [Int] = [], exportBytes = 0
+        for result in results {
+            let part = try result.get()
+            blobs += part.blobs
+            exportBytes += part.exportBytes
+        }
+        return (blobs, exportBytes)
+    }
+
+    // MARK: Lookups
+
+    func lookupOurs(_ address: ServerAddress, _ queries: [SilentLookupQuery]) throws -> LookupResult {
+        let store = try TokenStore.open(try configuration(address))
+        var nonHits = 0
+        let serial = try measureSerial(count: queries.count, warmup: 200) { i in
+            if try store.silentLookup(queries[i % queries.count]).outcome != .hit { nonHits += 1 }
+        }
+        var callers: [Throughput] = []
+        for count in [1, options.hosts] {
+            callers.append(measureCallers(count, seconds: options.throughputSeconds) { caller, i in
+                let query = queries[(caller * 7_919 + i) % queries.count]
+                guard try store.silentLookup(query).outcome == .hit else { throw BenchError("not a hit") }
+            })
+        }
+        return LookupResult(serial: serial, non_hits: nonHits, callers: callers)
+    }
+
+    func lookupAnchor(_ table: AnchorTable, _ queries: [SilentLookupQuery]) throws -> LookupResult {
+        let requests = queries.map(Workload.anchorRequest)
+        let connections = try (0..<options.hosts).map { _ in try Connection(primary) }
+        var nonHits = 0
+        let serial = try measureSerial(count: requests.count, warmup: 200) { i in
+            if try table.lookup(requests[i % requests.count], on: connections[0]) == nil { nonHits += 1 }
+        }
+        var callers: [Throughput] = []
+        for count in [1, options.hosts] {
+            callers.append(measureCallers(count, seconds: options.throughputSeconds) { caller, i in
+                guard try table.lookup(requests[(caller * 7_919 + i) % requests.count], on: connections[caller]) != nil else {
+                    throw BenchError("not a hit")
+                }
+            })
+        }
+        return LookupResult(serial: serial, non_hits: nonHits, callers: callers)
+    }
+
+    /// The one-blob lookup's own work without the server: blobs fetched first, then deserialized (and the token
+    /// found) from memory; and the serialization a write adds.
+    func anchorCodec(_ table: AnchorTable, _ queries: [SilentLookupQuery]) throws -> (Latency, Latency) {
+        let connection = try Connection(primary)
+        let sample = queries.prefix(1_000).map(Workload.anchorRequest)
+        let blobs = try sample.map { request -> Data in
+            guard let buffer = try table.blob(request.partition, on: connection) else { throw BenchError("a user has no blob") }
+            return Data(buffer.readableBytesView)
+        }
+        var documents: [[String: Any]] = []
+        let deserialize = try measureSerial(count: blobs.count, warmup: 0) { i in
+            guard let document = try JSONSerialization.jsonObject(with: blobs[i]) as? [String: Any],
+                AnchorTable.find(sample[i], in: document) != nil
+            else { throw BenchError("a blob does not answer its request") }
+            documents.append(document)
+        }
+        let serialize = try measureSerial(count: documents.count, warmup: 0) { i in
+            _ = try CompactJSON.data(documents[i])
+        }
+        return (deserialize, serialize)
+    }
+
+    /// The lookup's one statement, replayed on a connection of its own: as the store sends it (an unnamed statement,
+    /// parsed and planned at every call) and prepared once (a named statement, then Bind/Execute only): what a prepared statement
+    /// per plan shape would save a lookup.
+    func replay(_ statement: LoggedStatement?) throws -> StatementReplay? {
+        guard let statement else { return nil }
+        let connection = try Connection(primary)
+        let count = max(1_000, options.lookups / 2)
+        var rows = 0, bytes = 0
+        for row in try connection.query(statement.sql, statement.bindings) {
+            rows += 1
+            let (_, key, value, _) = try row.decode((Int32, ByteBuffer?, ByteBuffer?, Int64).self)
+            bytes += (key?.readableBytes ?? 0) + (value?.readableBytes ?? 0)
+        }
+        let unnamed = try measureSerial(count: count, warmup: 100) { _ in try connection.query(statement.sql, statement.bindings) }
+        let statementPrepared = try connection.connection.prepare(query: statement.sql).wait()
+        let data = statement.data
+        let prepared = try measureSerial(count: count, warmup: 100) { _ in _ = try statementPrepared.execute(data).wait() }
+        // The server plans a prepared statement again for its parameters (a custom plan) unless a generic plan looks
+        // as cheap; forced generic, it plans it once.
+        let generic = try Connection(primary)
+        try generic.query("SET plan_cache_mode = force_generic_plan")
+        let genericPrepared = try generic.connection.prepare(query: statement.sql).wait()
+        let planned = try measureSerial(count: count, warmup: 10, budget: 3) { _ in _ = try genericPrepared.execute(data).wait() }
+        // The generic plan, for the record: the same statement prepared under a name, explained with the values.
+        let literals = statement.parameters.map { $0.hasPrefix("\\x") ? "'\($0)'::bytea" : "\($0)::smallint" }.joined(separator: ", ")
+        try generic.query("PREPARE bench_lookup AS \(statement.sql)")
+        let plan = try generic.query("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE bench_lookup (\(literals))").map {
+            try $0.decode(String.self)
+        }
+        return StatementReplay(
+            ranges: statement.sql.components(separatedBy: "UNION ALL").count, rows: rows, bytes: bytes, unnamed: unnamed, prepared: prepared, prepared_generic_plan: planned,
+            generic_plan: plan
+        )
+    }
+
+    // MARK: Writes
+
+    /// Rows and bytes one ingest writes: the rows whose version changed, measured on `sample` ingests one by one.
+    func oursPayload(_ store: TokenStore, _ writes: ArraySlice<Workload.Write>, connection: Connection) throws -> (rows: Double, bytes: Double) {
+        var rows = 0, bytes = 0
+        let table = "\"\(ourSchema)\".records"
+        for write in writes {
+            let before = try connection.int("SELECT coalesce(max(version), 0) FROM \(table)")
+            try store.ingest(TokenResponse(json: write.json), context: write.context)
+            var binds = PostgresBindings()
+            binds.append(Int64(before))
+            guard let row = try connection.query(
+                "SELECT count(*), coalesce(sum(octet_length(key) + octet_length(value)), 0)::bigint FROM \(table) WHERE version > $1", binds
+            ).first else { throw BenchError("no row") }
+            let (count, sum) = try row.decode((Int64, Int64).self)
+            rows += Int(count)
+            bytes += Int(sum)
+        }
+        return (Double(rows) / Double(writes.count), Double(bytes) / Double(writes.count))
+    }
+
+    func writeOurs(_ store: TokenStore, _ writes: [Workload.Write]) throws -> WriteResult {
+        let connection = try Connection(primary)
+        let payload = try oursPayload(store, writes.prefix(20), connection: connection)
+        let timed = writes.dropFirst(20)
+        figures.checkpoint()
+        let start = try figures.walPosition()
+        var errors = 0
+        let latency = measureSerial(count: timed.count, warmup: 0) { i in
+            let write = timed[timed.startIndex + i]
+            do { try store.ingest(TokenResponse(json: write.json), context: write.context) } catch { errors += 1 }
+        }
+        return WriteResult(
+            latency: latency, rows_per_write: payload.rows, payload_bytes_per_write: payload.bytes, payload_sample: 20,
+            wal_per_write: try perWrite(try figures.wal(from: start), timed.count), errors: errors
+        )
+    }
+
+    func writeOursPlanned(_ store: TokenStore, _ writes: [Workload.Write]) throws -> WriteResult {
+        let timed = Array(writes.dropFirst(20))
+        figures.checkpoint()
+        let start = try figures.walPosition()
+        let (timings, errors) = try blocking { () async -> ([UInt64], Int) in
+            var timings: [UInt64] = [], errors = 0
+            for write in timed {
+                let before = Clock.now()
+                do { try await store.ingestThroughWritePlan(TokenResponse(json: write.json), context: write.context) } catch { errors += 1 }
+                timings.append(Clock.now() - before)
+            }
+            return (timings, errors)
+        }
+        let wal = try perWrite(try figures.wal(from: start), timed.count)
+        let ours = try writeOursPayloadPlanned(store, writes.prefix(20))
+        return WriteResult(
+            latency: Latency(timings), rows_per_write: ours.rows, payload_bytes_per_write: ours.bytes, payload_sample: 20, wal_per_write: wal,
+            errors: errors
+        )
+    }
+
+    /// As ``oursPayload`` through the write plan.
+    func writeOursPayloadPlanned(_ store: TokenStore, _ writes: ArraySlice<Workload.Write>) throws -> (rows: Double, bytes: Double) {
+        let connection = try Connection(primary)
+        let table = "\"\(ourSchema)\".records"
+        var rows = 0, bytes = 0
+        for write in writes {
+            let before = try connection.int("SELECT coalesce(max(version), 0) FROM \(table)")
+            _ = try blocking { try await store.ingestThroughWritePlan(TokenResponse(json: write.json), context: write.context) }
+            var binds = PostgresBindings()
+            binds.append(Int64(before))
+            guard let row = try connection.query(
+                "SELECT count(*), coalesce(sum(octet_length(key) + octet_length(value)), 0)::bigint FROM \(table) WHERE version > $1", binds
+            ).first else { throw BenchError("no row") }
+            let (count, sum) = try row.decode((Int64, Int64).self)
+            rows += Int(count)
+            bytes += Int(sum)
+        }
+        return (Double(rows) / Double(writes.count), Double(bytes) / Double(writes.count))
+    }
+
+    func writeAnchor(_ table: AnchorTable, _ writes: [Workload.Write]) throws -> WriteResult {
+        let connection = try Connection(primary)
+        let timed = writes.dropFirst(20)
+        figures.checkpoint()
+        let start = try figures.walPosition()
+        var sizes: [Int] = [], errors = 0
+        let latency = measureSerial(count: timed.count, warmup: 0) { i in
+            do { sizes.append(try table.writeToken(timed[timed.startIndex + i].anchor, on: connection)) } catch { errors += 1 }
+        }
+        let bytes = sizes.isEmpty ? 0 : Double(sizes.reduce(0, +)) / Double(sizes.count)
+        return WriteResult(
+            latency: latency, rows_per_write: 1, payload_bytes_per_write: bytes, payload_sample: sizes.count,
+            wal_per_write: try perWrite(try figures.wal(from: start), timed.count), errors: errors
+        )
+    }
+
+    func perWrite(_ wal: WALVolume, _ count: Int) throws -> WALVolume {
+        WALVolume(
+            total_bytes: wal.total_bytes / count, record_bytes: wal.record_bytes.map { $0 / count },
+            full_page_image_bytes: wal.full_page_image_bytes.map { $0 / count }
+        )
+    }
+
+    // MARK: Several hosts
+
+    func task(_ role: HostTask.Role, host: Int, startAt: UInt64) -> HostTask {
+        let url = (role == .mixOurs || role == .lostOurs) ? primary.store(schema: ourSchema) : primary.url
+        return HostTask(
+            role: role, host: host, url: url, anchorSchema: anchorSchema, keyFile: environment.keyFile, accessTokens: tokens, startAt: startAt,
+            seconds: options.mixSeconds, writeEvery: options.writeEvery, writes: options.lostWrites, lostAccount: 0
+        )
+    }
+
+    func hosts(_ role: HostTask.Role) throws -> HostsResult {
+        let startAt = Clock.now() + 2_500_000_000
+        let tasks = (0..<options.hosts).map { task(role, host: $0, startAt: startAt) }
+        let logOffset = figures.logOffset()
+        let before = figures.transactionCounts(database: primary.database)
+        let reports = try Host.spawn(tasks)
+        usleep(300_000)  // the hosts' server sessions report their statistics as they end
+        let after = figures.transactionCounts(database: primary.database)
+        let operations = reports.reduce(0) { $0 + $1.lookups + $1.writes }
+        var errors: [String: Int] = [:]
+        for report in reports { errors.merge(report.errors, uniquingKeysWith: +) }
+        return HostsResult(
+            hosts: options.hosts, kind: role == .mixOurs ? "processes, one TokenStore each" : "processes, one connection each",
+            seconds: options.mixSeconds, operations: operations, operations_per_second: Double(operations) / options.mixSeconds,
+            lookups: reports.reduce(0) { $0 + $1.lookups }, lookup_hits: reports.reduce(0) { $0 + $1.lookup_hits },
+            writes: reports.reduce(0) { $0 + $1.writes }, errors: errors, caller_retries: reports.reduce(0) { $0 + $1.caller_retries },
+            serialization_failures_logged: figures.logLines(after: logOffset, containing: "could not serialize access"),
+            serialization_failures_same_row: figures.logLines(after: logOffset, containing: "could not serialize access due to concurrent"),
+            rollbacks: before.flatMap { b in after.map { $0.rollbacks - b.rollbacks } },
+            lookup_latency: Latency(reports.flatMap { $0.lookup_samples ?? [] }), write_latency: Latency(reports.flatMap { $0.write_samples ?? [] }),
+            per_host: reports.map(\.withoutSamples)
+        )
+    }
+
+    func lost(_ role: HostTask.Role, store: TokenStore, table: AnchorTable) throws -> LostResult {
+        let startAt = Clock.now() + 2_500_000_000
+        let tasks = (0..<options.hosts).map { task(role, host: $0, startAt: startAt) }
+        let homeAccountID = workload.population.account(0).homeAccountID
+        let logOffset = figures.logOffset()
+        let reports = try Host.spawn(tasks)
+        let present: Int
+        if role == .lostOurs {
+            present = try store.list(AccessToken.self, filter: RecordFilter(homeAccountID: homeAccountID)).records
+                .count { $0.entity.target.hasPrefix(Workload.lostScopePrefix) }
+        } else {
+            present = try table.countTokens(of: homeAccountID, targetPrefix: Workload.lostScopePrefix, on: try Connection(primary))
+        }
+        let acknowledged = reports.reduce(0) { $0 + $1.writes }
+        var errors: [String: Int] = [:]
+        for report in reports { errors.merge(report.errors, uniquingKeysWith: +) }
+        return LostResult(
+            kind: role == .lostOurs ? "shared store: ingest, one TokenStore per process" : "one blob per user: read, deserialize, add, serialize, UPDATE",
+            writers: options.hosts, writes_per_writer: options.lostWrites, attempted: options.hosts * options.lostWrites,
+            acknowledged: acknowledged, present: present, lost: acknowledged - present,
+            caller_retries: reports.reduce(0) { $0 + $1.caller_retries }, errors: errors,
+            serialization_failures_logged: figures.logLines(after: logOffset, containing: "could not serialize access"),
+            serialization_failures_same_row: figures.logLines(after: logOffset, containing: "could not serialize access due to concurrent"),
+            seconds: reports.map(\.seconds).max() ?? 0, write_latency: Latency(reports.flatMap { $0.write_samples ?? [] })
+        )
+    }
+}
