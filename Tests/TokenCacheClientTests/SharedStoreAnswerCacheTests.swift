@@ -33,14 +33,7 @@ struct SharedStoreAnswerCacheTests {
         #expect(first.statistics.answerCacheHits == hits + 1)
         // The second host signs the user out. Once its notification is in, the first host's L1 no longer answers.
         _ = try await second.signOut(homeAccountID: User.home, clientID: nil)
-        try await Self.within(Self.bound, "the first host stops answering with the removed token") {
-            do {
-                _ = try await first.token(for: User.request()) { _, _ in throw FakeTokenEndpoint.InvalidGrant() }
-                return false
-            } catch {
-                return true
-            }
-        }
+        try await Self.awaitRemoval(from: first, "the first host stops answering with the removed token")
     }
 
     /// A host cut off from the server keeps serving the access tokens its L1 holds (not near expiry), fails what
@@ -78,18 +71,11 @@ struct SharedStoreAnswerCacheTests {
         // Meanwhile the other host signs the user out. Back, the cut-off host converges: the token is no longer served.
         _ = try await direct.signOut(homeAccountID: User.home, clientID: nil)
         proxy.restore()
-        try await Self.within(Self.bound, "the host back stops serving the removed token") {
-            do {
-                _ = try await cutOff.token(for: User.request()) { _, _ in throw FakeTokenEndpoint.InvalidGrant() }
-                return false
-            } catch {
-                return true
-            }
-        }
+        try await Self.awaitRemoval(from: cutOff, "the host back stops serving the removed token")
     }
 
     /// What an operator sees: the listener's gauge up once it listens, an invalidation counted for another host's
-    /// change, a conflict counted when a write plan lost, and no identifier in any log line.
+    /// change and one for the listener's connect, and no identifier in any log line.
     @Test func theStoreReportsItsListenerInvalidationsAndConflicts() async throws {
         let root = try makeTemporaryDirectory(prefix: "token-cache-shared-metrics")
         defer { try? FileManager.default.removeItem(atPath: root) }
@@ -125,6 +111,18 @@ struct SharedStoreAnswerCacheTests {
     /// machine, whose cooperative pool the synchronous tests keep busy, so they check that a thing happens, not how
     /// soon (the benchmark measures that). Bounded, so that nothing waits for ever.
     static let bound: Duration = .seconds(120)
+
+    /// Waits until `client` no longer answers with the signed-out user's token (a redemption would be refused).
+    static func awaitRemoval(from client: TokenClient, _ what: String) async throws {
+        try await within(bound, what) {
+            do {
+                _ = try await client.token(for: User.request()) { _, _ in throw FakeTokenEndpoint.InvalidGrant() }
+                return false
+            } catch {
+                return true
+            }
+        }
+    }
 
     /// Runs `condition` every 5 ms until it holds, failing the test after `bound`.
     static func within(_ bound: Duration, _ what: String, _ condition: () async throws -> Bool) async throws {
