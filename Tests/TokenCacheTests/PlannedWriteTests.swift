@@ -65,6 +65,26 @@ import TokenCacheRecords
         }
     }
 
+    /// Every ingest carries its client's app metadata; unchanged, it is left as it is (no seal, no put, and no
+    /// collision between concurrent ingests of one client), and a change (a family joined) is written.
+    @Test(arguments: TestBackend.allCases)
+    func anIngestLeavesUnchangedAppMetadataAsItIs(backend: TestBackend) async throws {
+        try await withTemporaryDirectoryAsync { root in
+            let test = TestStore(root: root, backend: backend)
+            try KeyFile.create(at: test.keyFile)
+            let store = try TokenStore.create(test.configuration)
+            let tenant = "https://login.microsoftonline.com/\(User.utid)"
+            func revision() throws -> UInt64? { try store.list(AppMetadata.self).records.first?.revision }
+            _ = try store.ingest(try Self.response("1"), context: try Responses.context(authority: tenant, now: Self.now))
+            _ = try store.ingest(try Self.response("2"), context: try Responses.context(authority: tenant, now: Self.now + 10))
+            _ = try await store.ingestApplyingPlan(try Self.response("3"), context: try Responses.context(authority: tenant, now: Self.now + 20))
+            #expect(try revision() == 1)
+            _ = try store.ingest(try Self.response("4", foci: "1"), context: try Responses.context(authority: tenant, now: Self.now + 30))
+            #expect(try revision() == 2)
+            #expect(try store.list(AppMetadata.self).records.first?.entity.familyID == "1")
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func aPlannedIngestWritesWhatTheTransactionWrites(_ backend: Backend) async throws {
         try await FetchingLookupTests.withStore(backend) { planned, _ in

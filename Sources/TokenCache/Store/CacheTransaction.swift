@@ -232,6 +232,10 @@ public final class CacheWriter: CacheReader {
             merged = entity
             previousRevision = nil
         }
+        // Every ingest of a client carries its app metadata, nearly always unchanged: rewriting it would add a seal
+        // and a put to each ingest, and make concurrent ingests of one client collide on that one record (on a
+        // shared store, a serialisation failure each). Left as it is, it keeps its revision.
+        if S.kind == .appMetadata, case .success(let stored)? = previous, stored.entity == merged { return stored.revision }
         try merged.validate()
         let revision = (previousRevision ?? 0) &+ 1
         try store.seal(merged, key: key, revision: revision, now: now, into: writeTransaction)
