@@ -24,8 +24,10 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
     let readOnly: Bool
     /// Numbers snapshots and commit ids (see the type's comment).
     let changes: PostgreSQLChangeListener
-    /// How often a write transaction that lost to a concurrent one runs again before it gives up with `.conflict`.
-    static let attempts = 12
+    /// How long a write transaction that keeps losing to concurrent ones runs again before it gives up with
+    /// `.conflict`: as long as a local store's writer waits for the writer lock (30 s by default), so that a write
+    /// contended on a server is given up no sooner than one contended on a directory.
+    static let conflictBudget: Duration = .seconds(30)
 
     init(address: PostgreSQLAddress, readers: PostgreSQLConnections, writers: PostgreSQLConnections, readOnly: Bool, hostID: String) {
         self.address = address
@@ -63,6 +65,7 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
             throw StorageError(.unsupportedEnvironment, "a write transaction was started inside another one on the same thread")
         }
         var attempt = 0
+        let started = ContinuousClock.now
         while true {
             attempt += 1
             do {
@@ -73,8 +76,10 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
                 return result
             } catch let conflict as PostgreSQLFailure.RetryableConflict {
                 writers.observability.transactionConflicts.increment()
-                guard attempt < Self.attempts else {
-                    throw StorageError(.conflict, "\(conflict.message); gave up after \(attempt) attempts. Nothing was written; retry")
+                guard ContinuousClock.now - started < Self.conflictBudget else {
+                    throw StorageError(
+                        .conflict, "\(conflict.message); gave up after \(attempt) attempts in \(Self.conflictBudget). Nothing was written; retry"
+                    )
                 }
                 Self.backOff(attempt)
             }
