@@ -84,7 +84,7 @@ let package = Package(
         .target(
             name: "TokenCachePostgreSQL",
             dependencies: [
-                "TokenCache", "TokenCacheStorage", .product(name: "PostgresNIO", package: "postgres-nio"),
+                "TokenCache", "TokenCacheStorage", "TokenCacheSodium", .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),

@@ -37,6 +37,6 @@ extension TokenStore {
     private func silentLookup(_ query: SilentLookupQuery, over fetched: FetchedRecords) throws -> SilentLookupResult {
         var eager = query
         eager.companionLoading = .withLookup
-        return try CacheReader(store: store, transaction: FetchedRecordReader(fetched)).silentLookup(eager)
+        return try store.readingCommitted { try CacheReader(store: store, transaction: FetchedRecordReader(fetched)).silentLookup(eager) }
     }
 }

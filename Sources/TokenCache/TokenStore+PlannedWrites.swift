@@ -68,6 +68,8 @@ extension TokenStore {
             let cursor = store.sweepCursor.withLock { $0.key }
             var plan = readPlan(cursor)
             for (space, prefix) in widened { plan.add(space, prefix: prefix) }
+            // On a shared store a record the flow creates starts above the store's revision floor, fetched with the plan.
+            plan.readsRevisionFloor = store.revisionMarks != nil
             let transaction: PlannedWrite
             do {
                 transaction = try PlannedWrite(try await store.backend.fetch(plan))
@@ -77,7 +79,7 @@ extension TokenStore {
             let result: Result<R, any Error>
             do {
                 try store.checkHeaderUnchanged(in: transaction)
-                result = .success(try body(writer))
+                result = .success(try store.writingRecords { try body(writer) })
             } catch { result = .failure(error) }
             // A read outside the plan, even one the flow caught (a `try?`), may have changed what it decided.
             switch transaction.missed {

@@ -203,8 +203,10 @@ public final class TokenStore: Sendable {
     public var lastCommitID: Int { store.backend.lastCommitID }
 
     /// Whether the store's header is no longer the one this handle opened: another handle rekeyed the store (a new
-    /// passphrase or key file, a data-key rotation) or upgraded its format. Reads go on; writes are refused with
-    /// `.conflict` until the store is opened again. One read of one small record.
+    /// passphrase or key file, a data-key rotation) or upgraded its format. Reads go on, and so do writes, which follow
+    /// a rekey or rotation (the data keys this handle holds, or the new one its root key opens); a header it cannot
+    /// follow (a format upgrade, a new root key and a new data key both) has writes refused with `.conflict` until the
+    /// store is opened again. One read of one small record.
     public func headerChangedSinceOpen() throws -> Bool {
         try read { reader in
             try reader.transaction.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { $0.withUnsafeBytes { !$0.elementsEqual(store.headerBytes) } } ?? true

@@ -12,8 +12,10 @@ public enum CacheChange: Sendable, Hashable {
     /// Another process wrote to the store, and what it wrote is not known here beyond the account changes reported
     /// beside this (a refresh in another process, say). Look up again what you keep.
     case changedElsewhere
-    /// The store was rekeyed (new passphrase or key file, a data-key rotation) by another handle: reads go on, writes
-    /// are refused (`.conflict`); make a new client (open the store again) to write.
+    /// The store was rekeyed (new passphrase or key file, a data-key rotation) by another handle: reads and writes go
+    /// on with the data keys this client holds or the new one its root key opens. After a new root key, a new client
+    /// (opening the store again) needs that key; writes are refused (`.conflict`) only when this client can follow
+    /// neither (a new root key and a new data key both), and a new client with the new key writes again.
     case storeRekeyed
 }
 

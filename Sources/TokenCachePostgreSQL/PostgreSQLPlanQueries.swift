@@ -4,10 +4,13 @@ import TokenCacheStorage
 
 /// The one statement of each async call: a read plan's fetch and a write plan's apply.
 enum PostgreSQLPlanQueries {
+    /// The range number of the revision floor's row in a fetch: below every count's.
+    static let floorRow: Int32 = -1_000_000
     /// Every range of `plan` and every count, in one statement (one snapshot, one round trip): rows of
-    /// `(range, key, value, version)` ordered by range and key, and a count as `(-1 - its index, NULL, NULL, count)`.
+    /// `(range, key, value, version)` ordered by range and key, a count as `(-1 - its index, NULL, NULL, count)`, and the
+    /// revision floor, when the plan reads it, as `(floorRow, NULL, NULL, the row-version sequence's last value)`.
     /// Each range is a subquery of its own, so that its bounds are index conditions.
-    static func fetch(_ plan: ReadPlan, table: String) -> PostgresQuery {
+    static func fetch(_ plan: ReadPlan, table: String, versions: String) -> PostgresQuery {
         var binds = PostgresBindings()
         func parameter(_ value: some PostgresDynamicTypeEncodable) -> String {
             binds.append(value)
@@ -30,6 +33,9 @@ enum PostgreSQLPlanQueries {
                 "(SELECT \(-1 - index)::int4, NULL::bytea, NULL::bytea, count(*)::int8 FROM \(table) WHERE space = \(parameter(Int16(space.rawValue))))"
             )
         }
+        if plan.readsRevisionFloor {
+            parts.append("(SELECT \(floorRow)::int4, NULL::bytea, NULL::bytea, last_value FROM \(versions))")
+        }
         if parts.isEmpty { parts.append("(SELECT 0::int4 AS r, NULL::bytea AS key, NULL::bytea AS value, 0::int8 AS version WHERE false)") }
         let sql = "SELECT * FROM (" + parts.joined(separator: " UNION ALL ") + ") AS fetched ORDER BY r, key"
         return PostgresQuery(unsafeSQL: sql, binds: binds)
@@ -40,7 +46,9 @@ enum PostgreSQLPlanQueries {
         var builder = FetchedRecords.Builder(plan: plan, snapshotID: snapshotID)
         for row in rows {
             let (range, key, value, version) = try row.decode((Int32, ByteBuffer?, ByteBuffer?, Int64).self)
-            if range < 0 {
+            if range == floorRow {
+                builder.revisionFloor = UInt64(clamping: version)
+            } else if range < 0 {
                 builder.counts[plan.counts[Int(-range) - 1]] = Int(version)
             } else if let key, let value {
                 builder.append(range: Int(range), key: key.readableBytesView, value: value.readableBytesView, version: version)

@@ -17,7 +17,7 @@ package import TokenCacheStorage
 /// ``lastCommitID`` is this host's epoch (``PostgreSQLChangeListener``): it stays put while the change listener is
 /// connected and no host committed a change, and moves otherwise, so that what a caller caches against it (the
 /// client's answers) is dropped whenever the store may have changed.
-package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, WritePlanApplying {
+package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, WritePlanApplying, RevisionFloorKeeping {
     package let address: PostgreSQLAddress
     let readers: PostgreSQLConnections
     let writers: PostgreSQLConnections
@@ -122,7 +122,9 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
     // MARK: Async path
 
     package func fetch(_ plan: ReadPlan) async throws -> FetchedRecords {
-        let query = PostgreSQLPlanQueries.fetch(plan, table: PostgreSQLSchema.quoted(address.schema) + ".records")
+        let query = PostgreSQLPlanQueries.fetch(
+            plan, table: PostgreSQLSchema.quoted(address.schema) + ".records", versions: PostgreSQLSchema.quoted(address.schema) + ".row_version"
+        )
         let snapshot = changes.snapshotID()
         let rows = try await readers.withConnection { connection in
             try await self.readers.run(query, on: connection, doing: "fetching a read plan")
@@ -131,7 +133,9 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
     }
 
     package func fetchBlocking(_ plan: ReadPlan) throws -> FetchedRecords {
-        let query = PostgreSQLPlanQueries.fetch(plan, table: PostgreSQLSchema.quoted(address.schema) + ".records")
+        let query = PostgreSQLPlanQueries.fetch(
+            plan, table: PostgreSQLSchema.quoted(address.schema) + ".records", versions: PostgreSQLSchema.quoted(address.schema) + ".row_version"
+        )
         let snapshot = changes.snapshotID()
         let rows = try readers.withConnection { connection in try readers.run(query, on: connection, doing: "fetching a read plan") }
         return try PostgreSQLPlanQueries.records(of: plan, from: rows, snapshotID: snapshot)

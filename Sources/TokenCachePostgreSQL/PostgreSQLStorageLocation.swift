@@ -3,6 +3,7 @@ package import Metrics
 import NIOCore
 import PostgresNIO
 package import TokenCacheStorage
+internal import TokenCacheSodium
 
 /// A shared store in a PostgreSQL schema: what the library opens, creates and maintains there.
 ///
@@ -77,7 +78,7 @@ package struct PostgreSQLStorageLocation: StorageLocation {
         let password: String?
         if let given = address.password { password = given } else { password = try PostgreSQLPasswordFile.password(for: address) }
         // Who this host is, to the other hosts' change listeners: new for every open.
-        let hostID = (0..<16).map { _ in String(UInt8.random(in: 0...255), radix: 16).leftPadded(to: 2) }.joined()
+        let hostID = Random.hexIdentifier(bytes: 16)
         return PostgreSQLRecordBackend(
             address: address,
             readers: try PostgreSQLConnections(
@@ -140,12 +141,5 @@ struct UnusablePostgreSQLLocation: StorageLocation {
     func open(readOnly: Bool, create: Bool) throws(StorageError) -> any RecordBackend {
         _ = try PostgreSQLAddress(parsing: location)
         throw StorageError(.invalidArgument, "\(location) is not a PostgreSQL URL")
-    }
-}
-
-extension String {
-    /// This text with `padding` in front up to `count` characters.
-    func leftPadded(to count: Int, with padding: Character = "0") -> String {
-        String(repeating: padding, count: Swift.max(0, count - self.count)) + self
     }
 }

@@ -9,7 +9,7 @@ import TokenCacheStorage
 /// transaction); a write transaction is `SERIALIZABLE`, so that the server orders concurrent writers as LMDB's single
 /// writer would, failing one of two that read what the other wrote (its driver runs it again). Range reads go page by
 /// page in key order (keyset pagination), so that a walk over a whole key space holds one page in memory.
-final class PostgreSQLTransaction: RecordWriting, ServerClockReading {
+final class PostgreSQLTransaction: RecordWriting, ServerClockReading, RevisionFloorReading {
     let connections: PostgreSQLConnections
     let connection: PostgresConnection
     let table: String
@@ -22,6 +22,8 @@ final class PostgreSQLTransaction: RecordWriting, ServerClockReading {
     /// A reserved value's fill that failed, kept even if the code above caught it: committing would store a value
     /// that was never sealed, so the transaction rolls back.
     private(set) var failedFill: (any Error)?
+    /// ``revisionFloor()`` once read.
+    private var floor: UInt64?
 
     /// Rows a range read asks for at once.
     static let pageSize = 256
@@ -94,6 +96,16 @@ final class PostgreSQLTransaction: RecordWriting, ServerClockReading {
             if count < Self.pageSize { return }
             first = false
         }
+    }
+
+    /// The row-version sequence's last value, read once per transaction: every write of a row draws from it, so it
+    /// has passed every revision written before this transaction looked (``RevisionFloorReading``).
+    func revisionFloor() throws -> UInt64 {
+        if let floor { return floor }
+        let rows = try run("SELECT last_value FROM \(versions)", PostgresBindings(), doing: "reading the revision floor")
+        let floor = UInt64(clamping: try rows.first!.decode(Int64.self))
+        self.floor = floor
+        return floor
     }
 
     /// `clock_timestamp()`, the server's time as the statement runs (not the transaction's start, `now()`).

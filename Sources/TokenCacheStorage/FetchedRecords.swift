@@ -21,10 +21,14 @@ package final class FetchedRecords: @unchecked Sendable {  // immutable after in
     /// Where each range's entries are in `entries`, by the range's index in the plan.
     let bounds: [Swift.Range<Int>]
     let counts: [KeySpace: Int]
+    /// The store's revision floor as of the fetch (``RevisionFloorReading``), when the plan asked for it and the
+    /// backend keeps one.
+    package let revisionFloor: UInt64?
     private let bytes: UnsafeMutableRawBufferPointer
 
-    private init(plan: ReadPlan, snapshotID: Int, entries: [Entry], counts: [KeySpace: Int], bytes: [UInt8]) {
+    private init(plan: ReadPlan, snapshotID: Int, entries: [Entry], counts: [KeySpace: Int], revisionFloor: UInt64?, bytes: [UInt8]) {
         self.plan = plan
+        self.revisionFloor = revisionFloor
         self.snapshotID = snapshotID
         // A backend may deliver ranges in any order, each in key order: the sort is stable.
         let entries = entries.enumerated().sorted { ($0.element.range, $0.offset) < ($1.element.range, $1.offset) }.map(\.element)
@@ -92,6 +96,7 @@ package final class FetchedRecords: @unchecked Sendable {  // immutable after in
         var entries: [Entry] = []
         var bytes: [UInt8] = []
         package var counts: [KeySpace: Int] = [:]
+        package var revisionFloor: UInt64? = nil
 
         package init(plan: ReadPlan, snapshotID: Int) {
             self.plan = plan
@@ -109,7 +114,7 @@ package final class FetchedRecords: @unchecked Sendable {  // immutable after in
         }
 
         package func build() -> FetchedRecords {
-            FetchedRecords(plan: plan, snapshotID: snapshotID, entries: entries, counts: counts, bytes: bytes)
+            FetchedRecords(plan: plan, snapshotID: snapshotID, entries: entries, counts: counts, revisionFloor: revisionFloor, bytes: bytes)
         }
     }
 }

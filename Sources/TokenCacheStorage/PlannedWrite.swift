@@ -8,7 +8,7 @@
 ///
 /// Views are valid until the next write of this transaction, as in a backend's: values sit at stable addresses, and a
 /// scan walks a copy of its key space's entries, so that the flow may write while it scans.
-package final class PlannedWrite: RecordWriting {
+package final class PlannedWrite: RecordWriting, RevisionFloorReading {
     package let fetched: FetchedRecords
     /// The fetched records with this transaction's writes made on them.
     private var state: InMemoryRecordBackend.State
@@ -52,6 +52,16 @@ package final class PlannedWrite: RecordWriting {
     }
 
     package var snapshotID: Int { fetched.snapshotID }
+
+    /// The floor fetched with the plan (``ReadPlan/readsRevisionFloor``).
+    /// - Throws: ``StorageError`` `.internalError` when the plan did not ask for it: a new record's revision is
+    ///   never guessed.
+    package func revisionFloor() throws -> UInt64 {
+        guard let floor = fetched.revisionFloor else {
+            throw StorageError(.internalError, "a planned write creates a record, but its plan did not read the store's revision floor")
+        }
+        return floor
+    }
 
     private func miss(_ miss: PlanMiss) -> StorageError {
         if missed == nil { missed = miss }

@@ -36,6 +36,9 @@ package struct ReadPlan: Sendable, Hashable {
     package private(set) var ranges: [Range] = []
     /// Key spaces whose entry count the plan reads (``FetchedRecords/count(of:)``).
     package private(set) var counts: [KeySpace] = []
+    /// Whether the fetch also reads the store's revision floor (``FetchedRecords/revisionFloor``), for a planned write
+    /// that may create records on a store that has one (``RevisionFloorReading``).
+    package var readsRevisionFloor = false
 
     package init() {}
 

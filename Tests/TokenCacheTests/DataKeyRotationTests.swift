@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import TokenCacheStorage
 import TokenCacheRecords
@@ -64,13 +65,12 @@ import TokenCacheRecords
             Self.expectSame(try Self.contents(store.configuration), before)
 
             // The handle opened before reads every record (it learns the new key from the header when it meets a
-            // record sealed under it), refuses to write until reopened; a new one writes under the new key.
+            // record sealed under it) and writes on, under the new key (its first write follows the header).
             let stale = try cache.list(AccessToken.self)
             #expect(stale.corrupt.isEmpty && stale.records.count == 30)
             #expect(try cache.get(Samples.refreshToken(home: "u7.utid").key)?.entity.secret.reveal() == "rt-7")
-            #expect(errorCode { try cache.put(Samples.accessToken(home: "late.utid")) } == .conflict)
+            try cache.put(Samples.accessToken(home: "late.utid"))
             let reopened = try TokenStore.open(store.configuration)
-            try reopened.put(Samples.accessToken(home: "late.utid"))
 
             let second = try reopened.rotateDataKey()
             #expect(second.activeKeyID == 3 && second.resealed == sealed + 1 && second.retiredKeyIDs == [2])
@@ -124,6 +124,90 @@ import TokenCacheRecords
             try cache.put(Samples.accessToken())
             #expect(errorCode { try store.openReadOnly().rotateDataKey() } == .readOnly)
             #expect(try cache.verify().dataKeyIDs == [1])
+        }
+    }
+}
+
+/// Handles opened before another handle (another process, another host of a shared store) rotated the data key or
+/// changed the root key: they read every record and go on writing, sealing under the key the store seals with now,
+/// without being opened again.
+@Suite struct HeaderFollowingTests {
+    static func withTwoHandles(_ backend: TestBackend, _ body: (TestStore, _ first: TokenStore, _ second: TokenStore) throws -> Void) throws {
+        try withTemporaryDirectory { root in
+            let store = TestStore(root: root, backend: backend)
+            try KeyFile.create(at: store.keyFile)
+            let first = try TokenStore.create(store.configuration)
+            let second = try TokenStore.open(store.configuration)
+            try body(store, first, second)
+        }
+    }
+
+    /// The id of the data key the access token of `home` is sealed under, as stored.
+    static func sealingKeyID(of home: String, in cache: TokenStore) throws -> UInt32? {
+        let stored = try #require(try cache.list(AccessToken.self, filter: RecordFilter(homeAccountID: home)).records.first)
+        return try cache.read { reader in
+            try reader.transaction.withValue(in: KeySpace.accessTokens, forKey: stored.record.key) { $0.withUnsafeBytes { RecordEnvelope.keyID(of: $0) } }
+        } ?? nil
+    }
+
+    @Test(arguments: [TestBackend.lmdb, .postgresql])
+    func aHandleOpenedBeforeARotationReadsAndWritesUnderTheNewKey(backend: TestBackend) throws {
+        try Self.withTwoHandles(backend) { store, first, second in
+            try DataKeyRotationTests.populate(first)
+            let before = try DataKeyRotationTests.contents(store.configuration)
+            let rotated = try first.rotateDataKey()
+            // The second handle reads everything, every record now sealed under a key it did not know.
+            try second.write { try $0.put(Samples.accessToken(home: "after.rotation", secret: "written-after")) }
+            #expect(try Self.sealingKeyID(of: "after.rotation", in: second) == rotated.activeKeyID)
+            var now = try DataKeyRotationTests.contents(store.configuration)
+            #expect(now.count == before.count + 1)
+            now = now.filter { before[$0.key] != nil }
+            DataKeyRotationTests.expectSame(now, before)
+            // Rotated again: the key the second handle sealed under is retired once no record names it, and the
+            // handle follows once more.
+            let again = try first.rotateDataKey()
+            try second.write { try $0.put(Samples.accessToken(home: "after.second.rotation", secret: "written-later")) }
+            #expect(try Self.sealingKeyID(of: "after.second.rotation", in: second) == again.activeKeyID)
+            let reopened = try TokenStore.open(store.configuration)
+            #expect(try reopened.list(AccessToken.self).records.count == 32)
+            #expect(try reopened.list(AccessToken.self).corrupt.isEmpty)
+        }
+    }
+
+    /// Stores an access token (secret `kept`), then protects the store with a new key file through `first`; returns
+    /// the configuration that opens it now.
+    static func rekey(_ store: TestStore, through first: TokenStore) throws -> Configuration {
+        try first.write { try $0.put(Samples.accessToken(home: "before.rekey", secret: "kept")) }
+        let newKeyFile = store.root + "/keys/new-key"
+        try KeyFile.create(at: newKeyFile)
+        try first.changeRootKey(to: .keyFile(path: newKeyFile))
+        var configuration = store.configuration
+        configuration.keySource = .keyFile(path: newKeyFile)
+        return configuration
+    }
+
+    @Test(arguments: [TestBackend.lmdb, .postgresql])
+    func aHandleOpenedBeforeARekeyWritesOnWithTheDataKeysItHolds(backend: TestBackend) throws {
+        try Self.withTwoHandles(backend) { store, first, second in
+            let configuration = try Self.rekey(store, through: first)
+            try second.write { try $0.put(Samples.accessToken(home: "after.rekey", secret: "written-after")) }
+            let reopened = try TokenStore.open(configuration)
+            let secrets = try reopened.list(AccessToken.self).records.map { $0.entity.secret.reveal() }.sorted()
+            #expect(secrets == ["kept", "written-after"])
+            // The old key no longer opens the store.
+            #expect(throws: TokenCacheError.self) { try TokenStore.open(store.configuration) }
+        }
+    }
+
+    @Test(arguments: [TestBackend.lmdb, .postgresql])
+    func aHeaderTheHandleCannotFollowRefusesItsWrites(backend: TestBackend) throws {
+        try Self.withTwoHandles(backend) { store, first, second in
+            let configuration = try Self.rekey(store, through: first)
+            _ = try TokenStore.open(configuration).rotateDataKey()
+            // A new root key and a new data key: the second handle holds neither, so it must not write.
+            let refused = try #require(throws: TokenCacheError.self) { try second.put(Samples.accessToken(home: "late", secret: "refused")) }
+            #expect(refused.code == .conflict)
+            #expect(try TokenStore.open(configuration).list(AccessToken.self).records.map { $0.entity.secret.reveal() } == ["kept"])
         }
     }
 }

@@ -230,23 +230,27 @@ import Testing
     func reIngestingKeepsUnknownFieldsAndContinuesRevisions(backend: TestBackend) throws {
         try TestStore.with(backend) { _, cache in
             let first = try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "rt-1")), context: try Responses.context())
-            #expect(first.accessTokenRevision == 1)
-            var refresh = try #require(try cache.silentLookup(Responses.query()).refreshToken).entity
+            let accessToken = first.accessTokenRevision
+            #expect(backend.isFirst(accessToken))
+            let stored = try #require(try cache.silentLookup(Responses.query()).refreshToken)
+            var refresh = stored.entity
+            #expect(backend.isFirst(stored.revision))
             refresh.additionalFields["x_foreign"] = .string("kept")
-            #expect(try cache.put(refresh) == 2)
-            var account = try #require(try cache.silentLookup(Responses.query()).account).entity
+            #expect(try cache.put(refresh) == stored.revision + 1)
+            let storedAccount = try #require(try cache.silentLookup(Responses.query()).account)
+            var account = storedAccount.entity
             account.additionalFields["x_profile"] = .integer(7)
             try cache.put(account)
             let result = try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "rt-2")), context: try Responses.context())
-            #expect(result.refreshTokenRevision == 3)
+            #expect(result.refreshTokenRevision == stored.revision + 2)
             // The access token the response replaces is evicted (same scopes) and written again: its revision goes on.
-            #expect(result.accessTokenRevision == 2 && result.accessTokensRemoved == 1)
+            #expect(result.accessTokenRevision == accessToken + 1 && result.accessTokensRemoved == 1)
             let after = try cache.silentLookup(Responses.query())
-            #expect(after.accessToken?.revision == 2)
+            #expect(after.accessToken?.revision == accessToken + 1)
             #expect(try after.refreshToken?.entity.secret.reveal() == "rt-2")
             #expect(try after.refreshToken?.entity.additionalFields["x_foreign"] == .string("kept"))
             #expect(try after.account?.entity.additionalFields["x_profile"] == .integer(7))
-            #expect(try after.account?.revision == 3)
+            #expect(try after.account?.revision == storedAccount.revision + 2)
         }
     }
 
@@ -310,12 +314,14 @@ import Testing
 
 @Suite struct RotationRaceTests {
     /// Threads repeatedly read the refresh token, "redeem" it, and swap in a successor named after the one they
-    /// read. Every success must extend the chain by exactly one: revision = 1 + successes, and the final token
+    /// read. Every success must extend the chain by exactly one: revision = first + successes, and the final token
     /// names its predecessor. A lost update would break the chain.
     @Test(arguments: TestBackend.allCases)
     func concurrentRotationsNeverLoseTheNewerToken(backend: TestBackend) throws {
         try TestStore.with(backend) { _, cache in
-            try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "g0")), context: try Responses.context())
+            let first = try #require(
+                try cache.ingest(try TokenResponse(json: Responses.json(refreshToken: "g0")), context: try Responses.context()).refreshTokenRevision
+            )
             let successes = Mutex(0)
             let chain = Mutex<[String: String]>([:])  // successor -> predecessor
             DispatchQueue.concurrentPerform(iterations: 4) { worker in
@@ -335,7 +341,7 @@ import Testing
             let wins = successes.withLock { $0 }
             let final = try #require(try cache.silentLookup(Responses.query()).refreshToken)
             #expect(wins > 0)
-            #expect(final.revision == UInt64(1 + wins))
+            #expect(final.revision == first + UInt64(wins))
             // Walk the chain back from the final token to g0: every success is on it exactly once.
             let links = chain.withLock { $0 }
             var seen = 0

@@ -30,6 +30,10 @@ enum TestBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
     static var allCases: [TestBackend] { PostgreSQLTestServer.url == nil ? [.lmdb, .memory] : [.lmdb, .memory, .postgresql] }
 
     var testDescription: String { rawValue }
+
+    /// Whether `revision` is what a record new under its key gets: 1 in a store of files, one above the store's
+    /// revision floor on a server (FORMAT.md §2.2), so there only above 1.
+    func isFirst(_ revision: UInt64) -> Bool { self == .postgresql ? revision > 1 : revision == 1 }
 }
 
 /// A new store with its own key file in a temporary directory (the store itself there too, or in memory).

@@ -56,24 +56,25 @@ import TokenCacheStorage
     func compareAndSwapWinsOnceAndReportsTheCurrentRevision(backend: TestBackend) throws {
         try TestStore.with(backend) { _, cache in
             let token = Samples.refreshToken(secret: "rt1")
-            #expect(try cache.put(token, expectedRevision: 0) == 1)
+            let created = try cache.put(token, expectedRevision: 0)
+            #expect(backend.isFirst(created))
             // Creating again with "must not exist" conflicts.
             let exists = try #require(throws: TokenCacheError.self) { try cache.put(token, expectedRevision: 0) }
-            #expect(exists.code == .conflict && exists.currentRevision == 1)
+            #expect(exists.code == .conflict && exists.currentRevision == created)
             var rotated = token
             rotated.secret = Secret("rt2")
-            #expect(try cache.put(rotated, expectedRevision: 1) == 2)
+            #expect(try cache.put(rotated, expectedRevision: created) == created + 1)
             var stale = token
             stale.secret = Secret("rt-stale")
-            let lost = try #require(throws: TokenCacheError.self) { try cache.put(stale, expectedRevision: 1) }
-            #expect(lost.code == .conflict && lost.currentRevision == 2)
+            let lost = try #require(throws: TokenCacheError.self) { try cache.put(stale, expectedRevision: created) }
+            #expect(lost.code == .conflict && lost.currentRevision == created + 1)
             #expect(try cache.get(token.key)?.entity.secret.reveal() == "rt2")
             #expect(!lost.description.contains("rt2") && !lost.description.contains("rt-stale"))
             // Conditional delete.
-            let refused = try #require(throws: TokenCacheError.self) { try cache.delete(token.key, expectedRevision: 1) }
-            #expect(refused.code == .conflict && refused.currentRevision == 2)
-            #expect(try cache.get(token.key)?.revision == 2)
-            #expect(try cache.delete(token.key, expectedRevision: 2))
+            let refused = try #require(throws: TokenCacheError.self) { try cache.delete(token.key, expectedRevision: created) }
+            #expect(refused.code == .conflict && refused.currentRevision == created + 1)
+            #expect(try cache.get(token.key)?.revision == created + 1)
+            #expect(try cache.delete(token.key, expectedRevision: created + 1))
         }
     }
 

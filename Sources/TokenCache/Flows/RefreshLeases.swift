@@ -76,7 +76,7 @@ extension CacheWriter {
             }
             let milliseconds = Self.milliseconds(duration)
             let lease = RecordStore.StoredRefreshLease(
-                holder: Random.bytes(16).map { String($0, radix: 16).leftPadded(to: 2) }.joined(),
+                holder: Random.hexIdentifier(bytes: 16),
                 expiresAt: now.addingReportingOverflow(max(1, milliseconds)).partialValue, pid: Int64(getpid())
             )
             try store.putRefreshLease(lease, at: leaseKey, now: now / 1000, in: writeTransaction)
@@ -221,8 +221,4 @@ extension RefreshLeaseState {
             self = record.expiresAt > now ? .held(until: record.expiresAt) : .free
         }
     }
-}
-
-extension String {
-    fileprivate func leftPadded(to count: Int) -> String { String(repeating: "0", count: max(0, count - self.count)) + self }
 }

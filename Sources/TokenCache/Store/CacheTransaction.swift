@@ -202,7 +202,8 @@ public final class CacheWriter: CacheReader {
             current = try currentRevision(S.self, key: key, strict: expectedRevision != nil)
             try check(expectedRevision, against: current, kind: S.kind, key: key)
         }
-        let revision = max(current ?? 0, removed) &+ 1
+        // A record this transaction removed under the key continues; one new under it starts above the floor.
+        let revision = try max(current ?? (removed > 0 ? removed : revisionFloor()), removed) &+ 1
         try store.seal(entity, key: key, revision: revision, now: now, into: writeTransaction)
         if !lone { try bucketsChanged(S.self, keys: [key]) }
         if S.kind == .accessToken, current == nil { try accessTokenAdded(storageKey: entryKey) }
@@ -237,11 +238,22 @@ public final class CacheWriter: CacheReader {
         // shared store, a serialisation failure each). Left as it is, it keeps its revision.
         if S.kind == .appMetadata, case .success(let stored)? = previous, stored.entity == merged { return stored.revision }
         try merged.validate()
-        let revision = (previousRevision ?? 0) &+ 1
+        let revision = try (previousRevision ?? revisionFloor()) &+ 1
         try store.seal(merged, key: key, revision: revision, now: now, into: writeTransaction)
         try bucketsChanged(S.self, keys: [key])
         if S.kind == .accessToken, previous == nil { try accessTokenAdded(storageKey: entryKey) }
         return revision
+    }
+
+    /// What a record written under a key that holds none starts above: 0 in a store of files (it starts at 1), the
+    /// store's revision floor on a shared one, so that it also exceeds every revision a deleted record had there and
+    /// hosts that read that one do not take the new one for a rollback (``RevisionFloorReading``).
+    private func revisionFloor() throws -> UInt64 {
+        guard store.revisionMarks != nil else { return 0 }
+        guard let floors = writeTransaction as? any RevisionFloorReading else {
+            throw TokenCacheError(.internalError, "a write transaction on a shared store cannot read its revision floor")
+        }
+        return try floors.revisionFloor()
     }
 
     /// Where a write of the record with storage key `key` goes: where it is stored, else where a new one belongs.
@@ -296,7 +308,7 @@ public final class CacheWriter: CacheReader {
     private func currentRevision<S: StorableEntity>(_ type: S.Type, key: [UInt8], strict: Bool) throws -> UInt64? {
         let database = KeySpace(S.kind)
         let result = try writeTransaction.withValue(in: database, forKey: key) { value in value.withUnsafeBytes { value in
-            Result { () throws(FormatError) in try store.openRevision(value, slot: store.slot(database, key)) }
+            Result { () throws(FormatError) in try store.openRevision(value, in: database, key: key) }
         } }
         switch result {
         case nil: return nil

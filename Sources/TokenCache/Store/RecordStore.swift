@@ -13,8 +13,17 @@ package final class RecordStore: Sendable {
     /// The configured alias groups: every lookup, intersect-delete and sign-out of this store matches hosts by them,
     /// whichever doorway (``TokenStore`` or a transaction's reader) it came through.
     package let aliases: EnvironmentAliases
-    /// The header as this store was opened with it: every write transaction checks that it is still the stored one.
+    /// The header as this store was opened with it.
     let headerBytes: [UInt8]
+    /// The header every write transaction checks is still the stored one, and the data key it seals under: the opened
+    /// one, until a write meets a header another handle changed in a way this one can follow (``checkHeaderUnchanged(in:)``).
+    private let sealing: Mutex<SealingHeader>
+
+    private struct SealingHeader {
+        var bytes: [UInt8]
+        var keyID: UInt32
+        var recordKey: SecureKey
+    }
     /// Where the next opportunistic sweep of expired access tokens starts (``CacheWriter/sweepExpiredAccessTokens(now:protecting:)``):
     /// kept in memory only, since a sweep that starts over after a restart loses nothing.
     /// With the write that left it there: writers of one process publish after their commits, in any order, and a
@@ -35,6 +44,9 @@ package final class RecordStore: Sendable {
     /// Whether the backend serves a read plan in one call (a server): a lookup then fetches its ranges in one round
     /// trip instead of one per read. Decided once, so that a local store's lookup pays no type check.
     package let readsByPlan: Bool
+    /// The highest revision read under each key, on a store several hosts share through a server
+    /// (``RevisionFloorKeeping``): nil on a store of files, which has no server to roll rows back behind its back.
+    package let revisionMarks: RevisionMarks?
 
     private init(
         backend: any RecordBackend, keyring: Keyring, root: SecureKey, readOnly: Bool, aliases: EnvironmentAliases,
@@ -42,12 +54,14 @@ package final class RecordStore: Sendable {
     ) {
         self.completedInterruptedCreation = completedInterruptedCreation
         readsByPlan = backend is any RangeFetching
+        revisionMarks = backend is any RevisionFloorKeeping ? RevisionMarks() : nil
         self.backend = backend
         self.keyring = keyring
         self.root = root
         self.readOnly = readOnly
         self.aliases = aliases
         headerBytes = keyring.header.encoded()
+        sealing = Mutex(SealingHeader(bytes: headerBytes, keyID: keyring.activeKeyID, recordKey: keyring.activeRecordKey))
     }
 
     /// Opens an existing store (`create == false`) or creates a new one (`create == true`), where `options.storage`
@@ -206,10 +220,10 @@ package final class RecordStore: Sendable {
     /// One get from the tiny `meta` database per write transaction.
     package func checkHeaderUnchanged(in txn: any RecordReading) throws {
         let stored = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { $0.withUnsafeBytes { Array($0) } }
-        guard stored != headerBytes else { return }
+        guard stored != sealing.withLock({ $0.bytes }) else { return }
         // A newer read version is what the header parser refuses, reading nothing after it (§7).
         do {
-            if let stored { _ = try StoreHeader.decode(stored) }
+            if let stored, try adopt(StoreHeader.decode(stored), bytes: stored) { return }
         } catch .unsupportedVersion(let readVersion, _) {
             throw TokenCacheError(
                 .unsupportedFormatVersion,
@@ -223,10 +237,34 @@ package final class RecordStore: Sendable {
         )
     }
 
+    /// Follows a header another handle stored, when this one can: a data-key rotation (this root key opens the new
+    /// header, and its first key, which roots the blind index, is this store's) seals from now on under the new active
+    /// key, whose record key is also learned for reading; a rekey (the same data keys wrapped under another root key,
+    /// which this handle cannot open but need not: it holds them) goes on with the keys it has. So a long-running
+    /// host of a shared store keeps writing through another host's rotation or rekey. Anything else (another store,
+    /// other format versions, a key this handle does not hold) is not followed: the caller refuses the write.
+    private func adopt(_ header: StoreHeader, bytes: [UInt8]) -> Bool {
+        let opened = keyring.header
+        guard header.storeID == opened.storeID, header.readVersion == opened.readVersion, header.writeVersion == opened.writeVersion,
+            let firstID = header.wrappedKeys.map(\.keyID).min(), firstID == keyring.keyIDs.first
+        else { return false }
+        if let rotated = try? Keyring.unlock(header: header, root: root) {
+            laterRecordKeys.withLock { learned in
+                for id in rotated.keyIDs where keyring.recordKey(id) == nil { learned[id] = rotated.recordKey(id) }
+            }
+            sealing.withLock { $0 = SealingHeader(bytes: bytes, keyID: rotated.activeKeyID, recordKey: rotated.activeRecordKey) }
+            return true
+        }
+        let ids = header.wrappedKeys.map(\.keyID)
+        guard let active = ids.max(), ids.allSatisfy({ recordKey($0) != nil }), let activeKey = recordKey(active) else { return false }
+        sealing.withLock { $0 = SealingHeader(bytes: bytes, keyID: active, recordKey: activeKey) }
+        return true
+    }
+
     /// Runs `body` on one consistent snapshot.
     package func read<R>(_ body: (CacheReader) throws -> R) throws -> R {
         do {
-            return try backend.read { transaction in try body(CacheReader(store: self, transaction: transaction)) }
+            return try readingCommitted { try backend.read { transaction in try body(CacheReader(store: self, transaction: transaction)) } }
         } catch { throw TokenCacheError.wrapKeepingCallerErrors(error, directory: directory) }
     }
 
@@ -240,16 +278,30 @@ package final class RecordStore: Sendable {
             // Where the run that committed left the expiry sweep: a body re-runs when the map grows, and only the
             // last run counts; a body that throws commits nothing and moves nothing.
             var committedSweepCursor: (commit: Int, key: [UInt8])? = nil
-            let result = try backend.write(freeingSpace: freeingSpace) { transaction in
+            let result = try writingRecords { try backend.write(freeingSpace: freeingSpace) { transaction in
                 try checkHeaderUnchanged(in: transaction)
                 let writer = CacheWriter(store: self, transaction: transaction, now: now)
                 let result = try body(writer)
                 committedSweepCursor = writer.sweepCursor.map { (transaction.snapshotID, $0) }
                 return result
-            }
+            } }
             if let committedSweepCursor { publishSweepCursor(committedSweepCursor.key, committedIn: committedSweepCursor.commit) }
             return result
         } catch { throw TokenCacheError.wrapKeepingCallerErrors(error, directory: directory) }
+    }
+
+    /// Runs `body`, a read of committed records, so that the revisions it opens raise this host's marks
+    /// (``RevisionMarks``); on a store without marks, just runs it.
+    package func readingCommitted<R>(_ body: () throws -> R) rethrows -> R {
+        guard revisionMarks != nil else { return try body() }
+        return try RevisionMarks.readingCommitted(body)
+    }
+
+    /// Runs `body`, a write transaction, so that the revisions it opens are checked against this host's marks
+    /// without raising them (``RevisionMarks``); on a store without marks, just runs it.
+    package func writingRecords<R>(_ body: () throws -> R) rethrows -> R {
+        guard revisionMarks != nil else { return try body() }
+        return try RevisionMarks.writing(body)
     }
 
     /// Hands the store the expiry sweep's cursor of a transaction that committed as `commit`, unless a later commit
@@ -308,14 +360,23 @@ package final class RecordStore: Sendable {
     ) throws(FormatError) -> R {
         let opened = try RecordEnvelope.withOpened(
             .body, of: value, storeID: keyring.storeID, database: database.name, key: key, keys: recordKey
-        ) { plaintext throws(FormatError) in try body(try DecodedBody(borrowing: plaintext)) }
+        ) { plaintext throws(FormatError) in
+            let decoded = try DecodedBody(borrowing: plaintext)
+            if let revisionMarks { try revisionMarks.check(decoded.revision, space: database, key: key) }
+            return try body(decoded)
+        }
         guard let opened else { throw FormatError("missing body") }
         return opened
     }
 
-    /// The revision of a stored record: authenticated like any read, but without decoding its fields.
-    package func openRevision(_ value: UnsafeRawBufferPointer, slot: RecordSlot) throws(FormatError) -> UInt64 {
-        try RecordBody.header(of: try openBodyPlaintext(value, slot: slot)).revision
+    /// The revision of a stored record: authenticated (and checked against this host's marks) like any read, but
+    /// without decoding its fields.
+    package func openRevision(_ value: UnsafeRawBufferPointer, in database: KeySpace, key: [UInt8]) throws(FormatError) -> UInt64 {
+        let revision = try RecordBody.header(of: try openBodyPlaintext(value, slot: slot(database, key))).revision
+        if let revisionMarks {
+            try key.withUnsafeBytes { key in Result { () throws(FormatError) in try revisionMarks.check(revision, space: database, key: key) } }.get()
+        }
+        return revision
     }
 
     /// Decodes a stored value as an entity, or says why it cannot.
@@ -400,8 +461,7 @@ package final class RecordStore: Sendable {
         summary: SecureBuffer?, body: SecureBuffer, database: KeySpace, key: [UInt8], into output: UnsafeMutableRawBufferPointer
     ) throws {
         let slot = slot(database, key)
-        let recordKey = keyring.activeRecordKey
-        let keyID = keyring.activeKeyID
+        let (keyID, recordKey) = sealing.withLock { ($0.keyID, $0.recordKey) }
         try body.withUnsafeBytes { body in
             if let summary {
                 try summary.withUnsafeBytes { summary in

@@ -411,7 +411,7 @@ extension CacheWriter {
             var keys: [[UInt8]] = []
             try writeTransaction.forEach(in: database, prefix: []) { key, value in key.withUnsafeBytes { key in value.withUnsafeBytes { value in
                 let key = Array(key)
-                revisions[RecordAddress(kind: kind, key: key)] = (try? store.openRevision(value, slot: store.slot(database, key))) ?? 0
+                revisions[RecordAddress(kind: kind, key: key)] = (try? store.openRevision(value, in: database, key: key)) ?? 0
                 keys.append(key)
                 return true
             } } }

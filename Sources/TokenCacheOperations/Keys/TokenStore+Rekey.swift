@@ -15,8 +15,8 @@ extension TokenStore {
     /// takes milliseconds whatever the store's size (plus Argon2id once for a passphrase).
     ///
     /// Afterwards only the new key opens the store. Handles already open, in this process (this one included) or
-    /// others, keep reading with the data keys they hold, but refuse to write (`.conflict`: the header changed) until
-    /// they are opened again with the new key. For a key file, create it first (``KeyFile/create(at:)``): it must
+    /// others (other hosts of a shared store), go on reading and writing with the data keys they hold, which have not
+    /// changed; opened again, they need the new key. For a key file, create it first (``KeyFile/create(at:)``): it must
     /// exist when the header is replaced, so that a crash leaves the store opening with either the old key or the
     /// new one.
     /// - Parameters:
@@ -83,10 +83,11 @@ extension TokenStore {
     /// store's life, because the blind index and the fingerprints derive from it (FORMAT.md §6.4); no record is sealed
     /// under it after the first rotation.
     ///
-    /// From the first transaction on, handles opened before it (this one included, in this process or others) keep
-    /// reading (they learn the new data key from the header when they first meet a record sealed under it) but refuse
-    /// to write (`.conflict`: the header changed) until they are opened again, after the rotation's last
-    /// transaction (which changes the header too).
+    /// From the first transaction on, handles opened before it (this one included, in this process or others, other
+    /// hosts of a shared store too) keep reading (they learn the new data key from the header when they first meet a
+    /// record sealed under it) and writing: their next write finds the changed header, opens it with their root key
+    /// and seals under the new key from then on. A handle that cannot open the new header (it was also given a new
+    /// root key meanwhile) refuses to write (`.conflict`: the header changed) until opened again.
     /// - Parameter progress: Called after each transaction with the report so far.
     /// - Throws: ``TokenCacheError``: `.invalidArgument` when the header already holds 32 data keys, `.readOnly`,
     ///   `.conflict` when another process changed the header meanwhile (what committed stays; call again), the errors
@@ -136,7 +137,7 @@ extension TokenStore {
 /// Re-sealing every record under a new data key (FORMAT.md §6.5), in bounded transactions under a cursor in `meta`.
 ///
 /// The rotation starts with one transaction that adds the new key to the header (as the active one: every write from
-/// then on seals under it, and a writer that opened the store before refuses to write until it reopens) and puts the
+/// then on seals under it, and a writer that opened the store before follows it at its next write) and puts the
 /// cursor. Each later transaction re-seals up to ``rotationBatch`` records that name an older key, in place (the same
 /// plaintexts, fresh nonces), and moves the cursor on. The last one, which finds nothing left, retires the older keys
 /// from the header (all but the first, which roots the blind index and the fingerprints) and removes the cursor. Every

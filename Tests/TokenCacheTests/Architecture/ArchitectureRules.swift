@@ -32,7 +32,7 @@ enum ArchitectureRules {
         "TokenCacheClient": ["TokenCache", "Logging", "Metrics", "Foundation", "Dispatch", "Synchronization", "Glibc", "Darwin", "Musl"],
         // The shared store: a backend of the seam on PostgreSQL, and the only module that sees NIO.
         "TokenCachePostgreSQL": [
-            "TokenCache", "TokenCacheStorage", "PostgresNIO", "NIOCore", "NIOPosix", "NIOSSL", "Logging", "Metrics", "Foundation", "Synchronization",
+            "TokenCache", "TokenCacheStorage", "TokenCacheSodium", "PostgresNIO", "NIOCore", "NIOPosix", "NIOSSL", "Logging", "Metrics", "Foundation", "Synchronization",
             "Glibc", "Darwin", "Musl",
         ],
         "cachetool": [
