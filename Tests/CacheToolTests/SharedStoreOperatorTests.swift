@@ -88,6 +88,28 @@ struct SharedStoreOperatorTests {
         }
     }
 
+    /// Tables of a version this build does not know: the server's part is shown, the leases are not read, exit 78.
+    @Test func statusOfTablesOfAnotherVersionShowsThemAndExits78() throws {
+        let base = try #require(PostgreSQLTestServer.url)
+        let schema = PostgreSQLTestServer.uniqueSchemaName("newer")
+        let url = base + "&schema=" + schema
+        try CLIStore.with { store in
+            let environment = ["TOKEN_CACHE_KEY_FILE": store.keyFile, "TOKEN_CACHE_STORE_TIMEOUT": "15s", "TOKEN_CACHE_DIR": url]
+            #expect(try CacheTool.run(["init"], environment: environment).status == 0)
+            let psql = Process()
+            psql.executableURL = URL(fileURLWithPath: try #require(PostgreSQLTestServer.binDirectory) + "/psql")
+            psql.arguments = ["--no-psqlrc", "--quiet", "--dbname", base, "--command", "UPDATE \(schema).schema_version SET version = 2"]
+            try psql.run()
+            psql.waitUntilExit()
+            #expect(psql.terminationStatus == 0)
+            let run = try CacheTool.run(["status"], environment: environment)
+            #expect(run.status == 78, "\(run.output)")
+            #expect(run.stdout.contains("schema      version 2; this build knows version 1 only") && run.stdout.contains("leases      not read"), "\(run.output)")
+            let json = try Self.json(try CacheTool.run(["status", "--json"], environment: environment))
+            #expect(json["schema_version"] as? Int == 2 && json["schema_known"] as? Bool == false && json["leases"] is NSNull, "\(json)")
+        }
+    }
+
     @Test func statusOfADirectoryShowsItsReadersAndLeases() throws {
         try CLIStore.with { store in
             #expect(try store.run(["init"]).status == 0)
