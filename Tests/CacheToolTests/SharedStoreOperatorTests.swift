@@ -167,10 +167,16 @@ struct SharedStoreOperatorTests {
             #expect(replaced.status == 0, "\(replaced.output)")
             #expect(try Self.json(replaced)["replaced_records"] as? Int == 18, "\(replaced.output)")
 
-            // Up: from the directory to a new schema, answering the same.
-            let up = try at(store.directory)(["copy", "--to", back])
+            // Up: from the directory over another store in a schema (its own header and records), replaced whole.
+            #expect(try at(back)(["init"]).status == 0)
+            #expect(try at(back)(["sample-data", "--now", "\(CacheToolTests.now - 86_400)"]).status == 0)
+            let refusedUp = try at(store.directory)(["copy", "--to", back])
+            #expect(refusedUp.status == 64 && refusedUp.stderr.contains("already holds 18 records"), "\(refusedUp.output)")
+            let up = try at(store.directory)(["copy", "--to", back, "--replace"])
             #expect(up.status == 0 && up.stdout.contains("Copied 17 records"), "\(up.output)")
             #expect(try Self.answers(at(back)) == source)
+            let verifiedUp = try at(back)(["verify"])
+            #expect(verifiedUp.status == 0 && verifiedUp.stdout.contains("17 records verified, 0 problems"), "\(verifiedUp.output)")
 
             // Another key opens neither the source nor the copies.
             let otherKey = store.root + "/other-key"

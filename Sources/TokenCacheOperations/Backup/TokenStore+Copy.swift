@@ -30,16 +30,17 @@ extension TokenStore {
     /// token under its bucket prefix on a directory or under its own key on a server is where either kind reads it,
     /// §4.3.) Refresh leases are left behind: they are claims of this store's processes, timed by its clock.
     ///
-    /// The copy is one snapshot of this store written in one write transaction of the destination: the destination
-    /// holds all of it or, when the copy fails, what it held before (at most the empty tables or empty database a
-    /// new destination was given). Every statement on a server is bounded by its store's timeout. Before returning,
-    /// the copy is opened through `destination`'s key and its records counted.
+    /// The copy is one snapshot of this store (one read transaction), written 256 records per transaction of
+    /// the destination, so that no transaction grows with the store; the header goes last. A copy that fails part way
+    /// (killed, the server gone) leaves a destination without a header, which no key opens as a store, never one that
+    /// looks complete: copy again with `replacing`. Every statement on a server is bounded by its store's timeout.
+    /// Before returning, the copy is opened through `destination`'s key and its records counted.
     ///
     /// - Parameters:
     ///   - destination: Where to copy to, with the key that opens it (the same as this store's, for the copy to open).
     ///     A directory is created (mode 0700) when missing; an existing one must be closed to other users.
     ///   - replacing: Whether records the destination holds (a store made by `init`, an earlier copy) are removed
-    ///     first. Without it a destination that holds any record is refused.
+    ///     first (its header first of all). Without it a destination that holds any record is refused.
     ///   - progress: Called now and then with the records copied so far.
     /// - Throws: ``TokenCacheError``: `.storeAlreadyExists` when the destination holds records and `replacing` is
     ///   false (nothing was written); `.invalidArgument` when it is this store, inside this store's directory, or a
@@ -74,34 +75,45 @@ extension TokenStore {
                     "\(target.location) already holds \(held) record\(held == 1 ? "" : "s"); nothing was written (replace them with --replace)"
                 )
             }
-            let (meta, leases) = try backend.write(freeingSpace: false) { destination -> (Int, Int) in
-                // Run again from the start if a shared store's transaction loses to a concurrent one.
-                if replacing {
-                    for space in KeySpace.allCases {
-                        var keys: [[UInt8]] = []
-                        try destination.forEach(in: space, prefix: []) { key, _ in key.withUnsafeBytes { keys.append(Array($0)) }; return true }
-                        for key in keys { _ = try destination.delete(in: space, key: key) }
-                    }
+            if replacing { try Self.removeEverything(from: backend) }
+            var meta = 0, leases = 0, copied = 0
+            var header: [UInt8]? = nil
+            var pending: [(space: KeySpace, key: [UInt8], value: [UInt8])] = []
+            func flush() throws {
+                guard !pending.isEmpty else { return }
+                // Run again as a whole if a shared store's transaction loses to a concurrent one.
+                try backend.write(freeingSpace: false) { destination in
+                    for record in pending { try record.value.withUnsafeBytes { try destination.put(in: record.space, key: record.key, value: $0) } }
                 }
-                var meta = 0, leases = 0, copied = 0
-                try store.backend.read { reader in
-                    for space in KeySpace.allCases {
-                        try reader.forEach(in: space, prefix: []) { key, value in try key.withUnsafeBytes { key in try value.withUnsafeBytes { value in
-                            if space == KeySpace.meta {
-                                if RecordStore.isRefreshLeaseKey(key) {
-                                    leases += 1
-                                    return true
-                                }
-                                meta += 1
+                copied += pending.count
+                pending.removeAll(keepingCapacity: true)
+                progress?(copied)
+            }
+            try store.backend.read { reader in
+                for space in KeySpace.allCases {
+                    try reader.forEach(in: space, prefix: []) { key, value in try key.withUnsafeBytes { key in try value.withUnsafeBytes { value in
+                        if space == KeySpace.meta {
+                            if RecordStore.isRefreshLeaseKey(key) {
+                                leases += 1
+                                return true
                             }
-                            try destination.put(in: space, key: Array(key), value: value)
-                            copied += 1
-                            if copied % 1_000 == 0 { progress?(copied) }
-                            return true
-                        } } }
-                    }
+                            meta += 1
+                            if key.elementsEqual(FormatConstants.headerKey) {
+                                header = Array(value)
+                                return true
+                            }
+                        }
+                        pending.append((space, Array(key), Array(value)))
+                        if pending.count >= Self.copyBatch { try flush() }
+                        return true
+                    } } }
                 }
-                return (meta, leases)
+                try flush()
+            }
+            guard let header else { throw TokenCacheError(.corruptStore, "the store has no header to copy") }
+            // Last: until the header is there, the destination is no store any key opens.
+            try backend.write(freeingSpace: false) { destination in
+                try header.withUnsafeBytes { try destination.put(in: KeySpace.meta, key: FormatConstants.headerKey, value: $0) }
             }
             let counts = try readBackCopy(destination)
             return CopyReport(
@@ -109,6 +121,31 @@ extension TokenStore {
                 duration: Date().timeIntervalSince(started)
             )
         } catch { throw TokenCacheError.wrap(error, directory: target.location) }
+    }
+
+    /// Records written per transaction of the destination: few enough that a directory's transaction stays far below
+    /// LMDB's limit on the pages one transaction may dirty, and that a shared source's snapshot, read meanwhile, is not
+    /// left idle for long (its server ends a transaction idle for twice the store's timeout).
+    static let copyBatch = 256
+
+    /// Removes every record of `backend`, the header first (so that what is left is no store any key opens), then the
+    /// rest a batch per transaction.
+    private static func removeEverything(from backend: any RecordBackend) throws {
+        try backend.write(freeingSpace: true) { destination in _ = try destination.delete(in: KeySpace.meta, key: FormatConstants.headerKey) }
+        for space in KeySpace.allCases {
+            while true {
+                let removed = try backend.write(freeingSpace: true) { destination -> Int in
+                    var keys: [[UInt8]] = []
+                    try destination.forEach(in: space, prefix: []) { key, _ in
+                        key.withUnsafeBytes { keys.append(Array($0)) }
+                        return keys.count < copyBatch
+                    }
+                    for key in keys { _ = try destination.delete(in: space, key: key) }
+                    return keys.count
+                }
+                if removed == 0 { break }
+            }
+        }
     }
 
     /// Opens the copy through its configuration (its key), checks that it is this store (same store id) and counts its

@@ -14,8 +14,8 @@ struct Copy: ParsableCommand {
             stored, never decrypted, and the same key opens the copy: a directory copy of a shared store is a \
             backup of it. The destination (--to, a directory or a postgresql:// URL) is created when missing; one \
             that holds records is refused unless --replace is given, which removes them first. The copy is one \
-            snapshot written in one transaction: the destination holds all of it or what it held before. Refresh \
-            leases are not copied. Every wait on a server is bounded by TOKEN_CACHE_STORE_TIMEOUT.
+            snapshot, written 256 records per transaction with the header last: a copy cut short leaves no \
+            header, so nothing takes it for a store (copy again with --replace). Refresh leases are not copied. Every wait on a server is bounded by TOKEN_CACHE_STORE_TIMEOUT.
 
             Exit codes: 0 copied and read back through the key, 64 the destination holds records (without \
             --replace), is the store itself or a file, 65 the store is damaged, 66 no store or key, 69 server \
