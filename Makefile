@@ -43,10 +43,11 @@ demo: release
 # Runs every test of the package (unit, format vectors, crash/child-process and CLI tests), then the MSAL Python
 # interop proof (below), which needs PyPI the first time. The tests run with a private temporary PostgreSQL cluster
 # (Scripts/with-postgresql: Debian's postgresql installed when missing, the cluster removed afterwards), on which
-# the shared store's suites and the domain suites run as on the other backends.
+# the shared store's suites and the domain suites run as on the other backends (with a TLS listener on loopback, for
+# the suite that connects with sslmode=verify-full against a certificate made for the run).
 test: deps
 	swift build --build-tests
-	Scripts/with-postgresql swift test --skip-build
+	WITH_POSTGRESQL_TLS=1 Scripts/with-postgresql swift test --skip-build
 	@$(MAKE) --no-print-directory interop
 	@$(MAKE) --no-print-directory install-check
 	@$(MAKE) --no-print-directory example

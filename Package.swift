@@ -127,7 +127,7 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "CacheToolTests", dependencies: ["cachetool", "TokenCache", "TokenCacheMSAL", "TokenCacheOperations", "TokenCacheBenchmarking", "TokenCacheLMDB", "TokenCacheRecords", "TokenCacheStorage", "TestSupport"], exclude: ["InspectGoldens", "TableGoldens"]
+            name: "CacheToolTests", dependencies: ["cachetool", "TokenCache", "TokenCacheMSAL", "TokenCacheOperations", "TokenCachePostgreSQL", "TokenCacheBenchmarking", "TokenCacheLMDB", "TokenCacheRecords", "TokenCacheStorage", "TestSupport"], exclude: ["InspectGoldens", "TableGoldens"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -188,17 +188,23 @@ package struct PostgreSQLAddress: Sendable, Equatable {
         }
     }
 
+    /// The longest schema name: 63 bytes (PostgreSQL's identifier limit) less the channel's `token_cache_` prefix.
+    static let maximumSchemaLength = 63 - "token_cache_".utf8.count
+
     static func loopback(_ host: String) -> Bool {
         ["localhost", "::1"].contains(host.lowercased()) || host.hasPrefix("127.")
     }
 
-    /// A schema name the store's SQL can quote safely: lower-case letters, digits and underscores, at most 63 bytes
-    /// (PostgreSQL's identifier limit), not starting with a digit or `pg_`.
+    /// A schema name the store's SQL can quote safely: lower-case letters, digits and underscores, not starting with a
+    /// digit or `pg_`, and at most 51 bytes: the store's notification channel, `token_cache_<schema>`, is an identifier
+    /// too, and `pg_notify` refuses a channel name beyond PostgreSQL's 63 bytes (every write would fail).
     static func checkSchemaName(_ name: String) throws(StorageError) {
         let allowed = name.utf8.allSatisfy { ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x5F }
-        guard !name.isEmpty, name.utf8.count <= 63, allowed, !(name.utf8.first! >= 0x30 && name.utf8.first! <= 0x39), !name.hasPrefix("pg_") else {
+        guard !name.isEmpty, name.utf8.count <= maximumSchemaLength, allowed, !(name.utf8.first! >= 0x30 && name.utf8.first! <= 0x39),
+            !name.hasPrefix("pg_")
+        else {
             throw invalid(
-                "the schema \(quoted(name)) is not 1 to 63 lower-case letters, digits and underscores starting with a letter or "
+                "the schema \(quoted(name)) is not 1 to \(maximumSchemaLength) lower-case letters, digits and underscores starting with a letter or "
                     + "underscore (and not pg_…)"
             )
         }

@@ -29,6 +29,8 @@ final class PostgreSQLConnections: Sendable {
     let timeout: Duration
     let observability: SharedStoreObservability
     private let configuration: PostgresConnection.Configuration
+    /// The configuration of a change listener's connection: the same, under the listener's `application_name`.
+    private let listenerConfiguration: PostgresConnection.Configuration
     private let idle = Mutex<[PostgresConnection]>([])
     private let keptIdle: Int
     private let nextID = Atomic<Int>(1)
@@ -67,6 +69,11 @@ final class PostgreSQLConnections: Sendable {
         if role == .writing { parameters.append(("default_transaction_isolation", "serializable")) }
         configuration.options.additionalStartupParameters = parameters
         self.configuration = configuration
+        var listener = configuration
+        listener.options.additionalStartupParameters = parameters.map { name, value in
+            (name, name == "application_name" ? PostgreSQLSchema.listenerApplicationName(address.schema) : value)
+        }
+        listenerConfiguration = listener
     }
 
     /// The TLS a TCP connection uses, from `sslmode`: verified against the system's roots (or `sslrootcert`), the host
@@ -113,10 +120,11 @@ final class PostgreSQLConnections: Sendable {
         }
     }
 
-    /// A new connection, not one of the pool's, on `eventLoop`: for a listener that keeps it open. Bounded by the
-    /// deadline, without blocking or awaiting: the listener runs on its event loop alone.
+    /// A new connection, not one of the pool's, on `eventLoop`: for a listener that keeps it open, under the listener's
+    /// `application_name`. Bounded by the deadline, without blocking or awaiting: the listener runs on its event loop
+    /// alone.
     func connectFuture(on eventLoop: any EventLoop) -> EventLoopFuture<PostgresConnection> {
-        PostgresConnection.connect(on: eventLoop, configuration: configuration, id: nextID.add(1, ordering: .relaxed).newValue, logger: Self.logger)
+        PostgresConnection.connect(on: eventLoop, configuration: listenerConfiguration, id: nextID.add(1, ordering: .relaxed).newValue, logger: Self.logger)
             .bounded(self, connection: nil).0
     }
 
@@ -180,6 +188,9 @@ final class PostgreSQLConnections: Sendable {
                 let message = error.serverInfo?[.message] ?? "an error"
                 return PostgreSQLFailure.map(sqlState: state, message: message, at: place, doing: what)
             }
+            if let refusal = tlsRefusal(error.underlying) {
+                return StorageError(.storeUnavailable, "TLS with the PostgreSQL server at \(place) failed while \(what): \(refusal); nothing was sent")
+            }
             switch error.code {
             case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .sslUnsupported, .failedToAddSSLHandler:
                 let cause = error.underlying.map { " (\($0))" } ?? ""
@@ -193,6 +204,25 @@ final class PostgreSQLConnections: Sendable {
             }
         }
         return StorageError(.storeUnavailable, "the PostgreSQL server at \(place) cannot be reached while \(what): \(error)")
+    }
+}
+
+/// Why TLS refused the server, in words, when `error` (a connection's underlying failure) is TLS's: the certificate
+/// not signed by a trusted root, or not naming the host connected to. The details are BoringSSL's, which name no secret.
+private func tlsRefusal(_ error: (any Error)?) -> String? {
+    switch error {
+    case let extra as NIOSSLExtraError where extra == .failedToValidateHostname:
+        return "the server's certificate does not name the host connected to (sslmode=verify-full checks the name: connect by a "
+            + "name the certificate holds)"
+    case let ssl as NIOSSLError:
+        if case .handshakeFailed(let boring) = ssl, "\(boring)".contains("CERTIFICATE_VERIFY_FAILED") {
+            return "the server's certificate is not signed by a trusted root (sslrootcert, or the system's roots): \(boring)"
+        }
+        return "the TLS handshake failed: \(ssl)"
+    case let extra as NIOSSLExtraError:
+        return "the TLS handshake failed: \(extra)"
+    default:
+        return nil
     }
 }
 

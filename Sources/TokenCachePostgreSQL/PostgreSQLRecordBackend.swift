@@ -119,6 +119,21 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
         return try outcome.get()
     }
 
+    /// Sets the row-version sequence to `revision` if it is below. The records table is locked against writers
+    /// meanwhile (every `nextval` of the sequence runs in a statement that writes it), so that no number drawn between
+    /// the comparison and the `setval` is handed out again.
+    package func raiseRevisionFloor(to revision: UInt64) throws {
+        try write(freeingSpace: false) { transaction in
+            let transaction = transaction as! PostgreSQLTransaction
+            _ = try transaction.run("LOCK TABLE \(transaction.table) IN EXCLUSIVE MODE", PostgresBindings(), doing: "locking the records against writers")
+            var binds = PostgresBindings()
+            binds.append(Int64(clamping: revision))
+            _ = try transaction.run(
+                "SELECT setval('\(transaction.versions)', $1) FROM \(transaction.versions) WHERE last_value < $1", binds, doing: "raising the revision floor"
+            )
+        }
+    }
+
     // MARK: Async path
 
     package func fetch(_ plan: ReadPlan) async throws -> FetchedRecords {

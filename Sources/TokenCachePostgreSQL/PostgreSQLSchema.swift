@@ -28,6 +28,11 @@ enum PostgreSQLSchema {
     /// The channel the store in schema `name` notifies its changes on (an identifier: the schema name is safe in it).
     static func channel(_ name: String) -> String { "token_cache_\(name)" }
 
+    /// The `application_name` of a change listener's connection to the store in schema `name`: how `cachetool status`
+    /// counts the hosts listening, since no session can see another's channels (``SharedStoreServerStatus``). Cut to
+    /// the 63 bytes the server keeps (the schema name is ASCII).
+    static func listenerApplicationName(_ name: String) -> String { String("token-cache listener \(name)".prefix(63)) }
+
     /// The statements that create the store's tables in the empty schema `name`, in order, in one transaction.
     static func creation(in name: String) -> [String] {
         let s = quoted(name)

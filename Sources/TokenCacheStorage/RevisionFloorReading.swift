@@ -15,4 +15,9 @@ package protocol RevisionFloorReading {
 /// A backend whose store several hosts share through a server, which could hand a host an older row: its write
 /// transactions read the revision floor (``RevisionFloorReading``) and its fetches return it when a plan asks
 /// (``ReadPlan/readsRevisionFloor``), and the hosts on it check what they read against the highest revisions they saw.
-package protocol RevisionFloorKeeping: RecordBackend {}
+package protocol RevisionFloorKeeping: RecordBackend {
+    /// Raises the floor to at least `revision`: for records written into the store as they were sealed elsewhere (a
+    /// copy from a directory, whose revisions started at 1 and never drew from the floor), so that a record new under a
+    /// key later still starts above every revision copied.
+    func raiseRevisionFloor(to revision: UInt64) throws
+}

@@ -37,4 +37,17 @@ struct SharedStoreCLITests {
             #expect(refused.status == 78 && refused.stderr.contains("does not support compaction"), "\(refused.output)")
         }
     }
+
+    /// The longest schema name allowed (51 bytes) still makes a notification channel PostgreSQL takes: writes succeed.
+    @Test func aStoreInASchemaOfTheLongestNameAllowedIsWritten() throws {
+        let base = try #require(PostgreSQLTestServer.url)
+        let name = PostgreSQLTestServer.uniqueSchemaName("longest")
+        let schema = name + String(repeating: "x", count: 51 - name.utf8.count)
+        try CLIStore.with { store in
+            let environment = ["TOKEN_CACHE_KEY_FILE": store.keyFile, "TOKEN_CACHE_DIR": base + "&schema=" + schema, "TOKEN_CACHE_STORE_TIMEOUT": "15s"]
+            #expect(try CacheTool.run(["init"], environment: environment).status == 0)
+            let written = try CacheTool.run(["sample-data"], environment: environment)
+            #expect(written.status == 0, "\(written.output)")
+        }
+    }
 }

@@ -64,6 +64,8 @@ import TokenCacheStorage
             ("postgresql://u@h1,h2/d", "several hosts are not supported"),
             ("postgresql://u@h/d#x", "a fragment"),
             ("postgresql://u@h/d?schema=Farm", "the schema \"Farm\" is not"),
+            // 52 bytes: its channel, token_cache_<schema>, would pass PostgreSQL's 63 and every write would fail.
+            ("postgresql://u@h/d?schema=" + String(repeating: "s", count: 52), "is not 1 to 51 lower-case letters"),
             ("postgresql://u@h/d?schema=pg_catalog", "the schema \"pg_catalog\" is not"),
             ("postgresql://u@h/d?schema=a%22b", "the schema \"a\\\"b\" is not"),
             ("postgresql://u@h/d?connect_timeout=0", "connect_timeout \"0\" is not"),

@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 import TokenCacheRecords
 import TokenCacheStorage
+import TokenCacheOperations
 
 @testable import TokenCache
 
@@ -104,6 +105,27 @@ struct RollbackDetectionTests {
             let planned = try #require(try reader.list(Account.self).records.first)
             #expect(planned.entity.username == "planned@example.com" && planned.revision > again.revision)
             #expect(try reader.list(Account.self).corrupt.isEmpty)
+        }
+    }
+
+    @Test func aCopyFromADirectoryRaisesTheFloorPastTheRevisionsItBrings() throws {
+        try withTemporaryDirectory { root in
+            let local = TestStore(root: root, backend: .lmdb)
+            try KeyFile.create(at: local.keyFile)
+            let directory = try TokenStore.create(local.configuration)
+            // Rewritten far past the few numbers a fresh schema's sequence draws for the copied rows.
+            for round in 0..<40 { try directory.write { try $0.put(Samples.account(username: "u\(round)@example.com")) } }
+            let shared = TestStore(root: root, backend: .postgresql)  // the same key file
+            _ = try directory.copy(to: shared.configuration)
+            let writer = try TokenStore.open(shared.configuration)
+            let reader = try TokenStore.open(shared.configuration)
+            let copied = try #require(try reader.list(Account.self).records.first).revision
+            #expect(copied == 40)
+            try writer.write { try $0.delete(Samples.account().key) }
+            try writer.write { try $0.put(Samples.account(username: "again@example.com")) }
+            let again = try reader.list(Account.self)
+            #expect(again.corrupt.isEmpty)
+            #expect(again.records.first.map { $0.revision > copied } == true)
         }
     }
 

@@ -25,7 +25,7 @@ extension RecordStore {
     }
 
     /// Whether a `meta` key names a refresh lease.
-    static func isRefreshLeaseKey(_ key: some Collection<UInt8>) -> Bool { key.starts(with: refreshLeasePrefix) }
+    package static func isRefreshLeaseKey(_ key: some Collection<UInt8>) -> Bool { key.starts(with: refreshLeasePrefix) }
 
     /// Whether a `meta` key names a sealed record (FORMAT.md §5.5–§5.7), as opposed to the header and the plaintext
     /// cursors.
