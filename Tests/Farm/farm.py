@@ -23,7 +23,8 @@ Gates (exit status 1 naming each failed one; the summary table is printed either
 - redemptions: the identity provider saw 0 reuse and 0 other refusals, and every access token it issued was served
   by some host (a redemption whose rotation was not stored, or that was redeemed twice, shows here);
 - stale: after a sign-out is acknowledged, no host answers the user with a 200 for a request begun more than
-  STALE_BOUND s later (for a host cut off then, STALE_BOUND s after its link is back: the documented bound);
+  STALE_BOUND s later; a host cut off then (which cannot hear of it, and serves its L1 meanwhile: the documented
+  price) gets STALE_BOUND s after its change listener can be back: link up + RECONNECT s (deadline + 2 s);
 - converged: every host answers from the store again (a 200 whose source is not its L1) within CONVERGE s of
   PostgreSQL being back (of its link being back, for the cut-off host), and no store error comes after that;
 - outage answers: in the outage and the cut-off, a host that answered a user from its L1 keeps answering that user
@@ -257,7 +258,7 @@ class Farm:
         address, port = self.network.idp_endpoint(i, self.idp_port)
         argv = [self.args.host_binary, "--store", self.store_url(i), "--key-file", self.path("key"),
                 "--idp", f"http://{address}:{port}", "--name", host.name, "--bind", "127.0.0.1", "--port", "0",
-                "--store-timeout-ms", str(int(self.args.deadline * 1000))]
+                "--store-timeout-ms", str(int((self.args.host_deadline or self.args.deadline) * 1000))]
         log_path = self.path(f"{host.name}.log")
         log = open(log_path, "ab")
         host.process = subprocess.Popen(self.network.command(i, argv), stdout=subprocess.PIPE, stderr=log,
@@ -601,9 +602,15 @@ def main():
     parser.add_argument("--expires-in", type=int, default=312, help="the identity provider's token lifetime, s")
     parser.add_argument("--redeem-delay", type=float, default=0.5)
     parser.add_argument("--deadline", type=float, default=2.0, help="the hosts' store deadline, s")
+    parser.add_argument("--host-deadline", type=float,
+                        help="the deadline the hosts are given, when it should differ from the one judged (to see a gate fail)")
     parser.add_argument("--slack", type=float, default=1.5, help="beyond the deadline for a typed error, s")
-    parser.add_argument("--hang", type=float, default=15.0, help="caller's HTTP timeout: a request reaching it hangs")
+    parser.add_argument("--hang", type=float, default=25.0,
+                        help="caller's HTTP timeout, s: a request reaching it hangs (above a lease wait, a redemption and a deadline)")
     parser.add_argument("--stale-bound", type=float, default=2.0)
+    parser.add_argument("--reconnect", type=float,
+                        help="how long a host cut off may take to hear the store again once its link is back (default: "
+                             "the deadline + 2 s, the change listener's longest pause between attempts)")
     parser.add_argument("--converge", type=float, default=5.0)
     parser.add_argument("--lease", type=float, default=15.0, help="the hosts' refresh lease duration, s")
     parser.add_argument("--strict-reuse", action="store_true",
@@ -619,6 +626,8 @@ def main():
     args = parser.parse_args()
     if args.hold_postgresql:
         return hold_postgresql(args.hold_postgresql)
+    if args.reconnect is None:
+        args.reconnect = args.deadline + 2.0
     if not args.host_binary:
         parser.error("--host-binary is required")
     run_dir = args.run_dir or os.path.join(REPOSITORY, ".build", "farm", time.strftime("run-%Y%m%d-%H%M%S") + f"-{os.getpid()}")
