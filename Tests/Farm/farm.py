@@ -41,6 +41,7 @@ Usage: farm.py --host-binary PATH [--seconds 110] [--mode auto|netns|proxy] [--r
 Root is needed for namespaces. Standard library only.
 """
 import argparse
+import dataclasses
 import http.client
 import json
 import os
@@ -127,6 +128,18 @@ def on_thread(function, timeout):
     return box["value"]
 
 
+def cpu_model():
+    """lscpu's model name, beside the timings."""
+    try:
+        with open("/proc/cpuinfo") as source:
+            for line in source:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
+
+
 class Host:
     def __init__(self, index):
         self.index = index
@@ -191,7 +204,8 @@ class Farm:
         url = urllib.parse.urlsplit(self.postgresql["TOKEN_CACHE_TEST_POSTGRESQL_TCP"])
         self.postgresql_port = url.port
         # The hosts' password file: the cluster's password for any host and port (the proxies have ports of their own).
-        cluster_passfile = urllib.parse.parse_qs(url.query)["passfile"][0]
+        self.postgresql_parameters = {k: v[0] for k, v in urllib.parse.parse_qs(url.query).items()}
+        cluster_passfile = self.postgresql_parameters["passfile"]
         with open(cluster_passfile) as source:
             fields = source.readline().rstrip("\n").split(":", 4)
         self.database, self.role = fields[2], fields[3]
@@ -215,6 +229,10 @@ class Farm:
     def stop_postgresql(self):
         if self.postgresql_holder is None:
             return
+        try:  # the server's log, before the cluster goes
+            shutil.copyfile(self.postgresql["TOKEN_CACHE_TEST_POSTGRESQL_LOG"], self.path("postgresql.log"))
+        except (OSError, KeyError):
+            pass
         try:
             self.postgresql_holder.stdin.close()
         except OSError:
@@ -251,7 +269,9 @@ class Farm:
 
     def store_url(self, i):
         address, port = self.network.postgresql_endpoint(i, self.postgresql_port)
-        return f"postgresql://{self.role}@{address}:{port}/{self.database}?passfile={self.path('passfile')}"
+        # The cluster's own parameters (TLS off loopback: sslmode, sslrootcert) with the hosts' password file.
+        extra = "".join(f"&{k}={v}" for k, v in self.postgresql_parameters.items() if k != "passfile")
+        return f"postgresql://{self.role}@{address}:{port}/{self.database}?passfile={self.path('passfile')}{extra}"
 
     def start_host(self, i):
         host = self.hosts[i]
@@ -420,12 +440,14 @@ class Farm:
         if result.returncode != 0:
             raise RuntimeError(f"pg_ctl start failed: {result.stderr.strip()[:300]}")
 
-    def recent_l1_user(self, i, since):
-        """A signed-in user host i answered from its L1 since `since`, if any (to sign out while i is cut off)."""
+    def recent_user(self, i, since):
+        """A signed-in user host i answered since `since`, from its L1 if there is one (to sign out while i is cut
+        off), else from anywhere; None if there is none."""
         with self.lock:
-            candidates = [r["user"] for r in self.records[-2000:] if r["host"] == i and r.get("source") == "l1"
-                          and r["start"] >= since and self.user_state.get(r["user"]) == "in"]
-        return candidates[-1] if candidates else None
+            answered = [r for r in self.records[-4000:] if r["host"] == i and r["status"] == 200 and r["start"] >= since
+                        and self.user_state.get(r["user"]) == "in"]
+        from_l1 = [r["user"] for r in answered if r.get("source") == "l1"]
+        return from_l1[-1] if from_l1 else (answered[-1]["user"] if answered else None)
 
     def cut_off(self, i):
         self.cut_host = i
@@ -435,7 +457,7 @@ class Farm:
         # Meanwhile a user the cut-off host has in its L1 is signed out through another host: the cut-off host may
         # answer it until its link is back, and no longer than the stale bound after that.
         time.sleep(self.args.cut / 4)
-        user = self.recent_l1_user(i, window["start"] - 5)
+        user = self.recent_user(i, window["start"] - 5)
         others = self.connected_hosts(exclude=(i,))
         if user is not None and others:
             record = self.sign_out(others[0], user)
@@ -491,6 +513,7 @@ class Farm:
 
     def run(self):
         started = time.time()
+        self.machine = {"cpu": cpu_model(), "cores": os.cpu_count(), "load_at_start": os.getloadavg()}
         with open(os.open(self.path("key"), os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
             out.write(os.urandom(32))
         self.start_postgresql()
@@ -546,6 +569,7 @@ class Farm:
             thread.join(self.args.hang + 5)
         self.event("load-stopped", seconds=round(time.time() - load_started, 1))
 
+        self.machine["load_at_end"] = os.getloadavg()
         final = self.final_check()
         idp_stats = self.idp_get("/stats")
         issued = {user: self.idp_get(f"/issued?user={user}") for user in range(self.args.users)}
@@ -557,7 +581,10 @@ class Farm:
             args=vars(self.args), mode=self.network.mode, fallback_reason=self.fallback_reason,
             records=self.records, windows=self.windows, killed=killed, final=final, idp_stats=idp_stats,
             issued=issued, host_stats=host_stats, user_state=dict(self.user_state), started=started,
-            load_started=load_started, redemptions=self.redemptions, run_dir=self.run_dir)
+            load_started=load_started, redemptions=self.redemptions, run_dir=self.run_dir, machine=self.machine)
+        # Everything the gates judge, so that `farm.py --evaluate RUN_DIR` can judge it again.
+        with open(self.path("inputs.json"), "w") as out:
+            json.dump(dataclasses.asdict(inputs), out)
         return farm_gates.evaluate(inputs)
 
     def host_stats(self, host):
@@ -591,6 +618,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--hold-postgresql", help=argparse.SUPPRESS)
     parser.add_argument("--host-binary", help="the token-cache-web executable")
+    parser.add_argument("--evaluate", metavar="RUN_DIR", help="judge a finished run's inputs.json again, run nothing")
     parser.add_argument("--idp-script", default=FAKE_IDP)
     parser.add_argument("--mode", choices=["auto", "netns", "proxy"], default="auto")
     parser.add_argument("--run-dir", help="where findings go (default: .build/farm/run-<time>-<pid>)")
@@ -605,8 +633,8 @@ def main():
     parser.add_argument("--host-deadline", type=float,
                         help="the deadline the hosts are given, when it should differ from the one judged (to see a gate fail)")
     parser.add_argument("--slack", type=float, default=1.5, help="beyond the deadline for a typed error, s")
-    parser.add_argument("--hang", type=float, default=25.0,
-                        help="caller's HTTP timeout, s: a request reaching it hangs (above a lease wait, a redemption and a deadline)")
+    parser.add_argument("--hang", type=float, default=40.0,
+                        help="caller's HTTP timeout, s: a request reaching it hangs (above two lease waits, a redemption and a deadline)")
     parser.add_argument("--stale-bound", type=float, default=2.0)
     parser.add_argument("--reconnect", type=float,
                         help="how long a host cut off may take to hear the store again once its link is back (default: "
@@ -626,6 +654,17 @@ def main():
     args = parser.parse_args()
     if args.hold_postgresql:
         return hold_postgresql(args.hold_postgresql)
+    if args.evaluate:
+        with open(os.path.join(args.evaluate, "inputs.json")) as source:
+            saved = json.load(source)
+        saved["final"] = {int(k): v for k, v in saved["final"].items()}
+        saved["user_state"] = {int(k): v for k, v in saved["user_state"].items()}
+        # The thresholds may be changed on the command line; the rest of the settings are the run's.
+        for name in ("deadline", "slack", "stale_bound", "reconnect", "converge", "lease", "strict_reuse"):
+            if getattr(args, name) != parser.get_default(name):
+                saved["args"][name] = getattr(args, name)
+        saved["run_dir"] = args.evaluate
+        return farm_gates.evaluate(farm_gates.Inputs(**saved))
     if args.reconnect is None:
         args.reconnect = args.deadline + 2.0
     if not args.host_binary:

