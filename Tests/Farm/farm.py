@@ -170,6 +170,7 @@ class Farm:
         self.cut_host = None
         self.threads = []
         self.redemptions = []  # redemptions seen in progress at the identity provider
+        self.out_since = {}    # user -> when the churn may sign them in again, less 10 s
 
     # Bookkeeping
 
@@ -401,7 +402,7 @@ class Farm:
         """Every few seconds, while the store is up: sign a user out through one host, and one signed out a while ago
         in again through another."""
         rng = random.Random(self.args.seed + 7)
-        out_since = {}
+        out_since = self.out_since
         while not self.stopping.wait(self.args.churn_every):
             if any(w["kind"] == "postgresql" and w["end"] is None for w in self.windows):
                 continue
@@ -461,6 +462,8 @@ class Farm:
         others = self.connected_hosts(exclude=(i,))
         if user is not None and others:
             record = self.sign_out(others[0], user)
+            # Kept out until well after the link is back, so that what the cut-off host answers then can be judged.
+            self.out_since[user] = window["start"] + self.args.cut + self.args.reconnect + self.args.stale_bound
             self.event("sign-out-during-cut", user=user, host=others[0], status=record["status"])
         time.sleep(max(0.0, window["start"] + self.args.cut - time.time()))
         self.network.restore(i)

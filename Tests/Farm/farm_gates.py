@@ -137,7 +137,7 @@ def evaluate(inputs):
     # 3. Stale answers after a sign-out.
     bound = a["stale_bound"]
     stale = []
-    worst_late, latest_after_ack = 0.0, 0.0
+    worst_late, latest_after_ack, while_cut_off = 0.0, 0.0, 0
     for r in tokens:
         if r["status"] != 200:
             continue
@@ -155,10 +155,14 @@ def evaluate(inputs):
             worst_late = max(worst_late, late)
         if late > bound:
             stale.append(r)
+        elif r["start"] - acknowledged > bound:
+            while_cut_off += 1
     gates.append(Gate(
         "no stale answer", not stale,
         f"{len(stale)} answers 200 later than {bound} s after a sign-out (for a host cut off then: after its link was "
-        f"back + {a['reconnect']} s); latest 200 begun after an acknowledged sign-out: {latest_after_ack:.2f} s after it",
+        f"back + {a['reconnect']} s); latest 200 begun after an acknowledged sign-out: {latest_after_ack:.2f} s after it; "
+        f"{while_cut_off} answers 200 later than {bound} s by a host cut off then (its L1, allowed until its link is back + "
+        f"{a['reconnect']} s + {bound} s)",
         ", ".join(f"user {r['user']} on host{r['host']} ({r.get('source')})" for r in stale[:6])))
 
     # 4. Convergence after each outage, per host.
@@ -203,6 +207,7 @@ def evaluate(inputs):
     by_pair = {}
     for w, r in in_window:
         by_pair.setdefault((id(w), r["host"], r["user"]), []).append(r)
+    l1_answers = sum(1 for _, r in in_window if r["status"] == 200 and r.get("source") == "l1")
     for rows in by_pair.values():
         rows.sort(key=lambda r: r["start"])
         valid_until, after = None, None
@@ -214,7 +219,7 @@ def evaluate(inputs):
                 after = r["end"]
     gates.append(Gate(
         "outage answers", not untyped and not slow and not l1_missed and bool(in_window),
-        f"{len(in_window)} requests in the windows: {served_l1} served 200, {typed} typed errors (slowest "
+        f"{len(in_window)} requests in the windows: {served_l1} served 200 ({l1_answers} from the L1), {typed} typed errors (slowest "
         f"{worst_error:.2f} s, bound {deadline_bound} s), {len(slow)} slower, {len(untyped)} untyped, "
         f"{len(l1_missed)} not served although the host's L1 had answered the user",
         ", ".join(f"host{r['host']} {r['status']} {r.get('error', '')} {r['end'] - r['start']:.2f} s"
