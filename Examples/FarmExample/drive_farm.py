@@ -21,6 +21,7 @@ bounded by a timeout.
 """
 import argparse
 import http.client
+import itertools
 import json
 import sys
 import threading
@@ -86,6 +87,7 @@ class Run:
         self.signed_out_user = None
         self.signed_out_at = None  # monotonic time of the sign-out's acknowledgement
         self.bound = None
+        self.latencies = {}  # source -> seconds each 200 took, as the driver saw it
         self.grace_answers = 0  # 200s for the signed-out user to requests started within the bound
 
     def error(self, host, kind):
@@ -98,6 +100,7 @@ class Run:
             signed_out = user == self.signed_out_user and self.signed_out_at is not None
             if status == 200 and isinstance(body, dict) and "fingerprint" in body:
                 self.served.append((user, body["fingerprint"]))
+                self.latencies.setdefault(body.get("source"), []).append(time.monotonic() - started)
                 if signed_out and started > self.signed_out_at + self.bound:
                     self.stale[host.name] += 1
                 elif signed_out and started > self.signed_out_at:
@@ -114,16 +117,18 @@ def token(host, user):
     return host.call("GET", f"/token?user={user}")
 
 
-def worker(run, index, users, deadline, stride):
+def worker(run, turns, users, deadline):
+    """Asks for tokens until the deadline. The workers share one sequence of turns: turn n asks for user n mod USERS
+    from a host that changes every round of the users, so while one request of a user waits for a refresh, the
+    next ones for that user go to every host."""
     hosts = run.hosts
-    step = index
     while time.monotonic() < deadline:
-        user = step % users
-        host = hosts[(step // users + index) % len(hosts)]
+        turn = next(turns)
+        user = turn % users
+        host = hosts[(turn + turn // users) % len(hosts)]
         started = time.monotonic()
         status, body = token(host, user)
         run.record(host, user, started, status, body)
-        step += stride
 
 
 def sign_out_and_watch(run, user, deadline_at):
@@ -160,6 +165,16 @@ def sign_out_and_watch(run, user, deadline_at):
     return failures, notes
 
 
+def cpu_model():
+    """The CPU's model name and count, printed beside a rate (as lscpu shows them)."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            names = [line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")]
+        return f"{len(names)} x {names[0]}" if names else "an unknown CPU"
+    except OSError:
+        return "an unknown CPU"
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--idp", required=True)
@@ -188,8 +203,8 @@ def main():
     started = time.monotonic()
     deadline = started + options.duration
     # User 0 is signed out; the workers keep asking for it.
-    threads = [threading.Thread(target=worker, args=(run, index, options.users, deadline, options.workers), daemon=True)
-               for index in range(options.workers)]
+    turns = itertools.count()  # next() on it is atomic under the GIL
+    threads = [threading.Thread(target=worker, args=(run, turns, options.users, deadline), daemon=True) for _ in range(options.workers)]
     for thread in threads:
         thread.start()
     time.sleep(options.duration / 2)
@@ -226,7 +241,14 @@ def main():
     for row in [header] + rows:
         print("  ".join(str(cell).rjust(width) if column else str(cell).ljust(width) for column, (cell, width) in enumerate(zip(row, widths))))
     answered = sum(run.requests.values())
-    print(f"\n{answered} token requests in {elapsed:.1f} s ({answered / elapsed:.0f}/s over the farm)")
+    print()
+    for source in ("l1", "store", "refreshed", "joined"):
+        times = sorted(run.latencies.get(source, []))
+        if times:
+            print(f"{source:>9}: {len(times):5d} answers, median {1000 * times[len(times) // 2]:6.1f} ms, "
+                  f"99th percentile {1000 * times[min(len(times) - 1, int(len(times) * 0.99))]:6.1f} ms, slowest {1000 * times[-1]:6.1f} ms")
+    print(f"\n{answered} token requests in {elapsed:.1f} s ({answered / elapsed:.0f}/s over the farm, on {cpu_model()}; a debug build"
+          f" sharing the machine with its store, provider and driver: not a benchmark)")
 
     idp = get_json(options.idp + "/stats")
     print(f"identity provider: {idp['sign_ins']} sign-ins, {idp['redemptions']} redemptions, {idp['refused']} refused, {idp['reuse']} reuse")
