@@ -171,6 +171,7 @@ class Farm:
         self.threads = []
         self.redemptions = []  # redemptions seen in progress at the identity provider
         self.out_since = {}    # user -> when the churn may sign them in again, less 10 s
+        self.protected = set()  # users the churn leaves alone (the killed lease holder's: its takeover is measured)
 
     # Bookkeeping
 
@@ -410,7 +411,7 @@ class Farm:
             if len(hosts) < 2:
                 continue
             with self.lock:
-                signed_in = sorted(u for u, s in self.user_state.items() if s == "in")
+                signed_in = sorted(u for u, s in self.user_state.items() if s == "in" and u not in self.protected)
                 back = sorted(u for u, s in self.user_state.items() if s == "out" and time.time() - out_since.get(u, 0) > 10)
             if back:
                 user = rng.choice(back)
@@ -484,6 +485,7 @@ class Farm:
                 if i is None or not self.hosts[i].up or entry.get("user") is None:
                     continue
                 host = self.hosts[i]
+                self.protected.add(entry["user"])
                 self.kill_host(host)
                 killed = {"host": i, "user": entry["user"], "t": time.time(), "inflight_since": entry.get("since")}
                 self.event("lease-holder-killed", host=host.name, user=entry["user"])

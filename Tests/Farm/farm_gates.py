@@ -192,8 +192,12 @@ def evaluate(inputs):
     served_l1 = sum(1 for _, r in in_window if r["status"] == 200)
     typed, untyped, slow, l1_missed = 0, [], [], []
     worst_error = 0.0
+    orphan_401 = 0
     for w, r in in_window:
         if r["status"] == 200:
+            continue
+        if r["status"] == 401 and r["user"] in orphaned_users:
+            orphan_401 += 1  # the user must sign in again: the chaos orphaned a rotation (gate 2)
             continue
         duration = r["end"] - r["start"]
         if (r["status"], r.get("error")) in ((503, "store_unavailable"), (502, "idp_unavailable")) or \
@@ -221,7 +225,8 @@ def evaluate(inputs):
         "outage answers", not untyped and not slow and not l1_missed and bool(in_window),
         f"{len(in_window)} requests in the windows: {served_l1} served 200 ({l1_answers} from the L1), {typed} typed errors (slowest "
         f"{worst_error:.2f} s, bound {deadline_bound} s), {len(slow)} slower, {len(untyped)} untyped, "
-        f"{len(l1_missed)} not served although the host's L1 had answered the user",
+        f"{len(l1_missed)} not served although the host's L1 had answered the user"
+        + (f"; {orphan_401} interaction required for users whose rotation the chaos orphaned" if orphan_401 else ""),
         ", ".join(f"host{r['host']} {r['status']} {r.get('error', '')} {r['end'] - r['start']:.2f} s"
                   for r in (untyped + slow + l1_missed)[:6])))
 
