@@ -184,22 +184,28 @@ def evaluate(inputs):
         ", ".join(f"{k}: {v:.2f} s" for k, v in sorted(convergence.items()))))
 
     # 5. Answers during the outage and the cut-off.
+    # Judged: the requests begun in a window, up to SLACK s before its end (one begun as the server comes back may be
+    # held by what its return unblocks: a lease another host holds is waited for, up to the lease).
     in_window = []
     for w in windows:
         for r in tokens:
-            if r["host"] in w["hosts"] and w["start"] <= r["start"] <= w["end"]:
+            if r["host"] in w["hosts"] and w["start"] <= r["start"] <= w["end"] - a["slack"]:
                 in_window.append((w, r))
     served_l1 = sum(1 for _, r in in_window if r["status"] == 200)
     typed, untyped, slow, l1_missed = 0, [], [], []
     worst_error = 0.0
     orphan_401 = 0
+    worst_caller = 0.0
     for w, r in in_window:
         if r["status"] == 200:
             continue
         if r["status"] == 401 and r["user"] in orphaned_users:
             orphan_401 += 1  # the user must sign in again: the chaos orphaned a rotation (gate 2)
             continue
-        duration = r["end"] - r["start"]
+        # The host's own time for the request (its `ms`): what its deadline bounds. The caller's time adds this
+        # driver's own scheduling, which on a loaded machine is not the host's; it is reported beside.
+        worst_caller = max(worst_caller, r["end"] - r["start"])
+        duration = r["ms"] / 1000 if isinstance(r.get("ms"), (int, float)) else r["end"] - r["start"]
         if (r["status"], r.get("error")) in ((503, "store_unavailable"), (502, "idp_unavailable")) or \
                 (r["status"] == 401 and not stably_signed_in(timeline, r["user"], r["start"], r["end"])):
             typed += 1
@@ -224,7 +230,8 @@ def evaluate(inputs):
     gates.append(Gate(
         "outage answers", not untyped and not slow and not l1_missed and bool(in_window),
         f"{len(in_window)} requests in the windows: {served_l1} served 200 ({l1_answers} from the L1), {typed} typed errors (slowest "
-        f"{worst_error:.2f} s, bound {deadline_bound} s), {len(slow)} slower, {len(untyped)} untyped, "
+        f"{worst_error:.2f} s by the host, {worst_caller:.2f} s by the caller; bound {deadline_bound} s), {len(slow)} slower, "
+        f"{len(untyped)} untyped, "
         f"{len(l1_missed)} not served although the host's L1 had answered the user"
         + (f"; {orphan_401} interaction required for users whose rotation the chaos orphaned" if orphan_401 else ""),
         ", ".join(f"host{r['host']} {r['status']} {r.get('error', '')} {r['end'] - r['start']:.2f} s"

@@ -144,8 +144,8 @@ class NamespaceNetwork:
 
 class Proxy:
     """A TCP forwarder on loopback in front of one server, for one host: `cut()` makes it a black hole (new and
-    open connections stay open, nothing goes through: what a host sees of a partition), `restore()` resets what it
-    held and forwards again. Its connections to the server come from `source` (a 127.x address of the host's own), so
+    open connections stay open, nothing goes through: what a host sees of a partition), `restore()` forwards again,
+    what was held included (as TCP delivers what it retransmits once a partition heals). Its connections to the server come from `source` (a 127.x address of the host's own), so
     that the server sees which host a connection is for."""
 
     def __init__(self, target, source):
@@ -218,7 +218,6 @@ class Proxy:
     def restore(self):
         with self.lock:
             self.cut_off = False
-            self.generation += 1  # what was held is dropped, as the connections of a partition are
 
     def stop(self):
         self.stopped = True
