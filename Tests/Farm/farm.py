@@ -18,21 +18,28 @@ Chaos, in turn: (1) PostgreSQL stopped with `pg_ctl stop -m immediate`, down OUT
 set down for CUT s (and a user signed out through another host meanwhile); (3) a host found redeeming (the identity
 provider's /inflight, peer address -> host) is SIGKILLed and restarted with the same name and store.
 
-Gates (exit status 1 naming each failed one; the summary table is printed either way):
-- lost writes: every acknowledged sign-in not signed out is answered 200 by every host at the end;
-- redemptions: the identity provider saw 0 reuse and 0 other refusals, and every access token it issued was served
-  by some host (a redemption whose rotation was not stored, or that was redeemed twice, shows here);
-- stale: after a sign-out is acknowledged, no host answers the user with a 200 for a request begun more than
-  STALE_BOUND s later; a host cut off then (which cannot hear of it, and serves its L1 meanwhile: the documented
-  price) gets STALE_BOUND s after its change listener can be back: link up + RECONNECT s (deadline + 2 s);
-- converged: every host answers from the store again (a 200 whose source is not its L1) within CONVERGE s of
-  PostgreSQL being back (of its link being back, for the cut-off host), and no store error comes after that;
-- outage answers: in the outage and the cut-off, a host that answered a user from its L1 keeps answering that user
-  200 while the token is usable (the L1 entries are valid: the host cannot hear of changes); every other answer is a
-  typed error (503 store_unavailable, 502 idp_unavailable) within DEADLINE + SLACK s;
-- no hangs: no request anywhere runs into the caller's HTTP timeout (HANG s, well above the deadline);
-- lease: the other hosts' requests for the killed holder's user take at most the lease duration + SLACK s;
-- calm: outside the chaos windows (and CONVERGE s after them), a signed-in user's request is answered 200.
+Gates (exit status 1 naming each failed one with its numbers; the summary table is printed either way):
+- acknowledged writes kept: every acknowledged sign-in not signed out is answered 200 by every host at the end;
+- one redemption per rotation: the identity provider saw no refusal but reuse, and no more reuse than users whose
+  redemption the chaos orphaned (a redemption under way, seen in /inflight, when its host was killed or cut off from
+  the store: the provider rotated the token, the host never stored it, and the next redemption of the old token is
+  a reuse after which the user must sign in again; --strict-reuse fails on any reuse); every token the provider
+  issued was served by some host, unless the user was orphaned so or signed out;
+- no stale answer: after a sign-out is acknowledged, no host answers the user with a 200 for a request begun more
+  than STALE_BOUND s later; a host cut off then (which cannot hear of it, and serves its L1 meanwhile: the
+  documented price) gets STALE_BOUND s after its change listener can be back: link up + RECONNECT s (deadline + 2 s);
+- hosts converged: every host answers from the store again (a 200 not from its L1) within CONVERGE s of PostgreSQL
+  being back (of its link being back, for the cut-off host);
+- outage answers: of the requests begun in the outage and the cut-off (up to SLACK s before their end), a host that
+  answered a user from its L1 keeps answering that user 200 while the token is usable (its L1 entries stay valid:
+  the host cannot hear of changes), and every other answer is a typed error (503 store_unavailable, 502
+  idp_unavailable) within DEADLINE + SLACK s of the host's own time (its `ms`; the caller's time is reported beside);
+- no hangs: no request anywhere runs into the caller's HTTP timeout (HANG s: above two lease waits);
+- lease holder killed: the killed holder's user's token is redeemed again (by any host) within the lease + DEADLINE +
+  SLACK s of the killed redemption, and no request for that user waits more than two leases + that (a takeover whose
+  redemption is refused waits up to another lease for the holder's rotation, as the client does);
+- calm answers: outside the windows (and CONVERGE s after them), a signed-in user's request is answered 200 or, at
+  most for 1 % of them (an overloaded machine), with a typed error.
 
 Findings go to a run directory (printed): requests.jsonl (one line per request: host, user number, times, status,
 source, fingerprint; never a token), events.jsonl, summary.json, summary.md, and the logs of every process.
