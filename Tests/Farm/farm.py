@@ -346,7 +346,7 @@ class Farm:
             except ValueError:
                 parsed = {}
             if isinstance(parsed, dict):
-                for key in ("source", "fingerprint", "expires_on", "error", "ms"):
+                for key in ("source", "fingerprint", "expires_on", "error", "ms", "removed"):
                     if key in parsed:
                         record[key] = parsed[key]
         except TimeoutError:

@@ -144,6 +144,7 @@ def evaluate(inputs):
     bound = a["stale_bound"]
     stale = []
     worst_late, latest_after_ack, while_cut_off = 0.0, 0.0, 0
+    not_removed = sum(1 for r in records if r["op"] == "sign-out" and r["status"] == 200 and r.get("removed") is False)
     for r in tokens:
         if r["status"] != 200:
             continue
@@ -169,7 +170,8 @@ def evaluate(inputs):
         f"back + {a['reconnect']} s); latest 200 begun after an acknowledged sign-out: {latest_after_ack:.2f} s after it; "
         f"{while_cut_off} answers 200 later than {bound} s by a host cut off then (its L1, allowed until its link is back + "
         f"{a['reconnect']} s + {bound} s)",
-        ", ".join(f"user {r['user']} on host{r['host']} ({r.get('source')})" for r in stale[:6])))
+        ", ".join(f"user {r['user']} on host{r['host']} ({r.get('source')})" for r in stale[:6])
+        + (f"; {not_removed} acknowledged sign-outs said they removed nothing" if not_removed else "")))
 
     # 4. Convergence after each outage, per host.
     convergence = {}
