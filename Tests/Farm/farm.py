@@ -714,6 +714,12 @@ def main():
             farm.idp.wait(timeout=10)
         farm.stop_postgresql()
         network.teardown()
+        # The store's key and the server's password are no findings: they go with the run.
+        for secret in ("key", "passfile"):
+            try:
+                os.remove(os.path.join(run_dir, secret))
+            except FileNotFoundError:
+                pass
         with open(os.path.join(run_dir, "requests.jsonl"), "w") as out:
             for record in farm.records:
                 out.write(json.dumps(record) + "\n")
