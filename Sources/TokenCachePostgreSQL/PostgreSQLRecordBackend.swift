@@ -24,6 +24,8 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
     let readOnly: Bool
     /// Numbers snapshots and commit ids (see the type's comment).
     let changes: PostgreSQLChangeListener
+    /// A read plan's one statement (``PostgreSQLPlanQueries/fetchStatement(table:)``), prepared on each reader.
+    let fetchStatement: String
     /// How long a write transaction that keeps losing to concurrent ones runs again before it gives up with
     /// `.conflict`: as long as a local store's writer waits for the writer lock (30 s by default), so that a write
     /// contended on a server is given up no sooner than one contended on a directory.
@@ -35,6 +37,7 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
         self.writers = writers
         self.readOnly = readOnly
         changes = PostgreSQLChangeListener(schema: address.schema, hostID: hostID, connections: readers)
+        fetchStatement = PostgreSQLPlanQueries.fetchStatement(table: PostgreSQLSchema.quoted(address.schema) + ".records")
     }
 
     deinit {
@@ -122,18 +125,20 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
     // MARK: Async path
 
     package func fetch(_ plan: ReadPlan) async throws -> FetchedRecords {
-        let query = PostgreSQLPlanQueries.fetch(plan, table: PostgreSQLSchema.quoted(address.schema) + ".records")
+        let values = PostgreSQLPlanQueries.fetchValues(plan)
         let snapshot = changes.snapshotID()
         let rows = try await readers.withConnection { connection in
-            try await self.readers.run(query, on: connection, doing: "fetching a read plan")
+            try await self.readers.runPrepared(self.fetchStatement, values, on: connection, doing: "fetching a read plan")
         }
         return try PostgreSQLPlanQueries.records(of: plan, from: rows, snapshotID: snapshot)
     }
 
     package func fetchBlocking(_ plan: ReadPlan) throws -> FetchedRecords {
-        let query = PostgreSQLPlanQueries.fetch(plan, table: PostgreSQLSchema.quoted(address.schema) + ".records")
+        let values = PostgreSQLPlanQueries.fetchValues(plan)
         let snapshot = changes.snapshotID()
-        let rows = try readers.withConnection { connection in try readers.run(query, on: connection, doing: "fetching a read plan") }
+        let rows = try readers.withConnection { connection in
+            try readers.runPrepared(fetchStatement, values, on: connection, doing: "fetching a read plan")
+        }
         return try PostgreSQLPlanQueries.records(of: plan, from: rows, snapshotID: snapshot)
     }
 
