@@ -73,7 +73,15 @@ enum PostgreSQLPlanQueries {
     static func records(of plan: ReadPlan, from rows: some Sequence<PostgresRow>, snapshotID: Int) throws -> FetchedRecords {
         var builder = FetchedRecords.Builder(plan: plan, snapshotID: snapshotID)
         for row in rows {
-            let (range, key, value, version) = try row.decode((Int32, ByteBuffer?, ByteBuffer?, Int64?).self)
+            // postgres-nio asks for every result in binary, but a statement prepared through `prepare(query:)` keeps
+            // the columns' formats of the statement's description, which are text: read the cells as what they are.
+            var cells = Array(row)
+            guard cells.count == 4 else { throw StorageError(.ioFailure, "a fetch returned rows of \(cells.count) columns, not 4") }
+            for index in cells.indices { cells[index].format = .binary }
+            let range = try cells[0].decode(Int32.self)
+            let key = try cells[1].bytes.map { _ in try cells[1].decode(ByteBuffer.self) }
+            let value = try cells[2].bytes.map { _ in try cells[2].decode(ByteBuffer.self) }
+            let version = try cells[3].bytes.map { _ in try cells[3].decode(Int64.self) }
             if range < 0 {
                 if let version { builder.counts[plan.counts[Int(-range) - 1]] = Int(version) }
             } else if let key, let value, let version {
