@@ -24,6 +24,8 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
     let readOnly: Bool
     /// Numbers snapshots and commit ids (see the type's comment).
     let changes: PostgreSQLChangeListener
+    /// The store's tables, as statements name them.
+    let names: PostgreSQLSchema.Names
     /// A read plan's one statement (``PostgreSQLPlanQueries/fetchStatement(table:)``), prepared on each reader.
     let fetchStatement: String
     /// How long a write transaction that keeps losing to concurrent ones runs again before it gives up with
@@ -37,7 +39,8 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
         self.writers = writers
         self.readOnly = readOnly
         changes = PostgreSQLChangeListener(schema: address.schema, hostID: hostID, connections: readers)
-        fetchStatement = PostgreSQLPlanQueries.fetchStatement(table: PostgreSQLSchema.quoted(address.schema) + ".records")
+        names = PostgreSQLSchema.Names(schema: address.schema)
+        fetchStatement = PostgreSQLPlanQueries.fetchStatement(table: names.records)
     }
 
     deinit {
@@ -102,7 +105,7 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
         on pool: PostgreSQLConnections, begin: String, takingSnapshot: Bool, _ body: (any RecordWriting) throws -> R
     ) throws -> R {
         let outcome: Result<R, any Error> = try pool.withConnection { connection in
-            let transaction = PostgreSQLTransaction(connections: pool, connection: connection, schema: address.schema, snapshotID: changes.snapshotID())
+            let transaction = PostgreSQLTransaction(connections: pool, connection: connection, names: names, snapshotID: changes.snapshotID())
             _ = try transaction.run(begin, PostgresBindings(), doing: "beginning a transaction")
             if takingSnapshot { _ = try transaction.run("SELECT 1", PostgresBindings(), doing: "beginning a transaction") }
             let result: R
@@ -145,7 +148,7 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
     package func apply(_ plan: WritePlan) async throws -> WritePlanOutcome {
         guard !readOnly else { throw StorageError(.readOnly, "the store at \(location) is open read-only") }
         // A plan fetched through a synchronous read carries no row versions: check its bytes in a transaction instead.
-        guard let query = PostgreSQLPlanQueries.apply(plan, schema: PostgreSQLSchema.quoted(address.schema)) else {
+        guard let query = PostgreSQLPlanQueries.apply(plan, schema: names.schema) else {
             return try applySynchronously(plan)
         }
         do {
@@ -172,14 +175,16 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
     }
 
     /// The bytes the store's tables and indexes take on the server.
-    func sizeAtRest() throws -> Int {
-        try read { reader in
-            let transaction = reader as! PostgreSQLTransaction
-            let rows = try transaction.run(
-                "SELECT pg_total_relation_size('\(transaction.table)')", PostgresBindings(), doing: "measuring the store"
-            )
-            return Int(try rows.first!.decode(Int64.self))
+    func sizeAtRest() throws -> Int { try Self.sizeAtRest(of: names, on: readers) }
+
+    /// The bytes the tables of `names` take, asked on a connection of `pool`.
+    static func sizeAtRest(of names: PostgreSQLSchema.Names, on pool: PostgreSQLConnections) throws -> Int {
+        var binds = PostgresBindings()
+        binds.append(names.records)
+        let rows = try pool.withConnection { connection in
+            try pool.run(PostgresQuery(unsafeSQL: "SELECT pg_total_relation_size($1::regclass)", binds: binds), on: connection, doing: "measuring the store")
         }
+        return Int(try rows.first!.decode(Int64.self))
     }
 
     package func statistics() throws -> StorageStatistics {
