@@ -19,6 +19,7 @@ let package = Package(
             dependencies: [
                 .product(name: "TokenCache", package: "token-cache"),
                 .product(name: "TokenCacheMSAL", package: "token-cache"),
+                .product(name: "TokenCacheClient", package: "token-cache"),
                 .product(name: "TokenCachePostgreSQL", package: "token-cache"),
                 .product(name: "TokenCacheBenchmarking", package: "token-cache"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -19,7 +19,8 @@ import TokenCacheStorage
 /// Two pools, because the isolation a connection starts its transactions in is fixed at connect time
 /// (`default_transaction_isolation`): readers run one statement or a `REPEATABLE READ` transaction; writers run
 /// `SERIALIZABLE`, so that a write plan applied by one statement is checked and made under the server's
-/// serialisable isolation without a `BEGIN` round trip.
+/// serialisable isolation (its plain `BEGIN` and `COMMIT` around it: a serialisable transaction may fail at commit). Readers also keep their statements' generic plans
+/// (`plan_cache_mode`, see the initializer).
 final class PostgreSQLConnections: Sendable {
     enum Role: Sendable { case reading, writing }
 
@@ -34,6 +35,9 @@ final class PostgreSQLConnections: Sendable {
     private let idle = Mutex<[PostgresConnection]>([])
     private let keptIdle: Int
     private let nextID = Atomic<Int>(1)
+    /// The statements prepared on each open connection of the pool, by connection id and text: a statement is parsed
+    /// once per connection, then only bound and executed. A connection's entry goes when it closes.
+    private let prepared = Mutex<[PostgresConnection.ID: [String: PreparedQuery]]>([:])
     static let logger = Logger(label: "token-cache.postgresql", factory: { _ in SwiftLogNoOpLogHandler() })
 
     /// - Parameter hostID: Who this host is, to the server: the change notifications of its writes carry it
@@ -66,7 +70,17 @@ final class PostgreSQLConnections: Sendable {
             ("lock_timeout", String(milliseconds)),
             (PostgreSQLSchema.hostSetting, hostID),
         ]
-        if role == .writing { parameters.append(("default_transaction_isolation", "serializable")) }
+        switch role {
+        case .writing: parameters.append(("default_transaction_isolation", "serializable"))
+        case .reading:
+            // A reader's statements are planned once per connection and kept (the generic plan), not planned again
+            // for each execution's values, which cost a lookup as much server time as running it. Every statement a
+            // reader sends bounds its key range by an index condition (a lookup's fetch runs one index scan per range
+            // whatever the values, ``PostgreSQLPlanQueries/fetchStatement(table:versions:)``), so the generic plan is the index
+            // plan a custom one would be. Writers keep the default: their plan function's statements are planned by
+            // PL/pgSQL's own cache.
+            parameters.append(("plan_cache_mode", "force_generic_plan"))
+        }
         configuration.options.additionalStartupParameters = parameters
         self.configuration = configuration
         var listener = configuration
@@ -165,6 +179,35 @@ final class PostgreSQLConnections: Sendable {
     /// As ``run(_:on:doing:)``, waiting without blocking a thread.
     func run(_ query: PostgresQuery, on connection: PostgresConnection, doing what: String) async throws -> PostgresQueryResult {
         try await connection.query(query, logger: Self.logger).getBounded(self, connection: connection, doing: what)
+    }
+
+    /// `sql` with `values` on `connection`, prepared there on first use (``prepared``), bounded by the deadline.
+    func runPrepared(_ sql: String, _ values: [PostgresData], on connection: PostgresConnection, doing what: String) throws -> [PostgresRow] {
+        try executing(sql, values, on: connection).waitBounded(self, connection: connection, doing: what)
+    }
+
+    /// As ``runPrepared(_:_:on:doing:)``, waiting without blocking a thread.
+    func runPrepared(_ sql: String, _ values: [PostgresData], on connection: PostgresConnection, doing what: String) async throws -> [PostgresRow] {
+        try await executing(sql, values, on: connection).getBounded(self, connection: connection, doing: what)
+    }
+
+    private func executing(_ sql: String, _ values: [PostgresData], on connection: PostgresConnection) -> EventLoopFuture<[PostgresRow]> {
+        let statement: EventLoopFuture<PreparedQuery>
+        if let known = prepared.withLock({ $0[connection.id]?[sql] }) {
+            statement = connection.eventLoop.makeSucceededFuture(known)
+        } else {
+            statement = connection.prepare(query: sql).map { query in
+                let firstOfConnection = self.prepared.withLock { prepared -> Bool in
+                    defer { prepared[connection.id, default: [:]][sql] = query }
+                    return prepared[connection.id] == nil
+                }
+                if firstOfConnection {
+                    connection.closeFuture.whenComplete { _ in self.prepared.withLock { $0[connection.id] = nil } }
+                }
+                return query
+            }
+        }
+        return statement.flatMap { $0.execute(values) }
     }
 
     /// What a failure of the server or the connection means to the store.

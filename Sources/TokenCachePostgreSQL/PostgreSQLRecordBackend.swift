@@ -24,6 +24,10 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
     let readOnly: Bool
     /// Numbers snapshots and commit ids (see the type's comment).
     let changes: PostgreSQLChangeListener
+    /// The store's tables, as statements name them.
+    let names: PostgreSQLSchema.Names
+    /// A read plan's one statement (``PostgreSQLPlanQueries/fetchStatement(table:versions:)``), prepared on each reader.
+    let fetchStatement: String
     /// How long a write transaction that keeps losing to concurrent ones runs again before it gives up with
     /// `.conflict`: as long as a local store's writer waits for the writer lock (30 s by default), so that a write
     /// contended on a server is given up no sooner than one contended on a directory.
@@ -35,6 +39,8 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
         self.writers = writers
         self.readOnly = readOnly
         changes = PostgreSQLChangeListener(schema: address.schema, hostID: hostID, connections: readers)
+        names = PostgreSQLSchema.Names(schema: address.schema)
+        fetchStatement = PostgreSQLPlanQueries.fetchStatement(table: names.records, versions: names.rowVersion)
     }
 
     deinit {
@@ -99,7 +105,7 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
         on pool: PostgreSQLConnections, begin: String, takingSnapshot: Bool, _ body: (any RecordWriting) throws -> R
     ) throws -> R {
         let outcome: Result<R, any Error> = try pool.withConnection { connection in
-            let transaction = PostgreSQLTransaction(connections: pool, connection: connection, schema: address.schema, snapshotID: changes.snapshotID())
+            let transaction = PostgreSQLTransaction(connections: pool, connection: connection, names: names, snapshotID: changes.snapshotID())
             _ = try transaction.run(begin, PostgresBindings(), doing: "beginning a transaction")
             if takingSnapshot { _ = try transaction.run("SELECT 1", PostgresBindings(), doing: "beginning a transaction") }
             let result: R
@@ -137,36 +143,41 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
     // MARK: Async path
 
     package func fetch(_ plan: ReadPlan) async throws -> FetchedRecords {
-        let query = PostgreSQLPlanQueries.fetch(
-            plan, table: PostgreSQLSchema.quoted(address.schema) + ".records", versions: PostgreSQLSchema.quoted(address.schema) + ".row_version"
-        )
+        let values = PostgreSQLPlanQueries.fetchValues(plan)
         let snapshot = changes.snapshotID()
         let rows = try await readers.withConnection { connection in
-            try await self.readers.run(query, on: connection, doing: "fetching a read plan")
+            try await self.readers.runPrepared(self.fetchStatement, values, on: connection, doing: "fetching a read plan")
         }
         return try PostgreSQLPlanQueries.records(of: plan, from: rows, snapshotID: snapshot)
     }
 
     package func fetchBlocking(_ plan: ReadPlan) throws -> FetchedRecords {
-        let query = PostgreSQLPlanQueries.fetch(
-            plan, table: PostgreSQLSchema.quoted(address.schema) + ".records", versions: PostgreSQLSchema.quoted(address.schema) + ".row_version"
-        )
+        let values = PostgreSQLPlanQueries.fetchValues(plan)
         let snapshot = changes.snapshotID()
-        let rows = try readers.withConnection { connection in try readers.run(query, on: connection, doing: "fetching a read plan") }
+        let rows = try readers.withConnection { connection in
+            try readers.runPrepared(fetchStatement, values, on: connection, doing: "fetching a read plan")
+        }
         return try PostgreSQLPlanQueries.records(of: plan, from: rows, snapshotID: snapshot)
     }
 
     package func apply(_ plan: WritePlan) async throws -> WritePlanOutcome {
         guard !readOnly else { throw StorageError(.readOnly, "the store at \(location) is open read-only") }
         // A plan fetched through a synchronous read carries no row versions: check its bytes in a transaction instead.
-        guard let query = PostgreSQLPlanQueries.apply(plan, schema: PostgreSQLSchema.quoted(address.schema)) else {
+        guard let query = PostgreSQLPlanQueries.apply(plan, schema: names.schema) else {
             return try applySynchronously(plan)
         }
         do {
-            let rows = try await writers.withConnection { connection in
-                try await self.writers.run(query, on: connection, doing: "applying a write plan")
+            // In a transaction of its own, not autocommit: a serialisable transaction may fail at its commit, which in
+            // autocommit comes after the statement's result (postgres-nio would hand back the result and drop the
+            // error with the connection), so an explicit COMMIT is what says whether the write is durable.
+            let applied = try await writers.withConnection { connection -> Bool in
+                _ = try await self.writers.run("BEGIN", on: connection, doing: "beginning a write plan's transaction")
+                let rows = try await self.writers.run(query, on: connection, doing: "applying a write plan")
+                let applied = try rows.first?.decode(Bool.self) ?? false
+                _ = try await self.writers.run(applied ? "COMMIT" : "ROLLBACK", on: connection, doing: "committing a write plan")
+                return applied
             }
-            guard let applied = try rows.first?.decode(Bool.self), applied else {
+            guard applied else {
                 writers.observability.planConflicts.increment()
                 return .conflict
             }
@@ -186,14 +197,16 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
     }
 
     /// The bytes the store's tables and indexes take on the server.
-    func sizeAtRest() throws -> Int {
-        try read { reader in
-            let transaction = reader as! PostgreSQLTransaction
-            let rows = try transaction.run(
-                "SELECT pg_total_relation_size('\(transaction.table)')", PostgresBindings(), doing: "measuring the store"
-            )
-            return Int(try rows.first!.decode(Int64.self))
+    func sizeAtRest() throws -> Int { try Self.sizeAtRest(of: names, on: readers) }
+
+    /// The bytes the tables of `names` take, asked on a connection of `pool`.
+    static func sizeAtRest(of names: PostgreSQLSchema.Names, on pool: PostgreSQLConnections) throws -> Int {
+        var binds = PostgresBindings()
+        binds.append(names.records)
+        let rows = try pool.withConnection { connection in
+            try pool.run(PostgresQuery(unsafeSQL: "SELECT pg_total_relation_size($1::regclass)", binds: binds), on: connection, doing: "measuring the store")
         }
+        return Int(try rows.first!.decode(Int64.self))
     }
 
     package func statistics() throws -> StorageStatistics {

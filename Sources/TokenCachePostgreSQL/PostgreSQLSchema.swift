@@ -18,6 +18,22 @@ enum PostgreSQLSchema {
     /// `name`, quoted as an identifier (``PostgreSQLAddress/checkSchemaName(_:)`` allows nothing that needs escaping).
     static func quoted(_ name: String) -> String { "\"\(name)\"" }
 
+    /// The qualified names of one store's tables and sequence, as statements name them: built once per store.
+    struct Names: Sendable {
+        /// The schema, quoted.
+        let schema: String
+        let records: String
+        let rowVersion: String
+        let schemaVersion: String
+
+        init(schema name: String) {
+            schema = PostgreSQLSchema.quoted(name)
+            records = schema + ".records"
+            rowVersion = schema + ".row_version"
+            schemaVersion = schema + ".schema_version"
+        }
+    }
+
     /// The advisory lock key that serialises creations and migrations of one schema (transaction-scoped, so that a
     /// pooled connection never keeps it).
     static func lockKey(_ schema: String) -> String { "token-cache schema \(schema)" }

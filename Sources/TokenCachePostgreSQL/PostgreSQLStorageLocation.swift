@@ -35,10 +35,28 @@ package struct PostgreSQLStorageLocation: StorageLocation {
 
     /// Whether the schema holds the store's tables; false when the server cannot be asked either.
     package func holdsStore() -> Bool {
-        (try? backend(readOnly: true).schemaVersion()) != nil
+        (try? askingOnce { try PostgreSQLRecordBackend.schemaVersion(of: PostgreSQLSchema.Names(schema: address.schema), on: $0) }) != nil
     }
 
-    package func sizeAtRest() -> Int? { try? backend(readOnly: true).sizeAtRest() }
+    package func sizeAtRest() -> Int? {
+        try? askingOnce { try PostgreSQLRecordBackend.sizeAtRest(of: PostgreSQLSchema.Names(schema: address.schema), on: $0) }
+    }
+
+    /// `body` on a pool that keeps no connection: one connection, closed once `body` is done. A question about the
+    /// store that does not open it (no writers' pool, no change listener).
+    func askingOnce<R>(_ body: (PostgreSQLConnections) throws -> R) throws -> R {
+        try body(
+            try PostgreSQLConnections(
+                address: address, password: try password(), role: .reading, timeout: timeout, keptIdle: 0, hostID: "", observability: observability
+            )
+        )
+    }
+
+    /// The password the URL or the password file gives, if any.
+    func password() throws(StorageError) -> String? {
+        if let given = address.password { return given }
+        return try PostgreSQLPasswordFile.password(for: address)
+    }
 
     /// The same server and options with another URL (a backup's destination given as a URL).
     package func relocated(to location: String) -> any StorageLocation {
@@ -75,18 +93,17 @@ package struct PostgreSQLStorageLocation: StorageLocation {
     }
 
     func backend(readOnly: Bool) throws(StorageError) -> PostgreSQLRecordBackend {
-        let password: String?
-        if let given = address.password { password = given } else { password = try PostgreSQLPasswordFile.password(for: address) }
+        let secret = try password()
         // Who this host is, to the other hosts' change listeners: new for every open.
         let hostID = Random.hexIdentifier(bytes: 16)
         return PostgreSQLRecordBackend(
             address: address,
             readers: try PostgreSQLConnections(
-                address: address, password: password, role: .reading, timeout: timeout, keptIdle: keptConnections, hostID: hostID,
+                address: address, password: secret, role: .reading, timeout: timeout, keptIdle: keptConnections, hostID: hostID,
                 observability: observability
             ),
             writers: try PostgreSQLConnections(
-                address: address, password: password, role: .writing, timeout: timeout, keptIdle: keptConnections, hostID: hostID,
+                address: address, password: secret, role: .writing, timeout: timeout, keptIdle: keptConnections, hostID: hostID,
                 observability: observability
             ),
             readOnly: readOnly, hostID: hostID
@@ -96,14 +113,16 @@ package struct PostgreSQLStorageLocation: StorageLocation {
 
 extension PostgreSQLRecordBackend {
     /// The schema's version, nil when it holds no store's tables.
-    func schemaVersion() throws -> Int32? {
-        let table = PostgreSQLSchema.quoted(address.schema) + ".schema_version"
-        return try readers.withConnection { connection in
+    func schemaVersion() throws -> Int32? { try Self.schemaVersion(of: names, on: readers) }
+
+    /// The version of the tables `names` names, nil when there are none, asked on a connection of `pool`.
+    static func schemaVersion(of names: PostgreSQLSchema.Names, on pool: PostgreSQLConnections) throws -> Int32? {
+        try pool.withConnection { connection in
             var binds = PostgresBindings()
-            binds.append(table)
-            let exists = try readers.run(PostgresQuery(unsafeSQL: "SELECT to_regclass($1) IS NOT NULL", binds: binds), on: connection, doing: "looking for the store")
+            binds.append(names.schemaVersion)
+            let exists = try pool.run(PostgresQuery(unsafeSQL: "SELECT to_regclass($1) IS NOT NULL", binds: binds), on: connection, doing: "looking for the store")
             guard try exists.first!.decode(Bool.self) else { return nil }
-            let rows = try readers.run(PostgresQuery(unsafeSQL: "SELECT version FROM \(table)"), on: connection, doing: "reading the schema version")
+            let rows = try pool.run(PostgresQuery(unsafeSQL: "SELECT version FROM \(names.schemaVersion)"), on: connection, doing: "reading the schema version")
             return try rows.first?.decode(Int32.self)
         }
     }
@@ -120,7 +139,7 @@ extension PostgreSQLRecordBackend {
             lock.append(PostgreSQLSchema.lockKey(address.schema))
             _ = try run("SELECT pg_advisory_xact_lock(hashtext($1))", lock)
             var name = PostgresBindings()
-            name.append(PostgreSQLSchema.quoted(address.schema) + ".schema_version")
+            name.append(names.schemaVersion)
             if try run("SELECT to_regclass($1) IS NULL", name).first!.decode(Bool.self) {
                 for statement in PostgreSQLSchema.creation(in: address.schema) { _ = try run(statement) }
             }

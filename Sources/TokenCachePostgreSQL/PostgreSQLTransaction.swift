@@ -28,11 +28,11 @@ final class PostgreSQLTransaction: RecordWriting, ServerClockReading, RevisionFl
     /// Rows a range read asks for at once.
     static let pageSize = 256
 
-    init(connections: PostgreSQLConnections, connection: PostgresConnection, schema: String, snapshotID: Int) {
+    init(connections: PostgreSQLConnections, connection: PostgresConnection, names: PostgreSQLSchema.Names, snapshotID: Int) {
         self.connections = connections
         self.connection = connection
-        table = PostgreSQLSchema.quoted(schema) + ".records"
-        versions = PostgreSQLSchema.quoted(schema) + ".row_version"
+        table = names.records
+        versions = names.rowVersion
         self.snapshotID = snapshotID
     }
 

@@ -33,12 +33,25 @@ package struct ReadPlan: Sendable, Hashable {
         package var isScan: Bool { limit != nil }
     }
 
+    /// A record whose presence a count depends on (``addCount(of:onlyIfPresent:)``).
+    package struct Record: Sendable, Hashable {
+        package let space: KeySpace
+        package let key: [UInt8]
+
+        package init(space: KeySpace, key: [UInt8]) {
+            self.space = space
+            self.key = key
+        }
+    }
+
     package private(set) var ranges: [Range] = []
     /// Key spaces whose entry count the plan reads (``FetchedRecords/count(of:)``).
     package private(set) var counts: [KeySpace] = []
     /// Whether the fetch also reads the store's revision floor (``FetchedRecords/revisionFloor``), for a planned write
     /// that may create records on a store that has one (``RevisionFloorReading``).
     package var readsRevisionFloor = false
+    /// The counts taken only when a record is present (their key space's count is absent from the fetch otherwise).
+    package private(set) var countConditions: [KeySpace: Record] = [:]
 
     package init() {}
 
@@ -63,6 +76,17 @@ package struct ReadPlan: Sendable, Hashable {
     /// Adds the count of `space`'s entries.
     package mutating func addCount(of space: KeySpace) {
         if !counts.contains(space) { counts.append(space) }
+        countConditions[space] = nil
+    }
+
+    /// Adds the count of `space`'s entries, taken only when `record` is present: a count that only matters when it
+    /// is (an access-token cap's) costs a store without that record nothing, where counting a key space of a server's
+    /// table reads every row of it. The plan should also read `record` itself, so that a write plan that relied on
+    /// its absence is checked against it.
+    package mutating func addCount(of space: KeySpace, onlyIfPresent record: Record) {
+        guard !counts.contains(space) else { return }
+        counts.append(space)
+        countConditions[space] = record
     }
 }
 
@@ -109,7 +133,10 @@ extension RecordReading {
                 }
             }
         }
-        for space in plan.counts where counts?.contains(space) ?? true { builder.counts[space] = try count(in: space) }
+        for space in plan.counts where counts?.contains(space) ?? true {
+            if let condition = plan.countConditions[space], try withValue(in: condition.space, forKey: condition.key, { _ in true }) == nil { continue }
+            builder.counts[space] = try count(in: space)
+        }
         return builder.build()
     }
 }

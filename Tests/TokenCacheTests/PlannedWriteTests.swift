@@ -194,23 +194,51 @@ import TokenCacheRecords
         #expect(write.failure is SealFailed)
     }
 
+    /// A store without an access-token cap never counts its access tokens for an ingest (on a server, a count reads
+    /// every row of the key space); once it has a cap, the ingest's one fetch counts them too.
+    @Test(arguments: TestBackend.allCases)
+    func anIngestCountsAccessTokensOnlyUnderACap(_ kind: TestBackend) throws {
+        try TestStore.with(kind) { _, store in
+            let (response, context) = try Self.responses()[0]
+            try store.ingest(response, context: context)
+            let plan = try IngestPlan.mapped(response: response, context: context, for: store.store).readPlan(sweepingFrom: [])
+            #expect(try store.store.backend.fetchSynchronously(plan).count(of: .accessTokens) == nil)
+            try store.setAccessTokenCap(100)
+            #expect(try store.store.backend.fetchSynchronously(plan).count(of: .accessTokens) == 1)
+        }
+    }
+
     /// An ingest over the store's cap evicts from a random sample the plan cannot name: it runs as a transaction, and
     /// evicts as one.
     @Test(arguments: [Backend.memory, .counting])
     func anIngestOverTheCapRunsAsATransaction(_ backend: Backend) async throws {
         try await FetchingLookupTests.withStore(backend) { store, counting in
-            try store.setAccessTokenCap(2)
-            var evicted = 0
-            for user in 0..<4 {
-                let result = try await store.ingestApplyingPlan(
-                    try Self.response("\(user)", uid: "user-\(user)"), context: try Responses.context(now: Self.now + Int64(user))
-                )
-                evicted += result.accessTokensEvicted
-            }
-            #expect(evicted == 2)
-            #expect(try store.list(AccessToken.self).records.count == 2)
+            try await Self.ingestFourUsersUnderACapOfTwo(store)
             if let counting { #expect(counting.writes.load(ordering: .relaxed) >= 2) }
         }
+    }
+
+    /// The same on the shared store, whose fetch counts the access tokens only because the store has a cap.
+    @Test(.enabled(if: PostgreSQLTestServer.url != nil, "needs the run's PostgreSQL server (make test starts one)"))
+    func anIngestOverTheCapEvictsOnTheSharedStore() async throws {
+        try await withTemporaryDirectoryAsync { root in
+            let store = TestStore(root: root, backend: .postgresql)
+            try KeyFile.create(at: store.keyFile)
+            try await Self.ingestFourUsersUnderACapOfTwo(try TokenStore.create(store.configuration))
+        }
+    }
+
+    static func ingestFourUsersUnderACapOfTwo(_ store: TokenStore) async throws {
+        try store.setAccessTokenCap(2)
+        var evicted = 0
+        for user in 0..<4 {
+            let result = try await store.ingestApplyingPlan(
+                try Self.response("\(user)", uid: "user-\(user)"), context: try Responses.context(now: Self.now + Int64(user))
+            )
+            evicted += result.accessTokensEvicted
+        }
+        #expect(evicted == 2)
+        #expect(try store.list(AccessToken.self).records.count == 2)
     }
 
     // MARK: A refresh's rotate-and-ingest

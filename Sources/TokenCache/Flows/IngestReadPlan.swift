@@ -3,8 +3,8 @@ internal import TokenCacheRecords
 
 extension IngestPlan {
     /// Everything an ingest reads, named before it reads anything, for a write prepared outside a transaction
-    /// (``WritePlan``): the store's header (every write checks it), the access-token cap and the count it is checked
-    /// against, the new token's bucket (the token it replaces, intersect-delete, placement), the records the
+    /// (``WritePlan``): the store's header (every write checks it), the access-token cap and, when there is one, the
+    /// count it is checked against (a store without a cap never counts its access tokens), the new token's bucket (the token it replaces, intersect-delete, placement), the records the
     /// response's refresh token, ID token, account and app metadata replace, and the stretch of access tokens the
     /// expiry sweep reads next, from `cursor`.
     ///
@@ -14,7 +14,7 @@ extension IngestPlan {
         var plan = ReadPlan()
         plan.add(.meta, key: FormatConstants.headerKey)
         plan.add(.meta, key: RecordStore.accessTokenCapKey)
-        plan.addCount(of: .accessTokens)
+        plan.addCount(of: .accessTokens, onlyIfPresent: ReadPlan.Record(space: .meta, key: RecordStore.accessTokenCapKey))
         plan.add(.accessTokens, prefix: bucket)
         if let refreshTokenKey { plan.add(.refreshTokens, key: refreshTokenKey) }
         if let idTokenKey { plan.add(.idTokens, key: idTokenKey) }

@@ -17,6 +17,8 @@ struct Options: Sendable {
     var lostWrites = 25
     var hosts = 4
     var connections = 4
+    /// Sign-outs the invalidation delay is measured on, each of a user of its own.
+    var invalidations = 50
     var output = "results/shared-store.json"
     var markdown: String? = "results/shared-store.md"
 }
@@ -107,8 +109,10 @@ struct SizeRun {
         // 2. Durable writes.
         note("[\(tokens)] writes: ingest (transaction), ingest (write plan), one-blob read-modify-write")
         let writes = (0..<(options.writes + 20)).map { workload.write(number: $0) }
-        result.write_ours = try writeOurs(store, writes)
-        result.write_ours_planned = try writeOursPlanned(store, writes)
+        result.write_ours = try writeOurs(writes) { write in try store.ingest(TokenResponse(json: write.json), context: write.context) }
+        result.write_ours_planned = try writeOurs(writes) { write in
+            _ = try blocking { try await store.ingestThroughWritePlan(TokenResponse(json: write.json), context: write.context) }
+        }
         result.write_ours_planned_note =
             "TokenStore.ingestThroughWritePlan (TokenCacheBenchmarking SPI): the package's ingestApplyingPlan, one fetch + one apply_plan call"
         result.write_anchor = try writeAnchor(table, writes)
@@ -123,7 +127,7 @@ struct SizeRun {
             for query in queries.prefix(sample) { _ = try lookupStore.silentLookup(query) }
             return sample
         }
-        result.lookup_statement = try replay(LoggedStatement(in: lookupLog, startingWith: "SELECT * FROM ((SELECT 0::int4"))
+        result.lookup_statement = try replay(LoggedStatement(in: lookupLog, startingWith: "SELECT * FROM (SELECT x.i::int4"))
         let anchorConnection = try Connection(primary)
         let requests = queries.prefix(sample).map(Workload.anchorRequest)
         result.server_time["lookup_anchor"] = try figures.serverTime {
@@ -155,6 +159,16 @@ struct SizeRun {
         note("[\(tokens)] lost updates: \(options.hosts) writers × \(options.lostWrites) tokens of one user")
         result.lost_ours = try lost(.lostOurs, store: store, table: table)
         result.lost_anchor = try lost(.lostAnchor, store: store, table: table)
+
+        // 5. Where the change notification is sent.
+        note("[\(tokens)] change notification placement: \(options.hosts) writers, \(Int(options.throughputSeconds)) s per placement, twice")
+        do { result.notify_placement = try notifyPlacement(writes) } catch { note("[\(tokens)] change notification placement failed: \(error)") }
+
+        // 6. How soon another host's L1 drops what a write removed (last: it signs users out).
+        note("[\(tokens)] invalidation delay: \(options.invalidations) sign-outs seen by another host's L1")
+        do { result.invalidation_delay = try invalidationDelay(queries, trials: options.invalidations) } catch {
+            note("[\(tokens)] invalidation delay failed: \(error)")
+        }
         result.load_average.append(Machine.load)
         return result
     }
@@ -221,34 +235,24 @@ struct SizeRun {
 
     func lookupOurs(_ address: ServerAddress, _ queries: [SilentLookupQuery]) throws -> LookupResult {
         let store = try TokenStore.open(try configuration(address))
-        var nonHits = 0
-        let serial = try measureSerial(count: queries.count, warmup: 200) { i in
-            if try store.silentLookup(queries[i % queries.count]).outcome != .hit { nonHits += 1 }
-        }
-        var callers: [Throughput] = []
-        for count in [1, options.hosts] {
-            callers.append(measureCallers(count, seconds: options.throughputSeconds) { caller, i in
-                let query = queries[(caller * 7_919 + i) % queries.count]
-                guard try store.silentLookup(query).outcome == .hit else { throw BenchError("not a hit") }
-            })
-        }
-        return LookupResult(serial: serial, non_hits: nonHits, callers: callers)
+        return try lookups(count: queries.count) { _, i in try store.silentLookup(queries[i % queries.count]).outcome == .hit }
     }
 
     func lookupAnchor(_ table: AnchorTable, _ queries: [SilentLookupQuery]) throws -> LookupResult {
         let requests = queries.map(Workload.anchorRequest)
         let connections = try (0..<options.hosts).map { _ in try Connection(primary) }
+        return try lookups(count: requests.count) { caller, i in try table.lookup(requests[i % requests.count], on: connections[caller]) != nil }
+    }
+
+    /// A design's lookups, `hit(caller, i)` each: `count` one after another (after 200 untimed), then for
+    /// ``Options/throughputSeconds`` by 1 and by ``Options/hosts`` callers at once, each caller on queries of its own.
+    func lookups(count: Int, _ hit: @escaping @Sendable (_ caller: Int, _ i: Int) throws -> Bool) throws -> LookupResult {
         var nonHits = 0
-        let serial = try measureSerial(count: requests.count, warmup: 200) { i in
-            if try table.lookup(requests[i % requests.count], on: connections[0]) == nil { nonHits += 1 }
-        }
-        var callers: [Throughput] = []
-        for count in [1, options.hosts] {
-            callers.append(measureCallers(count, seconds: options.throughputSeconds) { caller, i in
-                guard try table.lookup(requests[(caller * 7_919 + i) % requests.count], on: connections[caller]) != nil else {
-                    throw BenchError("not a hit")
-                }
-            })
+        let serial = try measureSerial(count: count, warmup: 200) { i in if try !hit(0, i) { nonHits += 1 } }
+        let callers = [1, options.hosts].map { callers in
+            measureCallers(callers, seconds: options.throughputSeconds) { caller, i in
+                guard try hit(caller, caller * 7_919 + i) else { throw BenchError("not a hit") }
+            }
         }
         return LookupResult(serial: serial, non_hits: nonHits, callers: callers)
     }
@@ -275,50 +279,95 @@ struct SizeRun {
         return (deserialize, serialize)
     }
 
-    /// The lookup's one statement, replayed on a connection of its own: as the store sends it (an unnamed statement,
-    /// parsed and planned at every call) and prepared once (a named statement, then Bind/Execute only): what a prepared statement
-    /// per plan shape would save a lookup.
+    /// The lookup's one statement as the store sends it (prepared once per connection, its generic plan kept),
+    /// replayed on a connection of its own, alternating with the statement the store sent before it was prepared: a
+    /// `UNION ALL` of one subquery per range, with the ranges' bounds as values, sent unnamed (parsed and planned at
+    /// every call). Same ranges, same rows; both timed in one loop, one of each in turn.
     func replay(_ statement: LoggedStatement?) throws -> StatementReplay? {
-        guard let statement else { return nil }
-        let connection = try Connection(primary)
-        let count = max(1_000, options.lookups / 2)
-        var rows = 0, bytes = 0
-        for row in try connection.query(statement.sql, statement.bindings) {
-            rows += 1
-            let (_, key, value, _) = try row.decode((Int32, ByteBuffer?, ByteBuffer?, Int64).self)
-            bytes += (key?.readableBytes ?? 0) + (value?.readableBytes ?? 0)
+        guard let statement, statement.parameters.count == 7 else { return nil }
+        let table = "\"\(ourSchema)\".records"
+        let spaces = LoggedStatement.elements(statement.parameters[0]).map { Int16($0) ?? 0 }
+        let firsts = LoggedStatement.elements(statement.parameters[1]).map(LoggedStatement.bytes)
+        let bounds = LoggedStatement.elements(statement.parameters[2]).map(LoggedStatement.bytes)
+        let limits = LoggedStatement.elements(statement.parameters[3]).map { Int32($0) ?? 0 }
+        guard spaces.count == firsts.count, spaces.count == bounds.count, spaces.count == limits.count,
+            LoggedStatement.elements(statement.parameters[4]).isEmpty
+        else { throw BenchError("the logged lookup is not a plan of ranges only") }
+        // Before: the ranges as subqueries, bounds as values.
+        var binds = PostgresBindings()
+        var parts: [String] = []
+        for index in spaces.indices {
+            binds.append(spaces[index])
+            binds.append(ByteBuffer(bytes: firsts[index]))
+            var sql = "(SELECT \(index)::int4 AS r, key, value, version FROM \(table) WHERE space = $\(binds.count - 1) AND key >= $\(binds.count)"
+            if limits[index] > 0 {
+                sql += " ORDER BY key LIMIT \(limits[index]))"
+            } else {
+                if bounds[index].count <= 511 {
+                    binds.append(ByteBuffer(bytes: bounds[index]))
+                    sql += " AND key < $\(binds.count)"
+                }
+                sql += ")"
+            }
+            parts.append(sql)
         }
-        let unnamed = try measureSerial(count: count, warmup: 100) { _ in try connection.query(statement.sql, statement.bindings) }
-        let statementPrepared = try connection.connection.prepare(query: statement.sql).wait()
-        let data = statement.data
-        let prepared = try measureSerial(count: count, warmup: 100) { _ in _ = try statementPrepared.execute(data).wait() }
-        // The server plans a prepared statement again for its parameters (a custom plan) unless a generic plan looks
-        // as cheap; forced generic, it plans it once.
-        let generic = try Connection(primary)
-        try generic.query("SET plan_cache_mode = force_generic_plan")
-        let genericPrepared = try generic.connection.prepare(query: statement.sql).wait()
-        let planned = try measureSerial(count: count, warmup: 10, budget: 3) { _ in _ = try genericPrepared.execute(data).wait() }
-        // The generic plan, for the record: the same statement prepared under a name, explained with the values.
-        let literals = statement.parameters.map { $0.hasPrefix("\\x") ? "'\($0)'::bytea" : "\($0)::smallint" }.joined(separator: ", ")
-        try generic.query("PREPARE bench_lookup AS \(statement.sql)")
-        let plan = try generic.query("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) EXECUTE bench_lookup (\(literals))").map {
+        let before = "SELECT * FROM (" + parts.joined(separator: " UNION ALL ") + ") AS fetched ORDER BY r, key"
+        // After: the store's statement and values, prepared as the store prepares it, on a reader's settings.
+        let values = [
+            Self.value(spaces), Self.value(firsts.map { ByteBuffer(bytes: $0) }), Self.value(bounds.map { ByteBuffer(bytes: $0) }),
+            Self.value(limits), Self.value([Int16]()), Self.value([Int16]()), Self.value([ByteBuffer]()),
+        ]
+        let connection = try Connection(primary)
+        try connection.query("SET plan_cache_mode = force_generic_plan")
+        let prepared = try connection.connection.prepare(query: statement.sql).wait()
+        var rows = 0, bytes = 0
+        for row in try prepared.execute(values).wait() {
+            rows += 1
+            bytes += row.dropFirst().prefix(2).reduce(0) { $0 + ($1.bytes?.readableBytes ?? 0) }
+        }
+        let beforeRows = try connection.query(before, binds).reduce(0) { count, _ in count + 1 }
+        guard beforeRows == rows else { throw BenchError("the two statements return \(beforeRows) and \(rows) rows") }
+        let count = max(1_000, options.lookups / 2)
+        var timings: [[UInt64]] = [[], []]
+        for i in 0..<(count + 100) {
+            for arm in i % 2 == 0 ? [0, 1] : [1, 0] {
+                let start = Clock.now()
+                if arm == 0 { try connection.query(before, binds) } else { _ = try prepared.execute(values).wait() }
+                if i >= 100 { timings[arm].append(Clock.now() - start) }
+            }
+        }
+        // The plan the prepared statement runs: its generic plan (planned without the values), explained with them.
+        let literals = statement.parameters.map { "'\($0)'" }.joined(separator: ", ")
+        try connection.query("PREPARE bench_fetch AS \(statement.sql)")
+        let plan = try connection.query("EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY ON) EXECUTE bench_fetch (\(literals))").map {
             try $0.decode(String.self)
         }
+        let plans = try connection.query("SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name <> 'bench_fetch'").first
+            .map { try $0.decode((Int64, Int64).self) }
         return StatementReplay(
-            ranges: statement.sql.components(separatedBy: "UNION ALL").count, rows: rows, bytes: bytes, unnamed: unnamed, prepared: prepared, prepared_generic_plan: planned,
-            generic_plan: plan
+            ranges: spaces.count, rows: rows, bytes: bytes, before_unnamed: Latency(timings[0]), after_prepared: Latency(timings[1]),
+            generic_plans: Int(plans?.0 ?? -1), custom_plans: Int(plans?.1 ?? -1), plan: plan
         )
+    }
+
+    /// `array` in the server's binary format, as a prepared statement's execution takes its values.
+    static func value<Element: PostgresArrayEncodable>(_ array: [Element]) -> PostgresData {
+        var buffer = ByteBuffer()
+        try! array.encode(into: &buffer, context: .default)
+        return PostgresData(type: [Element].psqlType, formatCode: [Element].psqlFormat, value: buffer)
     }
 
     // MARK: Writes
 
-    /// Rows and bytes one ingest writes: the rows whose version changed, measured on `sample` ingests one by one.
-    func oursPayload(_ store: TokenStore, _ writes: ArraySlice<Workload.Write>, connection: Connection) throws -> (rows: Double, bytes: Double) {
+    /// Rows and bytes one ingest writes: the rows whose version changed, measured on `writes` one by one, each
+    /// ingested by `ingest`.
+    func oursPayload(_ writes: ArraySlice<Workload.Write>, _ ingest: (Workload.Write) throws -> Void) throws -> (rows: Double, bytes: Double) {
+        let connection = try Connection(primary)
         var rows = 0, bytes = 0
         let table = "\"\(ourSchema)\".records"
         for write in writes {
             let before = try connection.int("SELECT coalesce(max(version), 0) FROM \(table)")
-            try store.ingest(TokenResponse(json: write.json), context: write.context)
+            try ingest(write)
             var binds = PostgresBindings()
             binds.append(Int64(before))
             guard let row = try connection.query(
@@ -331,62 +380,21 @@ struct SizeRun {
         return (Double(rows) / Double(writes.count), Double(bytes) / Double(writes.count))
     }
 
-    func writeOurs(_ store: TokenStore, _ writes: [Workload.Write]) throws -> WriteResult {
-        let connection = try Connection(primary)
-        let payload = try oursPayload(store, writes.prefix(20), connection: connection)
+    /// Durable writes through `ingest`, one after another: the first 20 of `writes` measure what a write writes, the
+    /// rest are timed, with the WAL they wrote after a checkpoint.
+    func writeOurs(_ writes: [Workload.Write], _ ingest: @escaping @Sendable (Workload.Write) throws -> Void) throws -> WriteResult {
+        let payload = try oursPayload(writes.prefix(20), ingest)
         let timed = writes.dropFirst(20)
         figures.checkpoint()
         let start = try figures.walPosition()
         var errors = 0
         let latency = measureSerial(count: timed.count, warmup: 0) { i in
-            let write = timed[timed.startIndex + i]
-            do { try store.ingest(TokenResponse(json: write.json), context: write.context) } catch { errors += 1 }
+            do { try ingest(timed[timed.startIndex + i]) } catch { errors += 1 }
         }
         return WriteResult(
             latency: latency, rows_per_write: payload.rows, payload_bytes_per_write: payload.bytes, payload_sample: 20,
             wal_per_write: try perWrite(try figures.wal(from: start), timed.count), errors: errors
         )
-    }
-
-    func writeOursPlanned(_ store: TokenStore, _ writes: [Workload.Write]) throws -> WriteResult {
-        let timed = Array(writes.dropFirst(20))
-        figures.checkpoint()
-        let start = try figures.walPosition()
-        let (timings, errors) = try blocking { () async -> ([UInt64], Int) in
-            var timings: [UInt64] = [], errors = 0
-            for write in timed {
-                let before = Clock.now()
-                do { try await store.ingestThroughWritePlan(TokenResponse(json: write.json), context: write.context) } catch { errors += 1 }
-                timings.append(Clock.now() - before)
-            }
-            return (timings, errors)
-        }
-        let wal = try perWrite(try figures.wal(from: start), timed.count)
-        let ours = try writeOursPayloadPlanned(store, writes.prefix(20))
-        return WriteResult(
-            latency: Latency(timings), rows_per_write: ours.rows, payload_bytes_per_write: ours.bytes, payload_sample: 20, wal_per_write: wal,
-            errors: errors
-        )
-    }
-
-    /// As ``oursPayload`` through the write plan.
-    func writeOursPayloadPlanned(_ store: TokenStore, _ writes: ArraySlice<Workload.Write>) throws -> (rows: Double, bytes: Double) {
-        let connection = try Connection(primary)
-        let table = "\"\(ourSchema)\".records"
-        var rows = 0, bytes = 0
-        for write in writes {
-            let before = try connection.int("SELECT coalesce(max(version), 0) FROM \(table)")
-            _ = try blocking { try await store.ingestThroughWritePlan(TokenResponse(json: write.json), context: write.context) }
-            var binds = PostgresBindings()
-            binds.append(Int64(before))
-            guard let row = try connection.query(
-                "SELECT count(*), coalesce(sum(octet_length(key) + octet_length(value)), 0)::bigint FROM \(table) WHERE version > $1", binds
-            ).first else { throw BenchError("no row") }
-            let (count, sum) = try row.decode((Int64, Int64).self)
-            rows += Int(count)
-            bytes += Int(sum)
-        }
-        return (Double(rows) / Double(writes.count), Double(bytes) / Double(writes.count))
     }
 
     func writeAnchor(_ table: AnchorTable, _ writes: [Workload.Write]) throws -> WriteResult {

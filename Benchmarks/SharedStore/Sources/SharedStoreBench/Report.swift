@@ -92,8 +92,8 @@ struct Report {
         }
         if let replay = r.lookup_statement {
             row(
-                "The lookup's statement alone (\(replay.ranges) ranges, \(replay.rows) rows, \(Format.bytes(replay.bytes))), replayed: as sent (parsed + planned each time) → prepared → prepared with a generic plan, p50 / p99",
-                "\(pair(replay.unnamed)) → \(pair(replay.prepared)) → \(pair(replay.prepared_generic_plan))", "—"
+                "The lookup's statement alone (\(replay.ranges) ranges, \(replay.rows) rows, \(Format.bytes(replay.bytes))), replayed alternately: before (a subquery per range, parsed + planned each time) → now (prepared, generic plan: \(replay.generic_plans) generic / \(replay.custom_plans) custom), p50 / p99",
+                "\(pair(replay.before_unnamed)) → \(pair(replay.after_prepared))", "—"
             )
         }
         row("Blob deserialized (JSONSerialization) + token found, in memory, p50 / p99", "—", pair(r.anchor_deserialize))
@@ -168,6 +168,38 @@ struct Report {
             row("Mean row (key + sealed value) by kind", kinds.joined(separator: ", "), "one blob per user (above)", clock: false)
         }
         lines.append("")
+        if let notify = r.notify_placement {
+            lines.append(
+                "Where the change notification is sent: \(notify.writers) writers at once, each ingesting through the write plan (durable), "
+                    + "\(String(format: "%g", notify.seconds)) s per placement, placements in turn \(notify.rounds) times, \(cpu):"
+            )
+            lines.append("")
+            lines.append("| Placement | writes/s | write p50 / p99 | errors |")
+            lines.append("|---|---|---|---|")
+            for placement in notify.placements {
+                lines.append(
+                    "| \(placement.placement) | \(Format.rate(placement.writes_per_second)) | \(pair(placement.latency)) | \(placement.errors) |"
+                )
+            }
+            lines.append("")
+        }
+        if let delay = r.invalidation_delay {
+            lines.append(
+                "Invalidation delay: one host signs a user out; another host's TokenClient, whose L1 holds that user's answer, "
+                    + "asks again until it no longer serves it. From the sign-out's return to the first refused answer, "
+                    + "\(delay.trials) users: p50 / p99 \(pair(delay.latency)), max \(Format.duration(delay.max_ns)) (\(cpu)); "
+                    + "\(delay.served_after_return) of \(delay.trials) were still served once after the sign-out returned."
+            )
+            lines.append("")
+        }
+        if let replay = r.lookup_statement, !replay.plan.isEmpty {
+            lines.append("The lookup's statement as the store prepares it, its generic plan explained with a lookup's values (N = \(Format.count(r.access_tokens))):")
+            lines.append("")
+            lines.append("```")
+            lines += replay.plan
+            lines.append("```")
+            lines.append("")
+        }
         return lines
     }
 

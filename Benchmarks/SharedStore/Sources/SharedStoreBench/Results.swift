@@ -76,6 +76,33 @@ struct SizeResult: Codable {
     var lookup_statement: StatementReplay?
     /// The server's own time per operation, from its statement log (a separate, untimed pass of each operation).
     var server_time: [String: ServerTime] = [:]
+    /// Durable write throughput of concurrent writers by where the change notification is sent.
+    var notify_placement: NotifyPlacementResult?
+    /// From a write's acknowledgement until another host's L1 stops serving what it changed.
+    var invalidation_delay: InvalidationDelay?
+}
+
+struct NotifyPlacementResult: Codable {
+    struct Placement: Codable {
+        var placement: String
+        var writes: Int
+        var writes_per_second: Double
+        var latency: Latency
+        var errors: Int
+    }
+
+    var writers: Int
+    var seconds: Double
+    var rounds: Int
+    var placements: [Placement]
+}
+
+struct InvalidationDelay: Codable {
+    var trials: Int
+    var latency: Latency
+    var max_ns: UInt64
+    /// Trials in which the other host's first lookup after the sign-out returned was still served from its L1.
+    var served_after_return: Int
 }
 
 struct LookupResult: Codable {
@@ -175,15 +202,18 @@ struct ByteDistribution: Codable {
 }
 
 struct StatementReplay: Codable {
-    /// The key ranges the statement reads (one subquery each).
+    /// The key ranges the statement reads.
     var ranges: Int
     /// The rows it returns, and their keys' and values' bytes.
     var rows: Int
     var bytes: Int
-    var unnamed: Latency
-    var prepared: Latency
-    /// Prepared, with `plan_cache_mode = force_generic_plan`: planned once, not at each execution.
-    var prepared_generic_plan: Latency
-    /// EXPLAIN ANALYZE of the generic plan.
-    var generic_plan: [String]
+    /// Before: one subquery per range, sent unnamed (parsed and planned at every call).
+    var before_unnamed: Latency
+    /// After: the store's statement, prepared once, its generic plan kept (`plan_cache_mode = force_generic_plan`).
+    var after_prepared: Latency
+    /// How the server planned the prepared statement's executions (pg_prepared_statements).
+    var generic_plans: Int
+    var custom_plans: Int
+    /// EXPLAIN ANALYZE of the prepared statement's generic plan, with the logged values.
+    var plan: [String]
 }

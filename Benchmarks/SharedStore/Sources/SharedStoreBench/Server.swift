@@ -254,13 +254,14 @@ struct LoggedStatement {
     var sql: String
     var parameters: [String]
 
-    /// The first statement of `log` whose text starts with `prefix`, with the parameters its DETAIL line gives.
+    /// The first statement of `log` (named or not) whose text starts with `prefix`, with the parameters its DETAIL
+    /// line gives.
     init?(in log: String, startingWith prefix: String) {
         let lines = log.split(separator: "\n")
-        guard let index = lines.firstIndex(where: { $0.contains("execute <unnamed>: " + prefix) }), index + 1 < lines.count,
-            let sqlStart = lines[index].range(of: "execute <unnamed>: ")
+        guard let index = lines.firstIndex(where: { $0.contains("execute ") && $0.contains(": " + prefix) }), index + 1 < lines.count,
+            let sqlStart = lines[index].range(of: ": " + prefix)
         else { return nil }
-        sql = String(lines[index][sqlStart.upperBound...])
+        sql = prefix + String(lines[index][sqlStart.upperBound...])
         let detail = lines[index + 1]
         guard detail.contains("DETAIL:  parameters: ") else { return nil }
         var parameters: [String] = []
@@ -273,23 +274,14 @@ struct LoggedStatement {
         self.parameters = parameters
     }
 
-    /// The parameters as the store binds them: `\x…` as bytea, numbers as smallint (the key space).
-    var bindings: PostgresBindings {
-        var binds = PostgresBindings()
-        for parameter in parameters {
-            if parameter.hasPrefix("\\x") {
-                binds.append(ByteBuffer(bytes: Self.bytes(parameter)))
-            } else {
-                binds.append(Int16(parameter) ?? 0)
-            }
-        }
-        return binds
-    }
-
-    /// The same parameters for a prepared statement of postgres-nio.
-    var data: [PostgresData] {
-        parameters.map { parameter in
-            parameter.hasPrefix("\\x") ? PostgresData(bytes: Self.bytes(parameter)) : PostgresData(int16: Int16(parameter) ?? 0)
+    /// The elements of an array parameter as the server logs it (`{2,5}`, `{"\\x0102","\\x03"}`).
+    static func elements(_ parameter: String) -> [String] {
+        let inner = parameter.dropFirst().dropLast()
+        guard !inner.isEmpty else { return [] }
+        return inner.split(separator: ",").map { element in
+            var text = String(element)
+            if text.hasPrefix("\"") { text = String(text.dropFirst().dropLast()) }
+            return text.replacingOccurrences(of: "\\\\", with: "\\")
         }
     }
 

@@ -69,6 +69,15 @@ func onThreads<R: Sendable>(_ count: Int, _ body: @escaping @Sendable (Int) -> R
 /// `count` callers on threads of their own, each calling `operation(caller, i)` for `i` = 0, 1, … until `seconds`
 /// have passed since a common start; every call timed.
 func measureCallers(_ count: Int, seconds: Double, _ operation: @escaping @Sendable (Int, Int) throws -> Void) -> Throughput {
+    let (timings, errors) = runCallers(count, seconds: seconds, operation)
+    return Throughput(
+        callers: count, seconds: seconds, operations: timings.count, errors: errors, operations_per_second: Double(timings.count) / seconds,
+        latency: Latency(timings)
+    )
+}
+
+/// As ``measureCallers(_:seconds:_:)``, returning every call's time and the number of calls that threw.
+func runCallers(_ count: Int, seconds: Double, _ operation: @escaping @Sendable (Int, Int) throws -> Void) -> (timings: [UInt64], errors: Int) {
     let start = Clock.now() + 50_000_000
     let end = start + UInt64(seconds * 1e9)
     let results = onThreads(count) { caller -> (timings: [UInt64], errors: Int) in
@@ -86,11 +95,7 @@ func measureCallers(_ count: Int, seconds: Double, _ operation: @escaping @Senda
         }
         return (timings, errors)
     }
-    let timings = results.flatMap(\.timings)
-    return Throughput(
-        callers: count, seconds: seconds, operations: timings.count, errors: results.reduce(0) { $0 + $1.errors },
-        operations_per_second: Double(timings.count) / seconds, latency: Latency(timings)
-    )
+    return (results.flatMap(\.timings), results.reduce(0) { $0 + $1.errors })
 }
 
 /// Times `count` calls of `operation(i)` after `warmup` untimed ones; fewer (at least 50) when they take longer
