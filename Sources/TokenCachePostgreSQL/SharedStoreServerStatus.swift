@@ -64,12 +64,15 @@ extension Configuration {
 }
 
 extension PostgreSQLStorageLocation {
-    /// ``SharedStoreServerStatus``, one bounded statement after another on one reading connection.
+    /// ``SharedStoreServerStatus``, one bounded statement after another on one reading connection, which is closed
+    /// afterwards (the store is not opened: no pools, no change listener).
     func serverStatus() throws -> SharedStoreServerStatus {
-        let backend = try backend(readOnly: true)
-        let readers = backend.readers
-        let schema = PostgreSQLSchema.quoted(address.schema)
-        let version = try backend.schemaVersion()
+        try askingOnce { readers in try serverStatus(on: readers) }
+    }
+
+    private func serverStatus(on readers: PostgreSQLConnections) throws -> SharedStoreServerStatus {
+        let tables = PostgreSQLSchema.Names(schema: address.schema)
+        let version = try PostgreSQLRecordBackend.schemaVersion(of: tables, on: readers)
         return try readers.withConnection { connection in
             func query(_ sql: String, _ binds: PostgresBindings = PostgresBindings(), _ what: String) throws -> PostgresQueryResult {
                 try readers.run(PostgresQuery(unsafeSQL: sql, binds: binds), on: connection, doing: what)
@@ -84,10 +87,13 @@ extension PostgreSQLStorageLocation {
             if version != nil {
                 let names = Dictionary(uniqueKeysWithValues: KeySpace.allCases.map { ($0.rawValue, $0.name) })
                 for space in KeySpace.allCases { status.rows[space.name] = 0 }
-                // Refresh leases are the meta keys from "refresh-lease/" up to "refresh-lease0" ('0' follows '/').
+                // Refresh leases are the meta keys that start with the lease prefix (FORMAT.md §5.7).
+                var leaseRange = PostgresBindings()
+                leaseRange.append(ByteBuffer(bytes: RecordStore.refreshLeasePrefix))
+                leaseRange.append(ByteBuffer(bytes: PostgreSQLRange.end(ofPrefix: RecordStore.refreshLeasePrefix)!))
                 let counted = try query(
-                    "SELECT space, count(*), count(*) FILTER (WHERE space = 0 AND key >= 'refresh-lease/'::bytea AND key < 'refresh-lease0'::bytea) "
-                        + "FROM \(schema).records GROUP BY space", PostgresBindings(), "counting the store's rows"
+                    "SELECT space, count(*), count(*) FILTER (WHERE space = 0 AND key >= $1 AND key < $2) "
+                        + "FROM \(tables.records) GROUP BY space", leaseRange, "counting the store's rows"
                 )
                 for row in counted {
                     let (space, count, leases) = try row.decode((Int16, Int64, Int64).self)
@@ -95,7 +101,7 @@ extension PostgreSQLStorageLocation {
                     status.leaseRows += Int(leases)
                 }
                 var table = PostgresBindings()
-                table.append("\(schema).records")
+                table.append(tables.records)
                 let sizes = try query(
                     "SELECT pg_relation_size(c.oid), pg_indexes_size(c.oid), coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0) "
                         + "FROM pg_class c WHERE c.oid = to_regclass($1)", table, "measuring the store's table"

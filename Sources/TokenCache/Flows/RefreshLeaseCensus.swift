@@ -51,17 +51,3 @@ extension CacheReader {
         }
     }
 }
-
-extension RecordStore {
-    /// The lease a sealed value under `key` holds, and when it was written (the body's `updated_at`: the lease clock's
-    /// seconds when it was taken or last renewed).
-    func refreshLeaseAndWriteTime(sealed value: UnsafeRawBufferPointer, key: [UInt8]) throws(FormatError) -> (StoredRefreshLease, Int64) {
-        let plaintext = try openBodyPlaintext(value, slot: slot(KeySpace.meta, key))
-        return try plaintext.withUnsafeBytes { bytes in
-            Result { () throws(FormatError) -> (StoredRefreshLease, Int64) in
-                let body = try DecodedBody(borrowing: bytes)
-                return (try Self.refreshLease(in: body.fields), body.updatedAt)
-            }
-        }.get()
-    }
-}

@@ -10,7 +10,7 @@ internal import TokenCacheSodium
 /// The name carries the refresh token's storage key, which is already a keyed hash (§4): it says no more than the
 /// `refresh_tokens` key beside it. Sealed so that a reader can trust it, like every record.
 extension RecordStore {
-    static let refreshLeasePrefix: [UInt8] = Array("refresh-lease/".utf8)
+    package static let refreshLeasePrefix: [UInt8] = Array("refresh-lease/".utf8)
 
     /// The `meta` key of the lease on the refresh token stored under `refreshTokenKey`.
     static func refreshLeaseKey(refreshTokenKey: [UInt8]) -> [UInt8] {
@@ -53,9 +53,18 @@ extension RecordStore {
 
     /// The lease a sealed value under `key` holds.
     func refreshLease(sealed value: UnsafeRawBufferPointer, key: [UInt8]) throws(FormatError) -> StoredRefreshLease {
+        try refreshLeaseAndWriteTime(sealed: value, key: key).lease
+    }
+
+    /// The lease a sealed value under `key` holds, and when it was written (the body's `updated_at`: the lease clock's
+    /// seconds when it was taken or last renewed).
+    func refreshLeaseAndWriteTime(sealed value: UnsafeRawBufferPointer, key: [UInt8]) throws(FormatError) -> (lease: StoredRefreshLease, writtenAt: Int64) {
         let plaintext = try openBodyPlaintext(value, slot: slot(KeySpace.meta, key))
         return try plaintext.withUnsafeBytes { bytes in
-            Result { () throws(FormatError) -> StoredRefreshLease in try Self.refreshLease(in: try DecodedBody(borrowing: bytes).fields) }
+            Result { () throws(FormatError) -> (lease: StoredRefreshLease, writtenAt: Int64) in
+                let body = try DecodedBody(borrowing: bytes)
+                return (try Self.refreshLease(in: body.fields), body.updatedAt)
+            }
         }.get()
     }
 

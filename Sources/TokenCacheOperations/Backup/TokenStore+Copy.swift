@@ -25,8 +25,9 @@ extension TokenStore {
     /// down to a directory (a local backup of a shared store).
     ///
     /// The copy takes this store's header as it is (its store id and wrapped data keys): records are copied as stored,
-    /// never sealed again, and the key that opens this store opens the copy. Each record's revision is read (an
-    /// authenticated open of its body), so that a shared store's revision floor is raised past the highest copied. (A record's associated data
+    /// never sealed again, and the key that opens this store opens the copy. Into a shared store, each record's
+    /// revision is read (an authenticated open of its body), so that its revision floor is raised past the highest
+    /// copied. (A record's associated data
     /// names the store id, its key space and its key, FORMAT.md §5.2, none of which the copy changes; a lone access
     /// token under its bucket prefix on a directory or under its own key on a server is where either kind reads it,
     /// §4.3.) Refresh leases are left behind: they are claims of this store's processes, timed by its clock.
@@ -78,7 +79,9 @@ extension TokenStore {
             }
             if replacing { try Self.removeEverything(from: backend) }
             var meta = 0, leases = 0, copied = 0
-            // The highest revision copied: a shared store's floor must pass it (FORMAT.md §2.2).
+            // The highest revision copied, read only for a destination with a revision floor (a shared store), which
+            // must pass it (FORMAT.md §2.2); a directory needs no record opened.
+            let floor = backend as? any RevisionFloorKeeping
             var highestRevision: UInt64 = 0
             var header: [UInt8]? = nil
             var pending: [(space: KeySpace, key: [UInt8], value: [UInt8])] = []
@@ -106,7 +109,7 @@ extension TokenStore {
                                 return true
                             }
                         }
-                        if space != KeySpace.meta, let revision = try? store.openRevision(value, in: space, key: Array(key)) {
+                        if floor != nil, space != KeySpace.meta, let revision = try? store.openRevision(value, in: space, key: Array(key)) {
                             highestRevision = max(highestRevision, revision)
                         }
                         pending.append((space, Array(key), Array(value)))
@@ -117,7 +120,7 @@ extension TokenStore {
                 try flush()
             }
             guard let header else { throw TokenCacheError(.corruptStore, "the store has no header to copy") }
-            if let floor = backend as? any RevisionFloorKeeping { try floor.raiseRevisionFloor(to: highestRevision) }
+            try floor?.raiseRevisionFloor(to: highestRevision)
             // Last: until the header is there, the destination is no store any key opens.
             try backend.write(freeingSpace: false) { destination in
                 try header.withUnsafeBytes { try destination.put(in: KeySpace.meta, key: FormatConstants.headerKey, value: $0) }
