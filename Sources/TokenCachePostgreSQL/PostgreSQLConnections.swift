@@ -19,8 +19,8 @@ import TokenCacheStorage
 /// Two pools, because the isolation a connection starts its transactions in is fixed at connect time
 /// (`default_transaction_isolation`): readers run one statement or a `REPEATABLE READ` transaction; writers run
 /// `SERIALIZABLE`, so that a write plan applied by one statement is checked and made under the server's
-/// serialisable isolation (its plain `BEGIN` and `COMMIT` around it: a serialisable transaction may fail at commit). Readers also keep their statements' generic plans
-/// (`plan_cache_mode`, see the initializer).
+/// serialisable isolation (its plain `BEGIN` and `COMMIT` around it: a serialisable transaction may fail at commit).
+/// Readers also keep their statements' generic plans (`plan_cache_mode`, see the initializer).
 final class PostgreSQLConnections: Sendable {
     enum Role: Sendable { case reading, writing }
 
@@ -76,8 +76,8 @@ final class PostgreSQLConnections: Sendable {
             // A reader's statements are planned once per connection and kept (the generic plan), not planned again
             // for each execution's values, which cost a lookup as much server time as running it. Every statement a
             // reader sends bounds its key range by an index condition (a lookup's fetch runs one index scan per range
-            // whatever the values, ``PostgreSQLPlanQueries/fetchStatement(table:versions:)``), so the generic plan is the index
-            // plan a custom one would be. Writers keep the default: their plan function's statements are planned by
+            // whatever the values, ``PostgreSQLPlanQueries/fetchStatement(table:versions:)``), so the generic plan is
+            // the index plan a custom one would be. Writers keep the default: their plan function's statements are planned by
             // PL/pgSQL's own cache.
             parameters.append(("plan_cache_mode", "force_generic_plan"))
         }
