@@ -2,9 +2,10 @@ import Synchronization
 import TokenCache
 
 /// The client's in-process L1: recent answers of ``TokenClient/token(for:refresh:)`` that the store gave,
-/// each stamped with the commit its lookup read (``SilentLookupResult/snapshotID``).
+/// each stamped with what its lookup read (``SilentLookupResult/stamp``), and served only while the store says the
+/// stamp still holds (``TokenStore/isCurrent(_:)``).
 ///
-/// **Why it is never stale.** A hit is served only while the store's last commit id (``TokenStore/lastCommitID``,
+/// **Why it is never stale (a local store).** A hit is served only while the store's last commit id (``TokenStore/lastCommitID``,
 /// LMDB's last transaction id, read from the newer meta page in the map, without a transaction) still equals the
 /// stamp. Any commit, by any process, changes it: a token another process replaced, removed or re-added, a sign-out, a
 /// rekey. The stamp is the lookup's own snapshot, not the last commit id read around the lookup: LMDB shows a commit
@@ -13,6 +14,10 @@ import TokenCache
 /// newer than the last commit id; while they differ the entry just misses. The check is coarse (one commit anywhere
 /// empties the L1 in effect), which is what makes it this simple to prove; a store whose writes are rare next to its
 /// reads, the usual token cache, keeps almost every entry.
+///
+/// **A shared store** judges finer: a stamp names the buckets its lookup read (the account's, the application's,
+/// the global one) with their versions, and holds until a change to one of them is announced, committed by this host,
+/// or possibly missed while the store's change listener was away; a change to another account leaves it standing.
 ///
 /// **Why it never serves an unusable token.** A hit also needs the store's expiry rule (``AccessTokenExpiry``) to
 /// find it usable with no refresh due: at least the usability margin (300 s) left before
@@ -25,7 +30,7 @@ import TokenCache
 final class AnswerCache: Sendable {
     private struct Entry {
         let result: TokenResult
-        let commitID: Int
+        let stamp: AnswerStamp
     }
 
     private struct State {
@@ -81,12 +86,12 @@ final class AnswerCache: Sendable {
 
     init(capacity: Int) { self.capacity = capacity }
 
-    /// The cached answer to `request`, if the store has not changed since it was read and it is still usable at
-    /// `now` with no refresh recommended.
-    func answer(_ request: TokenRequest, commitID: Int, now: Int64) -> TokenResult? {
+    /// The cached answer to `request`, if `isCurrent` says what it was read from still holds and it is still usable
+    /// at `now` with no refresh recommended.
+    func answer(_ request: TokenRequest, now: Int64, isCurrent: (AnswerStamp) -> Bool) -> TokenResult? {
         guard capacity > 0 else { return nil }
         return state.withLock { state in
-            guard let entry = state.entries[Key(request: request)], entry.commitID == commitID else { return nil }
+            guard let entry = state.entries[Key(request: request)], isCurrent(entry.stamp) else { return nil }
             let result = entry.result
             // The lookup's own rule (Docs/Semantics.md), called rather than copied: enough time left, not cached in the
             // future (a clock set back), and no refresh due (then the lookup answers, and starts it).
@@ -97,12 +102,12 @@ final class AnswerCache: Sendable {
         }
     }
 
-    /// Keeps `result` as the answer to `request` that a lookup of the snapshot `commitID` gave.
-    func keep(_ result: TokenResult, for request: TokenRequest, commitID: Int) {
+    /// Keeps `result` as the answer to `request` that a lookup stamped `stamp` gave.
+    func keep(_ result: TokenResult, for request: TokenRequest, stamp: AnswerStamp) {
         guard capacity > 0 else { return }
         state.withLock { state in
             let key = Key(request: request)
-            if state.entries.updateValue(Entry(result: result, commitID: commitID), forKey: key) == nil {
+            if state.entries.updateValue(Entry(result: result, stamp: stamp), forKey: key) == nil {
                 state.order.append(key)
             }
             while state.entries.count > capacity, state.head < state.order.count {

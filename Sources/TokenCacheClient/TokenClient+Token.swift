@@ -49,7 +49,7 @@ extension TokenClient {
         if !request.forceRefresh {
             let now = clock.now()
             // Counted by the L1 itself: an answer from it touches no shared counter.
-            if let kept = answers.answer(request, commitID: store.lastCommitID, now: now) {
+            if let kept = answers.answer(request, now: now, isCurrent: store.isCurrent) {
                 metrics.l1Hits.increment()
                 return kept
             }
@@ -63,7 +63,7 @@ extension TokenClient {
                     if result.refreshRecommended {
                         refreshInBackground(request, refresh)
                     } else {
-                        answers.keep(result, for: request, commitID: answer.snapshotID)
+                        answers.keep(result, for: request, stamp: answer.stamp)
                     }
                     return result
                 }
@@ -258,7 +258,7 @@ extension TokenClient {
                 "the token endpoint's response was stored, but its access token does not answer the request (its scopes do not cover the requested ones, or it expires within 300 s)"
             )
         }
-        if !result.refreshRecommended { answers.keep(result, for: request, commitID: after.snapshotID) }
+        if !result.refreshRecommended { answers.keep(result, for: request, stamp: after.stamp) }
         result.source = .refresh
         return result
     }

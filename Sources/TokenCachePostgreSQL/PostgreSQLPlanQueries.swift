@@ -6,6 +6,8 @@ import TokenCacheStorage
 enum PostgreSQLPlanQueries {
     /// The range number of the revision floor's row in a fetch: below every count's.
     static let floorRow: Int32 = -1_000_000
+    /// The range number of the first bucket version's row in a fetch (the others follow downwards): below the floor's.
+    static let firstBucketRow: Int32 = -2_000_001
     /// The fetch statement on `table`: one text whatever the plan, so that a connection prepares it once and the
     /// server plans it once (its generic plan) instead of parsing and planning every lookup, which took about half a
     /// lookup's server time.
@@ -17,10 +19,13 @@ enum PostgreSQLPlanQueries {
     /// taken only if its condition record is present (an empty condition key: always).
     ///
     /// Rows: `(range, key, value, version)` ordered by range and key; a count as `(-1 - its index, NULL, NULL,
-    /// count)`, its count NULL when its condition record is absent; and when `$8` is true the revision floor as
-    /// `(floorRow, NULL, NULL, the row-version sequence's last value)`.
-    static func fetchStatement(table: String, versions: String) -> String {
-        """
+    /// count)`, its count NULL when its condition record is absent; when `$8` is true the revision floor as
+    /// `(floorRow, NULL, NULL, the row-version sequence's last value)`; and for each bucket of `$9` its version as
+    /// `(firstBucketRow - its index, NULL, NULL, version)`, 0 for a bucket never written. One statement reads all in
+    /// one snapshot, so the versions are those of the records returned.
+    static func fetchStatement(names: PostgreSQLSchema.Names) -> String {
+        let table = names.records
+        return """
         SELECT * FROM (\
         SELECT x.i::int4 - 1 AS part, f.key, f.value, f.version \
         FROM unnest($1::int2[], $2::bytea[], $3::bytea[], $4::int4[]) WITH ORDINALITY AS x(space, first, bound, lim, i) \
@@ -32,7 +37,11 @@ enum PostgreSQLPlanQueries {
         THEN (SELECT count(*) FROM \(table) WHERE space = c.space) END \
         FROM unnest($5::int2[], $6::int2[], $7::bytea[]) WITH ORDINALITY AS c(space, if_space, if_key, i) \
         UNION ALL \
-        SELECT \(floorRow)::int4, NULL::bytea, NULL::bytea, last_value FROM \(versions) WHERE $8::bool\
+        SELECT \(floorRow)::int4, NULL::bytea, NULL::bytea, last_value FROM \(names.rowVersion) WHERE $8::bool \
+        UNION ALL \
+        SELECT \(firstBucketRow + 1)::int4 - b.i::int4, NULL::bytea, NULL::bytea, \
+        coalesce((SELECT version FROM \(names.buckets) WHERE bucket = b.bucket), 0) \
+        FROM unnest($9::bytea[]) WITH ORDINALITY AS b(bucket, i)\
         ) AS fetched ORDER BY part, key
         """
     }
@@ -41,8 +50,8 @@ enum PostgreSQLPlanQueries {
     /// bound of a range that has none.
     static let unbounded = ByteBuffer(repeating: 0xFF, count: StorageKeyLimits.maximumSize + 1)
 
-    /// The values of ``fetchStatement(table:versions:)`` for `plan`.
-    static func fetchValues(_ plan: ReadPlan) -> [PostgresData] {
+    /// The values of ``fetchStatement(names:)`` for `plan`, reading the versions of `buckets`.
+    static func fetchValues(_ plan: ReadPlan, buckets: [[UInt8]]) -> [PostgresData] {
         var space: [Int16] = [], first: [ByteBuffer] = [], bound: [ByteBuffer] = [], limit: [Int32] = []
         for range in plan.ranges {
             space.append(Int16(range.space.rawValue))
@@ -63,7 +72,7 @@ enum PostgreSQLPlanQueries {
         }
         return [
             value(space), value(first), value(bound), value(limit), value(countSpace), value(conditionSpace), value(conditionKey),
-            PostgresData(bool: plan.readsRevisionFloor),
+            PostgresData(bool: plan.readsRevisionFloor), value(buckets.map { ByteBuffer(bytes: $0) }),
         ]
     }
 
@@ -75,9 +84,13 @@ enum PostgreSQLPlanQueries {
         return PostgresData(type: [Element].psqlType, formatCode: [Element].psqlFormat, value: buffer)
     }
 
-    /// The fetched rows of ``fetchStatement(table:versions:)`` as the plan's records, each with its row version.
-    static func records(of plan: ReadPlan, from rows: some Sequence<PostgresRow>, snapshotID: Int) throws -> FetchedRecords {
+    /// The fetched rows of ``fetchStatement(names:)`` as the plan's records, each with its row version, stamped by
+    /// `stamping` from the versions of the buckets asked for (in their order).
+    static func records(
+        of plan: ReadPlan, from rows: some Sequence<PostgresRow>, snapshotID: Int, stamping: ([Int64]) -> BucketStamp?
+    ) throws -> FetchedRecords {
         var builder = FetchedRecords.Builder(plan: plan, snapshotID: snapshotID)
+        var bucketVersions: [Int64] = []
         for row in rows {
             // postgres-nio asks for every result in binary, but a statement prepared through `prepare(query:)` keeps
             // the columns' formats of the statement's description, which are text: read the cells as what they are.
@@ -88,7 +101,11 @@ enum PostgreSQLPlanQueries {
             let key = try cells[1].bytes.map { _ in try cells[1].decode(ByteBuffer.self) }
             let value = try cells[2].bytes.map { _ in try cells[2].decode(ByteBuffer.self) }
             let version = try cells[3].bytes.map { _ in try cells[3].decode(Int64.self) }
-            if range == floorRow {
+            if range <= firstBucketRow {
+                let index = Int(firstBucketRow - range)
+                if index >= bucketVersions.count { bucketVersions += repeatElement(0, count: index + 1 - bucketVersions.count) }
+                bucketVersions[index] = version ?? 0
+            } else if range == floorRow {
                 if let version { builder.revisionFloor = UInt64(clamping: version) }
             } else if range < 0 {
                 if let version { builder.counts[plan.counts[Int(-range) - 1]] = Int(version) }
@@ -96,6 +113,7 @@ enum PostgreSQLPlanQueries {
                 builder.append(range: Int(range), key: key.readableBytesView, value: value.readableBytesView, version: version)
             }
         }
+        builder.bucketStamp = stamping(bucketVersions)
         return builder.build()
     }
 

@@ -16,8 +16,9 @@ package import TokenCacheStorage
 /// commits late would be skipped by anyone who polled past it), and asking the server costs a round trip. So
 /// ``lastCommitID`` is this host's epoch (``PostgreSQLChangeListener``): it stays put while the change listener is
 /// connected and no host committed a change, and moves otherwise, so that what a caller caches against it (the
-/// client's answers) is dropped whenever the store may have changed.
-package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, WritePlanApplying, RevisionFloorKeeping {
+/// client's answers) is dropped whenever the store may have changed. A fetch's records carry a finer stamp, by bucket
+/// (``BucketStamp``, ``isCurrent(_:)``), which holds across changes of other accounts.
+package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, WritePlanApplying, RevisionFloorKeeping, BucketVersioning {
     package let address: PostgreSQLAddress
     let readers: PostgreSQLConnections
     let writers: PostgreSQLConnections
@@ -26,7 +27,7 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
     let changes: PostgreSQLChangeListener
     /// The store's tables, as statements name them.
     let names: PostgreSQLSchema.Names
-    /// A read plan's one statement (``PostgreSQLPlanQueries/fetchStatement(table:versions:)``), prepared on each reader.
+    /// A read plan's one statement (``PostgreSQLPlanQueries/fetchStatement(names:)``), prepared on each reader.
     let fetchStatement: String
     /// How long a write transaction that keeps losing to concurrent ones runs again before it gives up with
     /// `.conflict`: as long as a local store's writer waits for the writer lock (30 s by default), so that a write
@@ -40,7 +41,7 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
         self.readOnly = readOnly
         changes = PostgreSQLChangeListener(schema: address.schema, hostID: hostID, connections: readers)
         names = PostgreSQLSchema.Names(schema: address.schema)
-        fetchStatement = PostgreSQLPlanQueries.fetchStatement(table: names.records, versions: names.rowVersion)
+        fetchStatement = PostgreSQLPlanQueries.fetchStatement(names: names)
     }
 
     deinit {
@@ -62,7 +63,7 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
     package func read<R>(_ body: (any RecordReading) throws -> R) throws -> R {
         // The snapshot is taken by a transaction's first statement: take it now, so that the read shows the store as
         // it was when `read` was called, whatever commits while `body` runs.
-        try transaction(on: readers, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", takingSnapshot: true, body)
+        try transaction(on: readers, begin: "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", takingSnapshot: true, body).result
     }
 
     package func write<R>(freeingSpace: Bool, _ body: (any RecordWriting) throws -> R) throws -> R {
@@ -75,10 +76,10 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
         while true {
             attempt += 1
             do {
-                let result = try Self.$writing.withValue(Self.writing.union([ObjectIdentifier(self)])) {
+                let (result, touched) = try Self.$writing.withValue(Self.writing.union([ObjectIdentifier(self)])) {
                     try transaction(on: writers, begin: "BEGIN ISOLATION LEVEL SERIALIZABLE", takingSnapshot: false, body)
                 }
-                changes.ownCommit()
+                changes.ownCommit(touching: touched)
                 return result
             } catch let conflict as PostgreSQLFailure.RetryableConflict {
                 writers.observability.transactionConflicts.increment()
@@ -100,11 +101,11 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
     }
 
     /// `body` in one transaction on a connection of `pool`: committed when it returns, rolled back when it throws
-    /// (the connection kept when the rollback succeeds, closed otherwise).
+    /// (the connection kept when the rollback succeeds, closed otherwise); with the buckets its writes touched.
     private func transaction<R>(
         on pool: PostgreSQLConnections, begin: String, takingSnapshot: Bool, _ body: (any RecordWriting) throws -> R
-    ) throws -> R {
-        let outcome: Result<R, any Error> = try pool.withConnection { connection in
+    ) throws -> (result: R, touched: Set<[UInt8]>) {
+        let outcome: Result<(R, Set<[UInt8]>), any Error> = try pool.withConnection { connection in
             let transaction = PostgreSQLTransaction(connections: pool, connection: connection, names: names, snapshotID: changes.snapshotID())
             _ = try transaction.run(begin, PostgresBindings(), doing: "beginning a transaction")
             if takingSnapshot { _ = try transaction.run("SELECT 1", PostgresBindings(), doing: "beginning a transaction") }
@@ -120,7 +121,7 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
                 return .failure(error)
             }
             _ = try transaction.run("COMMIT", PostgresBindings(), doing: "committing a transaction")
-            return .success(result)
+            return .success((result, transaction.touched))
         }
         return try outcome.get()
     }
@@ -143,22 +144,39 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
     // MARK: Async path
 
     package func fetch(_ plan: ReadPlan) async throws -> FetchedRecords {
-        let values = PostgreSQLPlanQueries.fetchValues(plan)
-        let snapshot = changes.snapshotID()
+        let (values, snapshot, pending) = beginFetch(plan)
         let rows = try await readers.withConnection { connection in
             try await self.readers.runPrepared(self.fetchStatement, values, on: connection, doing: "fetching a read plan")
         }
-        return try PostgreSQLPlanQueries.records(of: plan, from: rows, snapshotID: snapshot)
+        return try endFetch(plan, rows, snapshot, pending)
     }
 
     package func fetchBlocking(_ plan: ReadPlan) throws -> FetchedRecords {
-        let values = PostgreSQLPlanQueries.fetchValues(plan)
-        let snapshot = changes.snapshotID()
+        let (values, snapshot, pending) = beginFetch(plan)
         let rows = try readers.withConnection { connection in
             try readers.runPrepared(fetchStatement, values, on: connection, doing: "fetching a read plan")
         }
-        return try PostgreSQLPlanQueries.records(of: plan, from: rows, snapshotID: snapshot)
+        return try endFetch(plan, rows, snapshot, pending)
     }
+
+    /// What a fetch records before its statement: its values (with the buckets its ranges lie in), the commit id, and
+    /// what its stamp starts from.
+    private func beginFetch(_ plan: ReadPlan) -> ([PostgresData], Int, PostgreSQLChangeListener.PendingStamp?) {
+        let buckets = PostgreSQLBuckets.dependencies(of: plan)
+        let snapshot = changes.snapshotID()
+        let pending = buckets.map { changes.beginStamp($0) }
+        return (PostgreSQLPlanQueries.fetchValues(plan, buckets: buckets ?? []), snapshot, pending)
+    }
+
+    private func endFetch(
+        _ plan: ReadPlan, _ rows: [PostgresRow], _ snapshot: Int, _ pending: PostgreSQLChangeListener.PendingStamp?
+    ) throws -> FetchedRecords {
+        try PostgreSQLPlanQueries.records(of: plan, from: rows, snapshotID: snapshot) { versions in
+            pending.map { changes.stamp($0, versions: versions) }
+        }
+    }
+
+    package func isCurrent(_ stamp: BucketStamp) -> Bool { changes.isCurrent(stamp) }
 
     package func apply(_ plan: WritePlan) async throws -> WritePlanOutcome {
         guard !readOnly else { throw StorageError(.readOnly, "the store at \(location) is open read-only") }
@@ -181,7 +199,7 @@ package final class PostgreSQLRecordBackend: RecordBackend, RangeFetching, Write
                 writers.observability.planConflicts.increment()
                 return .conflict
             }
-            changes.ownCommit()
+            changes.ownCommit(touching: Set(plan.mutations.compactMap(PostgreSQLBuckets.bucket(of:))))
             return .applied(commitID: changes.snapshotID())
         } catch is PostgreSQLFailure.RetryableConflict {
             writers.observability.planConflicts.increment()

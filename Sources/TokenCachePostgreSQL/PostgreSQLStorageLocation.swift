@@ -66,6 +66,19 @@ package struct PostgreSQLStorageLocation: StorageLocation {
         return relocated
     }
 
+    /// Brings the store's tables to this build's version (``PostgreSQLRecordBackend/migrateSchema()``).
+    /// - Returns: The version they had, and this build's.
+    package func migrate() throws(StorageError) -> (from: Int32, to: Int32) {
+        do {
+            let backend = try self.backend(readOnly: false)
+            return (try backend.migrateSchema(), PostgreSQLSchema.version)
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(.ioFailure, "the store at \(location) cannot be migrated: \(error)")
+        }
+    }
+
     package func open(readOnly: Bool, create: Bool) throws(StorageError) -> any RecordBackend {
         do {
             let backend = try self.backend(readOnly: readOnly)
@@ -77,6 +90,12 @@ package struct PostgreSQLStorageLocation: StorageLocation {
                     throw StorageError(.storeNotFound, "no token cache at \(location) (create one with `cachetool init --store …`)")
                 }
                 try backend.createSchema()
+            case let older? where PostgreSQLSchema.migrations(from: older, in: address.schema) != nil:
+                throw StorageError(
+                    .unsupportedFormatVersion,
+                    "the store at \(location) has schema version \(older), and this version of token-cache uses version "
+                        + "\(PostgreSQLSchema.version): migrate it with `cachetool migrate --store …` (hosts of the older version keep working)"
+                )
             case let other?:
                 throw StorageError(
                     .unsupportedFormatVersion,
@@ -130,20 +149,62 @@ extension PostgreSQLRecordBackend {
     /// Makes the store's tables in its schema, unless another host just did: one transaction, under the schema's
     /// advisory lock.
     func createSchema() throws {
-        try writers.withConnection { connection in
-            func run(_ sql: String, _ binds: PostgresBindings = PostgresBindings()) throws -> PostgresQueryResult {
-                try writers.run(PostgresQuery(unsafeSQL: sql, binds: binds), on: connection, doing: "creating the store's tables")
-            }
-            _ = try run("BEGIN")
-            var lock = PostgresBindings()
-            lock.append(PostgreSQLSchema.lockKey(address.schema))
-            _ = try run("SELECT pg_advisory_xact_lock(hashtext($1))", lock)
+        try underSchemaLock(doing: "creating the store's tables") { run in
             var name = PostgresBindings()
             name.append(names.schemaVersion)
             if try run("SELECT to_regclass($1) IS NULL", name).first!.decode(Bool.self) {
-                for statement in PostgreSQLSchema.creation(in: address.schema) { _ = try run(statement) }
+                for statement in PostgreSQLSchema.creation(in: address.schema) { _ = try run(statement, PostgresBindings()) }
             }
-            _ = try run("COMMIT")
+        }
+    }
+
+    /// Brings the store's tables to this build's version, unless another host just did: one transaction, under the
+    /// schema's advisory lock, so that a migration is all or nothing and two at once make one.
+    /// - Returns: The version the tables had (this build's when there was nothing to do).
+    /// - Throws: `.storeNotFound` for a schema without tables; `.unsupportedFormatVersion` for a version no migration
+    ///   leads from (a newer one).
+    func migrateSchema() throws -> Int32 {
+        try underSchemaLock(doing: "migrating the store's tables") { run in
+            let rows = try run("SELECT version FROM \(names.schemaVersion) FOR UPDATE", PostgresBindings())
+            guard let found = try rows.first?.decode(Int32.self) else {
+                throw StorageError(.storeNotFound, "no token cache at \(location) (create one with `cachetool init --store …`)")
+            }
+            var version = found
+            while version != PostgreSQLSchema.version {
+                guard version < PostgreSQLSchema.version, let statements = PostgreSQLSchema.migrations(from: version, in: address.schema) else {
+                    throw StorageError(
+                        .unsupportedFormatVersion,
+                        "the store at \(location) has schema version \(found), and this version of token-cache knows no migration from it "
+                            + "(it uses version \(PostgreSQLSchema.version)); use the token-cache that made it"
+                    )
+                }
+                for statement in statements { _ = try run(statement, PostgresBindings()) }
+                version = try run("SELECT version FROM \(names.schemaVersion)", PostgresBindings()).first!.decode(Int32.self)
+            }
+            return found
+        }
+    }
+
+    /// `body` in one transaction on a writer connection, under the schema's transaction-scoped advisory lock;
+    /// committed when it returns, rolled back when it throws.
+    private func underSchemaLock<R>(
+        doing what: String, _ body: (_ run: (String, PostgresBindings) throws -> PostgresQueryResult) throws -> R
+    ) throws -> R {
+        try writers.withConnection { connection in
+            func run(_ sql: String, _ binds: PostgresBindings) throws -> PostgresQueryResult {
+                try writers.run(PostgresQuery(unsafeSQL: sql, binds: binds), on: connection, doing: what)
+            }
+            _ = try run("BEGIN", PostgresBindings())
+            var lock = PostgresBindings()
+            lock.append(PostgreSQLSchema.lockKey(address.schema))
+            _ = try run("SELECT pg_advisory_xact_lock(hashtext($1))", lock)
+            let result: R
+            do { result = try body(run) } catch {
+                _ = try? run("ROLLBACK", PostgresBindings())
+                throw error
+            }
+            _ = try run("COMMIT", PostgresBindings())
+            return result
         }
     }
 }

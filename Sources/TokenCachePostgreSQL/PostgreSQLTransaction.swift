@@ -24,6 +24,8 @@ final class PostgreSQLTransaction: RecordWriting, ServerClockReading, RevisionFl
     private(set) var failedFill: (any Error)?
     /// ``revisionFloor()`` once read.
     private var floor: UInt64?
+    /// The buckets its writes touched (``PostgreSQLBuckets``): what this host's cached answers lose on its commit.
+    private(set) var touched: Set<[UInt8]> = []
 
     /// Rows a range read asks for at once.
     static let pageSize = 256
@@ -123,6 +125,7 @@ final class PostgreSQLTransaction: RecordWriting, ServerClockReading, RevisionFl
         try StorageKeyLimits.check(key)
         var binds = Self.bindings(space, key)
         binds.append(ByteBuffer(bytes: value))
+        if let bucket = PostgreSQLBuckets.bucket(of: space, key: key) { touched.insert(bucket) }
         _ = try run(
             "INSERT INTO \(table) (space, key, value) VALUES ($1, $2, $3) ON CONFLICT (space, key) DO UPDATE SET value = excluded.value, "
                 + "version = nextval('\(versions)')",
@@ -141,6 +144,7 @@ final class PostgreSQLTransaction: RecordWriting, ServerClockReading, RevisionFl
 
     func delete(in space: KeySpace, key: [UInt8]) throws -> Bool {
         try StorageKeyLimits.check(key)
+        if let bucket = PostgreSQLBuckets.bucket(of: space, key: key) { touched.insert(bucket) }
         let rows = try run("DELETE FROM \(table) WHERE space = $1 AND key = $2 RETURNING 1", Self.bindings(space, key), doing: "deleting a record")
         return rows.first != nil
     }

@@ -24,11 +24,17 @@ package final class FetchedRecords: @unchecked Sendable {  // immutable after in
     /// The store's revision floor as of the fetch (``RevisionFloorReading``), when the plan asked for it and the
     /// backend keeps one.
     package let revisionFloor: UInt64?
+    /// What the records depend on, when the backend versions them by bucket (``BucketVersioning``).
+    package let bucketStamp: BucketStamp?
     private let bytes: UnsafeMutableRawBufferPointer
 
-    private init(plan: ReadPlan, snapshotID: Int, entries: [Entry], counts: [KeySpace: Int], revisionFloor: UInt64?, bytes: [UInt8]) {
+    private init(
+        plan: ReadPlan, snapshotID: Int, entries: [Entry], counts: [KeySpace: Int], revisionFloor: UInt64?, bucketStamp: BucketStamp?,
+        bytes: [UInt8]
+    ) {
         self.plan = plan
         self.revisionFloor = revisionFloor
+        self.bucketStamp = bucketStamp
         self.snapshotID = snapshotID
         // A backend may deliver ranges in any order, each in key order: the sort is stable.
         let entries = entries.enumerated().sorted { ($0.element.range, $0.offset) < ($1.element.range, $1.offset) }.map(\.element)
@@ -97,6 +103,7 @@ package final class FetchedRecords: @unchecked Sendable {  // immutable after in
         var bytes: [UInt8] = []
         package var counts: [KeySpace: Int] = [:]
         package var revisionFloor: UInt64? = nil
+        package var bucketStamp: BucketStamp? = nil
 
         package init(plan: ReadPlan, snapshotID: Int) {
             self.plan = plan
@@ -114,7 +121,10 @@ package final class FetchedRecords: @unchecked Sendable {  // immutable after in
         }
 
         package func build() -> FetchedRecords {
-            FetchedRecords(plan: plan, snapshotID: snapshotID, entries: entries, counts: counts, revisionFloor: revisionFloor, bytes: bytes)
+            FetchedRecords(
+                plan: plan, snapshotID: snapshotID, entries: entries, counts: counts, revisionFloor: revisionFloor, bucketStamp: bucketStamp,
+                bytes: bytes
+            )
         }
     }
 }
@@ -128,6 +138,8 @@ package struct FetchedRecordReader: RecordReading {
     package init(_ records: FetchedRecords) { self.records = records }
 
     package var snapshotID: Int { records.snapshotID }
+
+    package var bucketStamp: BucketStamp? { records.bucketStamp }
 
     /// The plan's prefix range that holds every key of `space` starting with `prefix`.
     private func range(in space: KeySpace, holding prefix: some Collection<UInt8>) throws(StorageError) -> Int {

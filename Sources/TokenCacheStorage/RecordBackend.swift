@@ -86,6 +86,10 @@ package protocol RecordReading {
     /// Identifies the committed state this snapshot shows: equal ids, equal contents.
     var snapshotID: Int { get }
 
+    /// What this snapshot's records depend on, bucket by bucket, when it is a fetch from a backend that versions
+    /// them so (``BucketVersioning``); nil otherwise, and then only ``snapshotID`` says whether they still hold.
+    var bucketStamp: BucketStamp? { get }
+
     /// A hint that `view`, lent by this transaction, will be read soon (after another step of a scan): the backend
     /// may start loading it. Changes no result.
     func prefetch(_ view: RawSpan)
@@ -112,6 +116,7 @@ package protocol RecordWriting: RecordReading {
 }
 
 extension RecordReading {
+    package var bucketStamp: BucketStamp? { nil }
     package func prefetch(_ view: RawSpan) {}
     package func releaseResidentPages(around view: RawSpan) {}
 }

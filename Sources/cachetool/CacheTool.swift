@@ -26,7 +26,7 @@ struct CacheTool: ParsableCommand {
             """,
         version: versionText,
         subcommands: [
-            Init.self, Inspect.self, Info.self, Status.self, Stats.self, Verify.self, Backup.self, Copy.self, Compact.self, PurgeExpired.self, Cap.self, Rekey.self, Quarantine.self, Salvage.self, Ingest.self, Lookup.self,
+            Init.self, Migrate.self, Inspect.self, Info.self, Status.self, Stats.self, Verify.self, Backup.self, Copy.self, Compact.self, PurgeExpired.self, Cap.self, Rekey.self, Quarantine.self, Salvage.self, Ingest.self, Lookup.self,
             Accounts.self, RemoveAccount.self, Import.self,
             Export.self, SampleData.self, Bench.self, BenchChild.self,
         ]

@@ -40,8 +40,8 @@ import Glibc
                 accessToken: Secret("at"), expiresOn: expiresOn, refreshOn: refreshOn, scopes: ["user.read"], tokenType: "Bearer", source: .cache,
                 cachedAt: cachedAt
             )
-            cache.keep(result, for: request, commitID: 7)
-            return cache.answer(request, commitID: 7, now: now) != nil
+            cache.keep(result, for: request, stamp: AnswerStamp(snapshotID: 7))
+            return cache.answer(request, now: now) { $0.snapshotID == 7 } != nil
         }
         #expect(answered(expiresOn: 1_300, now: 1_000))
         #expect(!answered(expiresOn: 1_299, now: 1_000))
@@ -98,16 +98,16 @@ import Glibc
         let cache = AnswerCache(capacity: 2)
         let requests = ["A.Read", "B.Read", "C.Read"].map { User.request(scopes: [$0]) }
         let result = Self.result()
-        for request in requests { cache.keep(result, for: request, commitID: 7) }
+        for request in requests { cache.keep(result, for: request, stamp: AnswerStamp(snapshotID: 7)) }
         #expect(cache.count == 2)
-        #expect(cache.answer(requests[0], commitID: 7, now: 0) == nil)
-        #expect(cache.answer(requests[1], commitID: 7, now: 0) != nil)
-        #expect(cache.answer(requests[2], commitID: 7, now: 0) != nil)
-        #expect(cache.answer(requests[2], commitID: 8, now: 0) == nil)
+        #expect(cache.answer(requests[0], now: 0) { $0.snapshotID == 7 } == nil)
+        #expect(cache.answer(requests[1], now: 0) { $0.snapshotID == 7 } != nil)
+        #expect(cache.answer(requests[2], now: 0) { $0.snapshotID == 7 } != nil)
+        #expect(cache.answer(requests[2], now: 0) { $0.snapshotID == 8 } == nil)
         // Replacing an entry does not evict another.
-        cache.keep(result, for: requests[2], commitID: 8)
-        #expect(cache.count == 2 && cache.answer(requests[1], commitID: 7, now: 0) != nil)
-        #expect(AnswerCache(capacity: 0).answer(requests[0], commitID: 7, now: 0) == nil)
+        cache.keep(result, for: requests[2], stamp: AnswerStamp(snapshotID: 8))
+        #expect(cache.count == 2 && cache.answer(requests[1], now: 0) { $0.snapshotID == 7 } != nil)
+        #expect(AnswerCache(capacity: 0).answer(requests[0], now: 0) { $0.snapshotID == 7 } == nil)
     }
 
     /// A stored-token result that expires in an hour from 0.

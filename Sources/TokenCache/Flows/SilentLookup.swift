@@ -49,6 +49,7 @@ extension CacheReader {
         if let accessToken {
             let refreshRecommended = plan.refreshRecommended(accessToken.entity)
             let snapshotID = transaction.snapshotID
+            let bucketStamp = transaction.bucketStamp
             let source: CompanionSource
             switch query.companionLoading {
             case .onFirstAccess:
@@ -60,7 +61,8 @@ extension CacheReader {
             }
             return SilentLookupResult(
                 outcome: .hit, refreshRecommended: refreshRecommended, accessToken: accessToken,
-                accessTokenCorrupt: corrupt, companions: source, snapshotID: snapshotID
+                accessTokenCorrupt: corrupt, companions: source, snapshotID: snapshotID,
+                bucketStamp: bucketStamp
             )
         }
         // Without an access token the outcome depends on the refresh token: read the companions now. One the token
@@ -69,7 +71,8 @@ extension CacheReader {
         let redeemable = try companions.refreshToken.map { try !isRefused($0) } ?? false
         return SilentLookupResult(
             outcome: redeemable ? .refresh : .interactionRequired, refreshRecommended: false,
-            accessToken: nil, accessTokenCorrupt: corrupt, companions: .loaded(companions), snapshotID: transaction.snapshotID
+            accessToken: nil, accessTokenCorrupt: corrupt, companions: .loaded(companions),
+            snapshotID: transaction.snapshotID, bucketStamp: transaction.bucketStamp
         )
     }
 

@@ -1,3 +1,5 @@
+internal import TokenCacheStorage
+
 /// What a silent token request asks the cache (Docs/Semantics.md, "Access-token lookup and candidate order").
 public struct SilentLookupQuery: Sendable, Hashable {
     /// The requesting application's client id.
@@ -82,15 +84,21 @@ public struct SilentLookupResult: Sendable {
     /// The commit the lookup read (``TokenStore/lastCommitID`` as it was for this snapshot): while the store's last
     /// commit id still equals it, a lookup would answer the same, which lets a caller keep the answer.
     public let snapshotID: Int
+    /// The buckets the lookup read, on a backend that versions its records by bucket.
+    let bucketStamp: BucketStamp?
+    /// What the lookup read, finer than ``snapshotID`` on a shared store: while ``TokenStore/isCurrent(_:)`` says it
+    /// holds, a lookup would answer the same.
+    public var stamp: AnswerStamp { AnswerStamp(snapshotID: snapshotID, buckets: bucketStamp) }
     /// Damaged access tokens the bucket scan skipped.
     let accessTokenCorrupt: [CorruptRecord]
     let companionSource: CompanionSource
 
     init(
         outcome: Outcome, refreshRecommended: Bool, accessToken: StoredEntity<AccessToken>?, accessTokenCorrupt: [CorruptRecord],
-        companions: CompanionSource, snapshotID: Int
+        companions: CompanionSource, snapshotID: Int, bucketStamp: BucketStamp?
     ) {
         self.snapshotID = snapshotID
+        self.bucketStamp = bucketStamp
         self.outcome = outcome
         self.refreshRecommended = refreshRecommended
         self.accessToken = accessToken

@@ -55,6 +55,7 @@ struct Status: ParsableCommand {
                 TokenCacheError(
                     .unsupportedFormatVersion,
                     "the store's tables are version \(server.schemaVersion ?? 0), and this build knows version \(server.knownSchemaVersion) only"
+                        + ((server.schemaVersion ?? 0) < server.knownSchemaVersion ? ": bring them to it with `cachetool migrate`" : "")
                 )
             )
         } else {
@@ -159,6 +160,8 @@ struct Status: ParsableCommand {
         switch server.schemaVersion {
         case nil: schema = "holds no store (create one with `cachetool init`)"
         case let version? where server.schemaIsKnown: schema = "version \(version); this build reads and writes it"
+        case let version? where version < server.knownSchemaVersion:
+            schema = "version \(version); this build uses version \(server.knownSchemaVersion): run `cachetool migrate`"
         case let version?: schema = "version \(version); this build knows version \(server.knownSchemaVersion) only and will not use it"
         }
         let skew = server.clockSkewMilliseconds

@@ -5,11 +5,11 @@ import TokenCache
 
 /// Where a write's change notification may be sent, each placement measured by the durable write throughput of
 /// concurrent writers (FORMAT.md §2.2 gives the staleness each placement allows):
-/// - in the write's transaction: the store's trigger (`records_changed`), as shipped;
+/// - in the write's transaction: the store's triggers (which bump the buckets and notify), as shipped;
 /// - after the commit, by the writer, on a connection of its own (as an extra statement of the writer's
 ///   connection would be: one more round trip, in a transaction of its own), with the server's default durability
 ///   and with `synchronous_commit = off` (the notification's transaction carries no data);
-/// - none: the trigger disabled, nothing sent, the ceiling.
+/// - none: the triggers disabled, nothing bumped or sent, the ceiling.
 /// PostgreSQL lets one notifying transaction commit at a time (a notifying transaction holds a lock on the
 /// notification queue from before its commit record until it is flushed), which is the cost measured.
 enum NotifyPlacement: String, CaseIterable {
@@ -29,11 +29,11 @@ extension SizeRun {
         let asyncNotifiers = try (0..<writers).map { _ in try Connection(primary) }
         for connection in asyncNotifiers { try connection.query("SET synchronous_commit = off") }
         let table = "\"\(ourSchema)\".records"
-        defer { _ = try? figures.admin.query("ALTER TABLE \(table) ENABLE TRIGGER records_changed") }
+        defer { _ = try? figures.admin.query("ALTER TABLE \(table) ENABLE TRIGGER USER") }
         var totals: [NotifyPlacement: (timings: [UInt64], errors: Int, runs: Int)] = [:]
         for _ in 0..<rounds {
             for placement in NotifyPlacement.allCases {
-                try figures.admin.query("ALTER TABLE \(table) \(placement == .inTransaction ? "ENABLE" : "DISABLE") TRIGGER records_changed")
+                try figures.admin.query("ALTER TABLE \(table) \(placement == .inTransaction ? "ENABLE" : "DISABLE") TRIGGER USER")
                 let (timings, errors) = runCallers(writers, seconds: seconds) { caller, i in
                     let write = writes[(caller + writers * i) % writes.count]
                     _ = try blocking { try await store.ingestThroughWritePlan(TokenResponse(json: write.json), context: write.context) }
