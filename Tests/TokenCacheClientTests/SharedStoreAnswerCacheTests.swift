@@ -76,14 +76,8 @@ struct SharedStoreAnswerCacheTests {
     /// A host whose change listener was away reads the buckets' versions when it is back: the answers of accounts
     /// changed meanwhile are dropped, the others kept (served from its L1 at once, without a lookup).
     @Test func aListenerBackKeepsTheAnswersOfAccountsThatDidNotChangeAndDropsTheOthers() async throws {
-        let root = try makeTemporaryDirectory(prefix: "token-cache-shared-back")
+        let (root, url, proxy, proxied, keys) = try Self.storeBehindAProxy("back")
         defer { try? FileManager.default.removeItem(atPath: root) }
-        try KeyFile.create(at: root + "/key")
-        let url = try #require(PostgreSQLTestServer.uniqueStoreURL("back"))
-        let server = try #require(try PostgreSQLTestServer.socketPath())
-        let proxy = try UnixSocketProxy(listeningAt: root + "/.s.PGSQL.5432", forwardingTo: server)
-        let proxied = try PostgreSQLTestServer.url(url, throughSocketDirectory: root)
-        let keys = KeySource.keyFile(path: root + "/key")
         let clock = TestClock()
         let endpoint = FakeTokenEndpoint(clock: clock)
         let metrics = TestMetrics()
@@ -112,6 +106,17 @@ struct SharedStoreAnswerCacheTests {
         await #expect(throws: TokenClientError.self) {
             _ = try await host.token(for: User.request(home: Self.otherHome)) { _, _ in throw FakeTokenEndpoint.InvalidGrant() }
         }
+    }
+
+    /// A new store on the run's server, its key in a new directory `root`, and a URL of it through a proxy in that
+    /// directory that a test can cut (a host cut off from the server) and restore.
+    static func storeBehindAProxy(_ hint: String) throws -> (root: String, url: String, proxy: UnixSocketProxy, proxied: String, keys: KeySource) {
+        let root = try makeTemporaryDirectory(prefix: "token-cache-\(hint)")
+        try KeyFile.create(at: root + "/key")
+        let url = try #require(PostgreSQLTestServer.uniqueStoreURL(hint))
+        let server = try #require(try PostgreSQLTestServer.socketPath())
+        let proxy = try UnixSocketProxy(listeningAt: root + "/.s.PGSQL.5432", forwardingTo: server)
+        return (root, url, proxy, try PostgreSQLTestServer.url(url, throughSocketDirectory: root), KeySource.keyFile(path: root + "/key"))
     }
 
     /// The requests `client` answered by asking the store (its requests less its L1's answers).
@@ -158,14 +163,8 @@ struct SharedStoreAnswerCacheTests {
     /// A host cut off from the server keeps serving the access tokens its L1 holds (not near expiry), fails what
     /// needs the server within its deadline with `storeUnavailable`, and, back, drops what changed meanwhile.
     @Test func aHostCutOffServesItsL1FailsTheRestWithinTheDeadlineAndConvergesWhenBack() async throws {
-        let root = try makeTemporaryDirectory(prefix: "token-cache-cut")
+        let (root, url, proxy, proxied, keys) = try Self.storeBehindAProxy("cut")
         defer { try? FileManager.default.removeItem(atPath: root) }
-        try KeyFile.create(at: root + "/key")
-        let url = try #require(PostgreSQLTestServer.uniqueStoreURL("cut"))
-        let server = try #require(try PostgreSQLTestServer.socketPath())
-        let proxy = try UnixSocketProxy(listeningAt: root + "/.s.PGSQL.5432", forwardingTo: server)
-        let proxied = try PostgreSQLTestServer.url(url, throughSocketDirectory: root)
-        let keys = KeySource.keyFile(path: root + "/key")
         let clock = TestClock()
         let endpoint = FakeTokenEndpoint(clock: clock)
         let direct = try TokenClient(configuration: try Configuration.sharedStore(url, keySource: keys, timeout: PostgreSQLTestServer.timeout), clock: clock)
