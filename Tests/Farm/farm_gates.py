@@ -164,11 +164,12 @@ def evaluate(inputs):
     gates.append(Gate(
         "one redemption per rotation", not unexplained_reuse and refused_other == 0 and not unexplained_unserved,
         f"{inputs.idp_stats.get('redemptions', 0)} redemptions, {rotations} rotations, reuse {reuse} "
-        f"({sum(unexplained_reuse.values())} not after a kill or a cut of the redeeming host; users whose redemption a "
-        f"kill or a cut exposed: {len(reuse_allowed)}), other refusals {refused_other}; "
+        f"({sum(unexplained_reuse.values())} {'in all (strict)' if strict else 'not after a kill or a cut of the redeeming host'}; "
+        f"users whose redemption a kill or a cut exposed: {len(reuse_allowed)}), other refusals {refused_other}; "
         f"issued tokens never served: {sum(unserved.values())} ({sum(unexplained_unserved.values())} for users neither "
         f"orphaned nor signed out)" + (" (strict: any reuse fails)" if strict else ""),
-        ", ".join([f"user {u}: {n} reuse not explained by a kill or a cut" for u, n in sorted(unexplained_reuse.items(), key=str)[:6]]
+        ", ".join([f"user {u}: {n} reuse" + ("" if strict else " not explained by a kill or a cut")
+                   for u, n in sorted(unexplained_reuse.items(), key=str)[:6]]
                   + [f"user {u}: {n} unserved" + (" (its host answered a store error while redeeming it)" if u in store_error_orphans else "")
                      for u, n in sorted(unexplained_unserved.items())[:6]])))
 
