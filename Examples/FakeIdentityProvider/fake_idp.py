@@ -13,7 +13,8 @@ REDEEM_DELAY seconds (0.3 by default), so concurrent clients overlap.
 Endpoints besides /token, none of them part of a real provider:
 - GET /stats: {"sign_ins", "redemptions" (refresh grants, refused ones included), "refused" (every refused
   redemption: a reuse, a revoked or an unknown token), "reuse" (redemptions of a token already redeemed),
-  "rotations_by_user" ({user: successful redemptions}, users as strings: "<N>", or "demo" for Ada)}.
+  "rotations_by_user" ({user: successful redemptions}, users as strings: "<N>", or "demo" for Ada), "reuses" (one
+  {"user", "peer", "at"} per reuse, in order: whose token was redeemed again, by which client address, when)}.
 - GET /inflight: the redemptions in progress, [{"peer": client IP, "user": N (or "demo", or null for a token it
   never issued), "since": Unix seconds, "host": the X-Client-Host header or null, "pid": the X-Client-Pid header as
   a number or null}]. The two headers are how a client on the same address as others says which one it is.
@@ -53,6 +54,7 @@ issued = {}
 inflight = {}
 stats = {"sign_ins": 0, "redemptions": 0, "refused": 0, "reuse": 0}
 rotations_by_user = {}
+reuses = []
 
 
 def b64url(data: bytes) -> str:
@@ -123,7 +125,7 @@ class Handler(BaseHTTPRequestHandler):
         query = urllib.parse.parse_qs(url.query)
         with lock:
             if url.path == "/stats":
-                status, body = 200, dict(stats, rotations_by_user=dict(rotations_by_user))
+                status, body = 200, dict(stats, rotations_by_user=dict(rotations_by_user), reuses=list(reuses))
             elif url.path == "/inflight":
                 status, body = 200, sorted((dict(entry) for entry in inflight.values()), key=lambda entry: entry["since"])
             elif url.path == "/issued":
@@ -182,6 +184,7 @@ class Handler(BaseHTTPRequestHandler):
                 stats["refused"] += 1
                 if state == "redeemed":
                     stats["reuse"] += 1
+                    reuses.append({"user": user_for_json(user), "peer": self.client_address[0], "at": time.time()})
         if response is None:
             self.reply(400, {"error": "invalid_grant", "error_description": "AADSTS70000: the refresh token was already used or revoked"})
         else:

@@ -37,6 +37,10 @@ public struct ClientObservability: Sendable {
 /// - `token_cache_client_lease_waits_total`: refreshes that waited for another process's lease.
 /// - `token_cache_client_refresh_duration_seconds`: a refresh from its start to the answer (the closure included).
 /// - `token_cache_client_lease_wait_duration_seconds`: how long a refresh waited for another process's lease.
+/// - `token_cache_client_late_stores_total{result}`: redeemed responses whose store failed for a while
+///   (``PendingStores``): `retried` when one is handed to the retries, then one of `stored` (stored late),
+///   `not_wanted` (the account was signed out meanwhile) or `given_up` (its bound passed, or a failure that does not
+///   pass: the rotation is lost).
 struct ClientMetrics: Sendable {
     let l1Hits: Counter
     let hits: Counter
@@ -49,6 +53,10 @@ struct ClientMetrics: Sendable {
     let leaseWaits: Counter
     let refreshDuration: Metrics.Timer
     let leaseWaitDuration: Metrics.Timer
+    let storesRetried: Counter
+    let storedLate: Counter
+    let lateStoresNotWanted: Counter
+    let lateStoresGivenUp: Counter
 
     init(factory: any MetricsFactory) {
         func requests(_ outcome: String) -> Counter {
@@ -65,6 +73,13 @@ struct ClientMetrics: Sendable {
         leaseWaits = Counter(label: "token_cache_client_lease_waits_total", factory: factory)
         refreshDuration = Metrics.Timer(label: "token_cache_client_refresh_duration_seconds", dimensions: [], preferredDisplayUnit: .seconds, factory: factory)
         leaseWaitDuration = Metrics.Timer(label: "token_cache_client_lease_wait_duration_seconds", dimensions: [], preferredDisplayUnit: .seconds, factory: factory)
+        func lateStores(_ result: String) -> Counter {
+            Counter(label: "token_cache_client_late_stores_total", dimensions: [("result", result)], factory: factory)
+        }
+        storesRetried = lateStores("retried")
+        storedLate = lateStores("stored")
+        lateStoresNotWanted = lateStores("not_wanted")
+        lateStoresGivenUp = lateStores("given_up")
     }
 }
 

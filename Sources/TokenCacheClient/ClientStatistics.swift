@@ -22,6 +22,14 @@ public struct ClientStatistics: Sendable, Hashable {
     /// Refreshes that found another process's lease on the refresh token and waited for its result (or for the
     /// lease to lapse) instead of redeeming the token a second time.
     public var leaseWaits = 0
+    /// Redeemed responses whose store failed for a while (the store unreachable, say) and that were handed to the
+    /// client's retries instead of being dropped.
+    public var storesRetried = 0
+    /// Of those, the ones stored late.
+    public var storedLate = 0
+    /// Of those, the ones the retries gave up on (their bound passed, or a failure that does not pass): the rotation
+    /// was lost.
+    public var lateStoresGivenUp = 0
 }
 
 /// The counters behind ``ClientStatistics``, updated without a lock.
@@ -35,6 +43,9 @@ final class ClientCounters: Sendable {
     let backgroundRefreshes = Atomic<Int>(0)
     let failedRefreshes = Atomic<Int>(0)
     let leaseWaits = Atomic<Int>(0)
+    let storesRetried = Atomic<Int>(0)
+    let storedLate = Atomic<Int>(0)
+    let lateStoresGivenUp = Atomic<Int>(0)
 
     func snapshot(answerCacheHits: Int) -> ClientStatistics {
         ClientStatistics(
@@ -42,7 +53,8 @@ final class ClientCounters: Sendable {
             cacheHits: cacheHits.load(ordering: .relaxed) + answerCacheHits, answerCacheHits: answerCacheHits,
             refreshes: refreshes.load(ordering: .relaxed), joinedRefreshes: joinedRefreshes.load(ordering: .relaxed),
             backgroundRefreshes: backgroundRefreshes.load(ordering: .relaxed), failedRefreshes: failedRefreshes.load(ordering: .relaxed),
-            leaseWaits: leaseWaits.load(ordering: .relaxed)
+            leaseWaits: leaseWaits.load(ordering: .relaxed), storesRetried: storesRetried.load(ordering: .relaxed),
+            storedLate: storedLate.load(ordering: .relaxed), lateStoresGivenUp: lateStoresGivenUp.load(ordering: .relaxed)
         )
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import Metrics
+import Synchronization
 public import TokenCache
 
 extension TokenClient {
@@ -40,7 +41,11 @@ extension TokenClient {
     /// 4. **Store.** One durable transaction replaces the redeemed refresh token with the rotated one, only if it
     ///    is still the one stored (compare-and-swap), and stores the rest of the response. If another process
     ///    rotated it meanwhile, its token is kept and the rest is stored; if the account was signed out meanwhile,
-    ///    nothing is stored and the call throws ``TokenClientError/Code/interactionRequired``.
+    ///    nothing is stored and the call throws ``TokenClientError/Code/interactionRequired``. If the transaction fails
+    ///    for a reason that may pass (the store unreachable or past its deadline, writers colliding past their bound, a
+    ///    lock held too long, an I/O failure), the call throws that error, and the response is stored again in the background until it
+    ///    is stored, unwanted, or the lease's lapse plus one lease duration has passed; meanwhile no request of this
+    ///    client redeems the token that response rotated (``waitForPendingStores()``).
     ///
     /// - Throws: ``TokenClientError`` `.interactionRequired` (with the account hint) when the cache holds no
     ///   refresh token for the request; whatever `refresh` throws, unchanged, to every caller waiting on it;
@@ -135,6 +140,15 @@ extension TokenClient {
                 return result
             }
             guard let redeemed = try answer.refreshToken else { throw try interactionRequired(request, answer) }
+            // This process redeemed this very token already and holds the response, whose store failed: never offer
+            // the token again (the token endpoint rotated it); have that store tried now and take what it found.
+            if let pending = pendingStores.entry(redeeming: redeemed) {
+                log.log(.debug, "the refresh token's response waits to be stored: trying that store instead", log.metadata(request))
+                switch await pending.awaitAttempt() {
+                case .stored, .notWanted: continue  // what is stored now answers
+                case .failed(let error), .gaveUp(let error): throw error
+                }
+            }
             // While another process holds the lease, wait with reads only (a lookup and the lease record: microseconds,
             // no writer lock); try to take it once it is gone or has lapsed. A token the token endpoint refused is
             // never offered to it again (reuse detection would revoke the whole grant): the user signs in.
@@ -152,7 +166,8 @@ extension TokenClient {
                 }
                 switch attempt {
                 case .taken(let lease):
-                    if let result = try await redeem(request, redeemed, lease: lease, refresh) { return result }
+                    let confirmed = LeaseConfirmation()
+                    if let result = try await redeem(request, redeemed, lease: lease, confirmed: confirmed, refresh) { return result }
                     continue  // the lease was lost, or the token replaced, during the redemption: see what is stored now
                 case .superseded:
                     continue
@@ -181,22 +196,36 @@ extension TokenClient {
     /// Thrown by the lease's renewal when the lease was lost: it ends the redemption.
     private struct LeaseLost: Error {}
 
+    /// When the store last confirmed this process's lease (taken or renewed), by this process's clock: the lease lapses
+    /// a lease's duration later at the latest (the store timed it when it wrote it, before it answered).
+    private final class LeaseConfirmation: Sendable {
+        private let instant = Mutex(ContinuousClock.now)
+        func confirm() { instant.withLock { $0 = ContinuousClock.now } }
+        var last: ContinuousClock.Instant { instant.withLock { $0 } }
+    }
+
     /// Redeems `redeemed` under `lease` and stores the response, releasing the lease in the same transaction (or on
     /// its own if redeeming or storing fails). The lease is renewed every third of its duration while the closure
     /// runs, so that a slow token endpoint does not let another process redeem the same token meanwhile; nil when the
     /// lease was lost all the same (this process stalled past it), after cancelling the closure, or when the token
     /// endpoint refused the token but a newer one is stored now (``awaitReplacement(of:followsLapsedLease:)``).
+    ///
+    /// When the redemption succeeded but its store failed for a reason that may pass (``PendingStores``), the caller
+    /// gets that failure as before, and the response is stored again in the background with the lease still held,
+    /// rather than dropped: the token endpoint has rotated the redeemed token, and the response holds the live one.
     private func redeem(
-        _ request: TokenRequest, _ redeemedRecord: StoredEntity<RefreshToken>, lease: RefreshLease, _ refresh: @escaping Refresh
+        _ request: TokenRequest, _ redeemedRecord: StoredEntity<RefreshToken>, lease: RefreshLease, confirmed: LeaseConfirmation,
+        _ refresh: @escaping Refresh
     ) async throws -> TokenResult? {
         counters.refreshes.increment()
         let redeemed = redeemedRecord.entity
         let response: TokenResponse
         let stored: Bool
         let context: TokenRequestContext
+        var storedLater = false
         do {
             do {
-                response = try await redeemRenewing(lease, redeemed.secret, request.scopes, refresh)
+                response = try await redeemRenewing(lease, confirmed, redeemed.secret, request.scopes, refresh)
             } catch is LeaseLost {
                 counters.failedRefreshes.increment()
                 metrics.refreshFailures.increment()
@@ -222,13 +251,22 @@ extension TokenClient {
             )
             // Derived and keyed here, before the write: under the writer lock only the compare-and-swap and the puts.
             let prepared = try store.prepareRefresh(response, redeemed: redeemed, context: context)
-            stored = try await committing { store in
+            let storing: @Sendable (TokenStore) throws -> Bool = { store in
                 try store.write { writer in
                     // Not released if lost at the last moment (another process may then have redeemed the same
                     // token): the compare-and-swap of the rotation keeps whichever rotation is stored.
                     _ = try writer.releaseRefreshLease(lease)
                     return try writer.storeRefresh(prepared)
                 }
+            }
+            do {
+                stored = try await committing(storing)
+            } catch let error where PendingStores.isRetryable(error) {
+                // Lapsed at the latest a lease's duration after its last confirmation; a process that takes it over
+                // then and has the token refused waits another lease's duration for this rotation.
+                storeLater(request, redeemedRecord, storing, until: confirmed.last + refreshLeaseDuration * 2, after: error)
+                storedLater = true
+                throw error
             }
             if stored {
                 reportWritten(homeAccountID: redeemed.homeAccountID, clientID: request.clientID)
@@ -240,7 +278,9 @@ extension TokenClient {
             metrics.refreshFailures.increment()
             // The type only: a closure's error may quote what the token endpoint said.
             log.log(.warning, "refresh failed: \(String(reflecting: type(of: error)))", log.metadata(request))
-            _ = try? await committingUnreported { store in try store.releaseRefreshLease(lease) }
+            // A response stored later keeps the lease until it is stored with it: released now, another process could
+            // take it and redeem the token this one's response rotated.
+            if !storedLater { _ = try? await committingUnreported { store in try store.releaseRefreshLease(lease) } }
             throw error
         }
         metrics.refreshSuccesses.increment()
@@ -265,7 +305,9 @@ extension TokenClient {
 
     /// The closure's response, with the lease renewed beside it every third of its duration; `LeaseLost` (the closure
     /// cancelled) when a renewal finds the lease gone.
-    private func redeemRenewing(_ lease: RefreshLease, _ secret: Secret, _ scopes: [String], _ refresh: @escaping Refresh) async throws -> TokenResponse {
+    private func redeemRenewing(
+        _ lease: RefreshLease, _ confirmed: LeaseConfirmation, _ secret: Secret, _ scopes: [String], _ refresh: @escaping Refresh
+    ) async throws -> TokenResponse {
         let duration = refreshLeaseDuration
         return try await withThrowingTaskGroup(of: TokenResponse?.self) { group in
             group.addTask { try await refresh(secret, scopes) }
@@ -278,6 +320,7 @@ extension TokenClient {
                         try store.renewRefreshLease(held, duration: duration, now: Self.systemMilliseconds())
                     }
                     guard let renewed else { throw LeaseLost() }
+                    confirmed.confirm()
                     current = renewed
                 }
             }
@@ -285,6 +328,57 @@ extension TokenClient {
             guard let first = try await group.next(), let response = first else { throw LeaseLost() }
             return response
         }
+    }
+
+    /// Hands a redeemed response whose store failed with `failure` (one that may pass) to ``PendingStores``: stored
+    /// again with backoff until stored, unwanted, or `deadline`. What it holds is the store's, not the client's, so
+    /// that it goes on if the client is released. Nothing about the token is logged.
+    private func storeLater(
+        _ request: TokenRequest, _ redeemed: StoredEntity<RefreshToken>, _ storing: @escaping @Sendable (TokenStore) throws -> Bool,
+        until deadline: ContinuousClock.Instant, after failure: any Error
+    ) {
+        counters.storesRetried.increment()
+        metrics.storesRetried.increment()
+        let (store, writer, feed, counters, metrics, log) = (store, writer, feed, counters, metrics, log)
+        let metadata = log.metadata(request)
+        let (homeAccountID, clientID) = (redeemed.entity.homeAccountID, request.clientID)
+        log.log(.warning, "a redeemed response could not be stored (\(Self.codeName(failure))): storing it again in the background", metadata)
+        pendingStores.retry(
+            redeemed: redeemed, until: deadline, lastFailure: failure,
+            attempt: {
+                do {
+                    let stored = try await Self.committing(store: store, writer: writer, feed: feed, storing)
+                    if stored {
+                        Self.reportWritten(homeAccountID: homeAccountID, clientID: clientID, store: store, feed: feed)
+                    } else {
+                        feed.ownWrite([])
+                    }
+                    return stored ? .stored : .notWanted
+                } catch {
+                    return PendingStores.isRetryable(error) ? .failed(error) : .gaveUp(error)
+                }
+            },
+            ended: { outcome in
+                switch outcome {
+                case .stored:
+                    counters.storedLate.increment()
+                    metrics.storedLate.increment()
+                    log.log(.info, "a redeemed response was stored late", metadata)
+                case .notWanted:
+                    metrics.lateStoresNotWanted.increment()
+                    log.log(.info, "a redeemed response was not stored late: the account was signed out meanwhile", metadata)
+                case .gaveUp(let error), .failed(let error):
+                    counters.lateStoresGivenUp.increment()
+                    metrics.lateStoresGivenUp.increment()
+                    log.log(.error, "a redeemed response could not be stored (\(Self.codeName(error))): its rotation is lost", metadata)
+                }
+            }
+        )
+    }
+
+    /// The error's code when it is the library's, else its type: never its message, which may quote a server.
+    private static func codeName(_ error: any Error) -> String {
+        (error as? TokenCacheError)?.code.name ?? String(reflecting: type(of: error))
     }
 
     /// Whether the refresh token `refused` (whose redemption the token endpoint just refused) has been replaced in the

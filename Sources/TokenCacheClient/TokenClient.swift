@@ -34,6 +34,8 @@ public final class TokenClient: Sendable {
     let log: ClientLog
     let metrics: ClientMetrics
     let refreshes = SingleFlight<FlightKey, TokenResult>()
+    /// Redeemed responses whose store failed for a while, stored again in the background.
+    let pendingStores: PendingStores
     let counters = ClientCounters()
 
     /// A client of an open store.
@@ -47,10 +49,22 @@ public final class TokenClient: Sendable {
     /// - Parameter observability: the logger (none by default) and whether identifiers are logged as they are.
     /// - Parameter refresh: the app's token-endpoint call (`grant_type=refresh_token`), for ``token(for:)``; without
     ///   it, only ``token(for:refresh:)`` can refresh.
-    public init(
+    public convenience init(
         store: TokenStore, clock: any WallClock = .system, refreshLeaseDuration: Duration = .seconds(30), answerCacheCapacity: Int = 1024,
         changePollInterval: Duration = .milliseconds(100), observability: ClientObservability = .standard, refresh: Refresh? = nil
     ) {
+        self.init(
+            store: store, clock: clock, refreshLeaseDuration: refreshLeaseDuration, answerCacheCapacity: answerCacheCapacity,
+            changePollInterval: changePollInterval, observability: observability, refresh: refresh, pendingStores: PendingStores()
+        )
+    }
+
+    /// A client whose late stores pause as `pendingStores` says (tests lengthen the pauses).
+    init(
+        store: TokenStore, clock: any WallClock, refreshLeaseDuration: Duration, answerCacheCapacity: Int, changePollInterval: Duration,
+        observability: ClientObservability, refresh: Refresh?, pendingStores: PendingStores
+    ) {
+        self.pendingStores = pendingStores
         self.refresh = refresh
         log = ClientLog(observability)
         metrics = ClientMetrics(factory: observability.metricsFactory ?? MetricsSystem.factory)
@@ -63,7 +77,8 @@ public final class TokenClient: Sendable {
     }
 
     deinit {
-        // Whoever still iterates `changes()` learns that nothing more will come.
+        // Whoever still iterates `changes()` learns that nothing more will come. A store still pending goes on without
+        // the client: it holds the store, the write thread and the feed until it ends (at its bound at the latest).
         feed.finishAll()
     }
 
@@ -165,6 +180,13 @@ public final class TokenClient: Sendable {
     /// order, and counts the write as in flight (so that a poll does not take its commit for another process's) until
     /// the caller reports it with `feed.ownWrite`; a write that throws is ended here.
     func committing<R: Sendable>(_ body: @escaping @Sendable (TokenStore) throws -> R) async throws -> R {
+        try await Self.committing(store: store, writer: writer, feed: feed, body)
+    }
+
+    /// ``committing(_:)`` with the parts it needs, for work that may outlive the client (a pending store).
+    static func committing<R: Sendable>(
+        store: TokenStore, writer: WriteThread, feed: ChangeFeed, _ body: @escaping @Sendable (TokenStore) throws -> R
+    ) async throws -> R {
         feed.beginOwnWrite()
         do {
             return try await writer.run { [store, feed] in
@@ -189,12 +211,17 @@ public final class TokenClient: Sendable {
     /// Tells listeners that tokens of an account were written for a client (and that the account is new, if it is),
     /// ending the write ``committing(_:)`` began.
     func reportWritten(homeAccountID: String, clientID: String) {
+        Self.reportWritten(homeAccountID: homeAccountID, clientID: clientID, store: store, feed: feed)
+    }
+
+    /// ``reportWritten(homeAccountID:clientID:)`` with the parts it needs, for work that may outlive the client.
+    static func reportWritten(homeAccountID: String, clientID: String, store: TokenStore, feed: ChangeFeed) {
         let (listening, known) = feed.knownAccount(homeAccountID)
         guard listening else {
             feed.ownWrite([])
             return
         }
-        let reference = AccountReference(homeAccountID: homeAccountID, username: try? username(of: homeAccountID))
+        let reference = AccountReference(homeAccountID: homeAccountID, username: try? username(of: homeAccountID, in: store))
         var changes: [CacheChange] = []
         if !known && !homeAccountID.isEmpty { changes.append(.accountAdded(reference)) }
         changes.append(.tokensWritten(reference, clientID: clientID))
@@ -205,6 +232,10 @@ public final class TokenClient: Sendable {
 
     /// The username an Account record of the account names, if any.
     func username(of homeAccountID: String) throws -> String? {
+        try Self.username(of: homeAccountID, in: store)
+    }
+
+    static func username(of homeAccountID: String, in store: TokenStore) throws -> String? {
         try store.list(Account.self, filter: RecordFilter(homeAccountID: homeAccountID)).records.lazy.compactMap(\.entity.username).first
     }
 
@@ -243,5 +274,11 @@ public final class TokenClient: Sendable {
     /// exit, and for tests.
     public func waitForRefreshes() async {
         await refreshes.waitUntilIdle()
+    }
+
+    /// Returns once no redeemed response waits to be stored again (after its store failed for a while): for an app
+    /// about to exit that wants its rotations kept, and for tests. At most the lease's duration twice.
+    public func waitForPendingStores() async {
+        await pendingStores.waitUntilIdle()
     }
 }

@@ -20,11 +20,14 @@ provider's /inflight, peer address -> host) is SIGKILLed and restarted with the 
 
 Gates (exit status 1 naming each failed one with its numbers; the summary table is printed either way):
 - acknowledged writes kept: every acknowledged sign-in not signed out is answered 200 by every host at the end;
-- one redemption per rotation: the identity provider saw no refusal but reuse, and no more reuse than users whose
-  redemption the chaos orphaned (a redemption under way, seen in /inflight, when its host was killed or cut off from
-  the store: the provider rotated the token, the host never stored it, and the next redemption of the old token is
-  a reuse after which the user must sign in again; --strict-reuse fails on any reuse); every token the provider
-  issued was served by some host, unless the user was orphaned so or signed out;
+- one redemption per rotation: the identity provider saw no refusal but reuse, and a reuse only where the chaos makes
+  one unavoidable, by name: a redemption under way (seen in /inflight) when its host was SIGKILLed (the response
+  dies with the process) or cut off (the response dies on the link, or the lease lapses while the host holds the
+  rotation and another host redeems the old token; the cut is longer than the lease), at most one reuse per such
+  redemption, after which the user must sign in again. A server stop costs no reuse: a host whose store of a
+  redeemed response fails keeps the response and stores it once the server is back, and does not redeem the old
+  token meanwhile (the client's late store). --strict-reuse fails on any reuse at all. Every token the provider
+  issued was served by some host, unless the user was exposed so or signed out;
 - no stale answer: after a sign-out is acknowledged, no host answers the user with a 200 for a request begun more
   than STALE_BOUND s later; a host cut off then (which cannot hear of it, and serves its L1 meanwhile: the
   documented price) gets STALE_BOUND s after its change listener can be back: link up + RECONNECT s (deadline + 2 s);
@@ -654,7 +657,7 @@ def main():
     parser.add_argument("--converge", type=float, default=5.0)
     parser.add_argument("--lease", type=float, default=15.0, help="the hosts' refresh lease duration, s")
     parser.add_argument("--strict-reuse", action="store_true",
-                        help="fail on any reuse, even one that follows a redemption the chaos orphaned")
+                        help="fail on any reuse, even one after a kill or a cut of the redeeming host (by default only those pass)")
     parser.add_argument("--warmup", type=float, default=8.0)
     parser.add_argument("--outage", type=float, default=8.0)
     parser.add_argument("--cut", type=float, default=20.0)

@@ -13,6 +13,10 @@ from dataclasses import dataclass, field
 # The cache's margin: an access token is served while it has more than this left (Docs/Semantics.md).
 USABILITY_MARGIN = 300
 
+# The chaos after which a reuse may be unavoidable, by name: a lease holder SIGKILLed, a host cut off. Any other reuse
+# (one after a server stop, or outside the chaos) fails the gate.
+REUSE_UNAVOIDABLE = {"killed", "cut"}
+
 
 @dataclass
 class Inputs:
@@ -84,6 +88,12 @@ def evaluate(inputs):
     # by the identity provider and never stored, and the next redemption of the old token is a reuse, after which
     # the user must sign in again. A token may also go unserved without a fault: the user was signed out while it
     # was being redeemed (the rotation is dropped), or right after signing in, before anyone asked.
+    #
+    # Of the exposures, only two can make a reuse unavoidable: the host SIGKILLed (the response dies with the
+    # process) and the host cut off (the response dies on the link, or the lease lapses while the host holds the
+    # rotation and another host redeems the old token; the farm's cut is longer than the lease). A server stop is not
+    # one: the host holds the response and stores it once the server is back (the client's late store), so a reuse
+    # there is a fault.
     served = {r.get("fingerprint") for r in tokens if r["status"] == 200}
     unserved = {}
     for user, fingerprints in inputs.issued.items():
@@ -92,12 +102,21 @@ def evaluate(inputs):
             unserved[int(user)] = len(missing)
     exposure = a["redeem_delay"] + a["deadline"] + a["slack"]
 
-    def exposed(redemption):
+    def exposures(redemption):
+        """What chaos the redemption met: "killed", and the kinds of the windows of its host ("postgresql", "cut")."""
         h, s = redemption["host"], redemption["since"]
+        kinds = set()
         if killed and killed["host"] == h and s - 0.5 <= killed["t"] <= s + exposure:
-            return True
-        return any(w["start"] <= s + exposure and w["end"] >= s for w in host_windows(windows, h))
-    exposed_users = {r["user"] for r in inputs.redemptions if r.get("host") is not None and exposed(r)}
+            kinds.add("killed")
+        kinds.update(w["kind"] for w in host_windows(windows, h) if w["start"] <= s + exposure and w["end"] >= s)
+        return kinds
+    exposed = [r for r in inputs.redemptions if r.get("host") is not None and exposures(r)]
+    exposed_users = {r["user"] for r in exposed}
+    # User -> how many of the user's redemptions met chaos that can make a reuse unavoidable.
+    reuse_allowed = {}
+    for r in exposed:
+        if exposures(r) & REUSE_UNAVOIDABLE:
+            reuse_allowed[r["user"]] = reuse_allowed.get(r["user"], 0) + 1
     orphaned_users = {u for u in unserved if u in exposed_users}
     signed_out_users = {u for u, ops in timeline.items() if any(op["op"] == "sign-out" for op in ops)}
     unexplained_unserved = {u: n for u, n in unserved.items() if u not in orphaned_users and u not in signed_out_users}
@@ -124,21 +143,35 @@ def evaluate(inputs):
         f"({len(lost_users)} users, {len(lost_unexplained)} of them without an orphaned redemption); {len(ambiguous)} users ambiguous",
         ", ".join(f"user {r['user']} on host{r['host']}: {r['status']} {r.get('error', '')}" for r in lost[:6])))
 
-    # 2. Redemptions: no reuse beyond one per user whose redemption the chaos exposed, no other refusal, and no token
-    # unserved for a user neither exposed nor signed out.
+    # 2. Redemptions: a reuse only for a user whose redemption met a kill or a cut (REUSE_UNAVOIDABLE), at most one per
+    # such redemption (--strict-reuse: none at all); no other refusal; and no token unserved for a user neither
+    # exposed nor signed out.
     reuse = inputs.idp_stats.get("reuse", 0)
     refused_other = inputs.idp_stats.get("refused", 0) - reuse
     rotations = sum(inputs.idp_stats.get("rotations_by_user", {}).values())
     strict = a.get("strict_reuse", False)
-    reuse_ok = reuse == 0 if strict else reuse <= len(orphaned_users)
+    reuses = inputs.idp_stats.get("reuses")
+    reuse_by_user = {}
+    for entry in reuses or []:
+        reuse_by_user[entry["user"]] = reuse_by_user.get(entry["user"], 0) + 1
+    if strict:
+        unexplained_reuse = dict(reuse_by_user) if reuses is not None else ({"?": reuse} if reuse else {})
+    elif reuses is not None:
+        unexplained_reuse = {u: n for u, n in reuse_by_user.items() if n > reuse_allowed.get(u, 0)}
+    else:  # an identity provider that does not list its reuses: judged by their count
+        allowed = sum(reuse_allowed.values())
+        unexplained_reuse = {"?": reuse - allowed} if reuse > allowed else {}
     gates.append(Gate(
-        "one redemption per rotation", reuse_ok and refused_other == 0 and not unexplained_unserved,
+        "one redemption per rotation", not unexplained_reuse and refused_other == 0 and not unexplained_unserved,
         f"{inputs.idp_stats.get('redemptions', 0)} redemptions, {rotations} rotations, reuse {reuse} "
-        f"(users whose redemption the chaos orphaned: {len(orphaned_users)}), other refusals {refused_other}; "
+        f"({sum(unexplained_reuse.values())} {'in all (strict)' if strict else 'not after a kill or a cut of the redeeming host'}; "
+        f"users whose redemption a kill or a cut exposed: {len(reuse_allowed)}), other refusals {refused_other}; "
         f"issued tokens never served: {sum(unserved.values())} ({sum(unexplained_unserved.values())} for users neither "
         f"orphaned nor signed out)" + (" (strict: any reuse fails)" if strict else ""),
-        ", ".join(f"user {u}: {n} unserved" + (" (its host answered a store error while redeeming it)" if u in store_error_orphans else "")
-                  for u, n in sorted(unexplained_unserved.items())[:6])))
+        ", ".join([f"user {u}: {n} reuse" + ("" if strict else " not explained by a kill or a cut")
+                   for u, n in sorted(unexplained_reuse.items(), key=str)[:6]]
+                  + [f"user {u}: {n} unserved" + (" (its host answered a store error while redeeming it)" if u in store_error_orphans else "")
+                     for u, n in sorted(unexplained_unserved.items())[:6]])))
 
     # 3. Stale answers after a sign-out.
     bound = a["stale_bound"]

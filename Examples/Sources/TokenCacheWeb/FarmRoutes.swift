@@ -17,7 +17,7 @@ struct FarmRoutes: Sendable {
 
     func register(on router: Router<BasicRequestContext>) {
         router.get("/health") { _, _ in Self.json(200, ["ok": true]) }
-        router.get("/stats") { _, _ in Self.json(200, statistics.json(name: name)) }
+        router.get("/stats") { _, _ in Self.json(200, statistics.json(name: name, client: client.statistics)) }
         router.post("/sign-in") { request, _ in await signIn(request) }
         router.get("/token") { request, _ in await token(request) }
         router.post("/sign-out") { request, _ in await signOut(request) }
