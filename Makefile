@@ -247,8 +247,9 @@ bench-shared: deps
 # the users' exports), and the lookups (BENCH_SHARED_LOOKUPS timed, then 1 and BENCH_SHARED_HOSTS callers), over TCP
 # on loopback. The writes, host processes, lost updates and notification figures are left to `make bench-shared`.
 # The sizes are added to Benchmarks/results/shared-store.json and .md, whose other sizes are kept as they are.
-# About 35 minutes at a million on a 2-core VM (most of it the two populations), and about 15 GB free on the
-# temporary directory's disk (the cluster, and a local store the one-blob table is exported from).
+# About 25 minutes at a million on a shared 2-core VM (16 min the shared store's bulk load, 6 min the one-blob table),
+# and about 15 GB free on the temporary directory's disk (the cluster, and a local store the one-blob table is
+# exported from).
 #   make bench-shared-large BENCH_SHARED_LARGE_SIZES=300000
 BENCH_SHARED_LARGE_SIZES ?= 1000000
 bench-shared-large: deps
