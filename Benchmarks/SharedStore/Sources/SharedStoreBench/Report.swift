@@ -24,6 +24,15 @@ struct Report {
                 + "\(p.hosts) writers × \(p.lost_writes_per_host) tokens of one user; \(p.connections_per_pool) connections per pool of a TokenStore."
         )
         lines.append("- Latencies: p50 / p99 of one run (nearest rank); the VM is shared, so runs differ by tens of percent.")
+        for size in p.large_sizes ?? [] {
+            guard let large = result.sizes[String(size)]?.large else { continue }
+            lines.append(
+                "- N = \(Format.count(size)): measured for the size gate only (`make bench-shared-large`), in a run of its own on \(large.date) "
+                    + "(\(String(format: "%.0f", large.seconds)) s, \(large.cpu_model), PostgreSQL \(large.postgresql), \(large.transport)): the population, "
+                    + "the sizes on the server and the lookups (\(Format.count(large.lookups)) timed, \(String(format: "%g", large.throughput_seconds)) s "
+                    + "per caller count); no writes, host processes, lost updates or notification figures."
+            )
+        }
         lines.append("")
         for size in result.meta.parameters.sizes {
             guard let sized = result.sizes[String(size)] else { continue }
@@ -51,7 +60,9 @@ struct Report {
 
     func table(_ r: SizeResult) -> [String] {
         var lines: [String] = []
-        let primary = result.meta.transport
+        // A large size, measured in a run of its own, names that run's machine and transport.
+        let primary = r.large?.transport ?? result.meta.transport
+        let cpu = r.large?.cpu_model ?? self.cpu
         lines.append(
             "## N = \(Format.count(r.access_tokens)) access tokens (\(Format.count(r.accounts)) users, \(Format.count(r.records)) records)"
         )
@@ -96,8 +107,10 @@ struct Report {
                 "\(pair(replay.before_unnamed)) → \(pair(replay.after_prepared))", "—"
             )
         }
-        row("Blob deserialized (JSONSerialization) + token found, in memory, p50 / p99", "—", pair(r.anchor_deserialize))
-        row("Blob serialized (compact writer), in memory, p50 / p99", "—", pair(r.anchor_serialize))
+        if r.anchor_deserialize != nil || r.anchor_serialize != nil {
+            row("Blob deserialized (JSONSerialization) + token found, in memory, p50 / p99", "—", pair(r.anchor_deserialize))
+            row("Blob serialized (compact writer), in memory, p50 / p99", "—", pair(r.anchor_serialize))
+        }
         if let ours = r.server_time["lookup_ours"], let anchor = r.server_time["lookup_anchor"] {
             row("Lookup: server time per op (parse + bind/plan + execute), statements", server(ours), server(anchor))
         }
@@ -156,6 +169,9 @@ struct Report {
                 "Size on the server (`pg_total_relation_size`: heap, TOAST, index)", Format.bytes(size.ours_bytes), Format.bytes(size.anchor_table_bytes),
                 clock: false
             )
+            if let ours = size.ours_parts, let anchor = size.anchor_table_parts {
+                row("… heap + TOAST + index", parts(ours), parts(anchor), clock: false)
+            }
             row(
                 "Size ÷ the population as MSAL JSON (\(Format.bytes(size.msal_json_bytes)) compact, \(Format.bytes(size.msal_export_bytes)) as the library exports it; "
                     + "blob p50 \(Format.bytes(size.blob_bytes.p50)), max \(Format.bytes(size.blob_bytes.max)))",
@@ -201,6 +217,10 @@ struct Report {
             lines.append("")
         }
         return lines
+    }
+
+    func parts(_ parts: RelationParts) -> String {
+        "\(Format.bytes(parts.heap_bytes)) + \(Format.bytes(parts.toast_bytes)) + \(Format.bytes(parts.index_bytes))"
     }
 
     func wal(_ volume: WALVolume?) -> String {

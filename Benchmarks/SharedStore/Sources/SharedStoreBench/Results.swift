@@ -17,7 +17,10 @@ struct RunResult: Codable {
     }
 
     struct Parameters: Codable {
+        /// Every size in the results, the large ones too.
         var sizes: [Int]
+        /// The sizes measured for the size gate only (``SizeResult/large``), in a run of their own.
+        var large_sizes: [Int]?
         var lookups: Int
         var writes: Int
         var throughput_seconds: Double
@@ -31,6 +34,26 @@ struct RunResult: Codable {
     var meta: Meta
     var gates: Gates
     var sizes: [String: SizeResult]
+
+    /// This run's sizes added to `earlier`'s (replacing any it measured too). The run's meta is `earlier`'s when this
+    /// run measured large sizes only (the full sizes and their parameters are then `earlier`'s), else this run's.
+    func merged(into earlier: RunResult) -> RunResult {
+        let measuredLarge = Set(meta.parameters.large_sizes ?? [])
+        var merged = meta.parameters.sizes.allSatisfy(measuredLarge.contains) ? earlier : self
+        for (size, result) in earlier.sizes where sizes[size] == nil {
+            merged.sizes[size] = result
+            merged.gates.results[size] = earlier.gates.results[size]
+        }
+        for (size, result) in sizes {
+            merged.sizes[size] = result
+            merged.gates.results[size] = gates.results[size]
+        }
+        let all = merged.sizes.keys.compactMap { Int($0) }.sorted()
+        merged.meta.parameters.sizes = all
+        let large = all.filter { merged.sizes[String($0)]?.large != nil }
+        merged.meta.parameters.large_sizes = large.isEmpty ? nil : large
+        return merged
+    }
 }
 
 /// The gates of a lookup served by the server (p50 ≤ 0.5 ms, p99 ≤ 3 ms on loopback), judged on the headline transport.
@@ -80,6 +103,31 @@ struct SizeResult: Codable {
     var notify_placement: NotifyPlacementResult?
     /// From a write's acknowledgement until another host's L1 stops serving what it changed.
     var invalidation_delay: InvalidationDelay?
+    /// Set for a size measured for the size gate only (population, sizes, lookups), in a run of its own.
+    var large: LargeRun?
+}
+
+/// The run a large size was measured in, when it was not the run of the other sizes.
+struct LargeRun: Codable {
+    var date: String
+    /// From the start of the population to the end of the lookups.
+    var seconds: Double
+    var cpu_model: String
+    var postgresql: String
+    var transport: String
+    /// The lookups timed one by one, and the seconds per caller count of the throughput figures.
+    var lookups: Int
+    var throughput_seconds: Double
+}
+
+/// Where a table's bytes are: `heap_bytes` + `toast_bytes` + `index_bytes` is its `pg_total_relation_size`.
+struct RelationParts: Codable {
+    /// The table's own pages (with its free-space and visibility maps).
+    var heap_bytes: Int
+    /// Its TOAST table and the TOAST table's index: the values stored out of line.
+    var toast_bytes: Int
+    /// Its indexes (the primary key).
+    var index_bytes: Int
 }
 
 struct NotifyPlacementResult: Codable {
@@ -176,6 +224,9 @@ struct SizeComparison: Codable {
     var blob_bytes: ByteDistribution
     /// The shared store's rows per kind of record: how many, and their mean key + value bytes.
     var ours_rows: [String: RowSizes] = [:]
+    /// `ours_bytes` and `anchor_table_bytes` split into heap, TOAST and index (absent from results written before they were measured).
+    var ours_parts: RelationParts?
+    var anchor_table_parts: RelationParts?
 }
 
 struct RowSizes: Codable {

@@ -160,6 +160,21 @@ final class ServerFigures: Sendable {
         return try admin.int("SELECT pg_total_relation_size($1::regclass)::bigint", binds)
     }
 
+    /// `table`'s bytes as heap, TOAST and indexes, which add up to ``size(of:)``.
+    func parts(of table: String) throws -> RelationParts {
+        var binds = PostgresBindings()
+        binds.append(table)
+        guard let row = try admin.query(
+            """
+            SELECT (pg_table_size(c.oid) - coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0))::bigint,
+                   coalesce(pg_total_relation_size(nullif(c.reltoastrelid, 0)), 0)::bigint, pg_indexes_size(c.oid)::bigint
+              FROM pg_class c WHERE c.oid = $1::regclass
+            """, binds
+        ).first else { throw BenchError("no table \(table)") }
+        let (heap, toast, indexes) = try row.decode((Int64, Int64, Int64).self)
+        return RelationParts(heap_bytes: Int(heap), toast_bytes: Int(toast), index_bytes: Int(indexes))
+    }
+
     /// The server log's current length, to count what later lines say.
     func logOffset() -> UInt64 {
         guard let logPath, let attributes = try? FileManager.default.attributesOfItem(atPath: logPath) else { return 0 }

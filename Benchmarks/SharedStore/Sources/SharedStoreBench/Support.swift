@@ -33,6 +33,15 @@ struct Throughput: Codable, Sendable {
 enum Clock {
     static func now() -> UInt64 { MonotonicClock.nanoseconds() }
 
+    /// The wall clock to the minute, in UTC, as the results name their date.
+    static func utcMinute() -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
+        return formatter.string(from: Date())
+    }
+
     /// Sleeps until the monotonic clock reads `deadline` (nanoseconds).
     static func wait(until deadline: UInt64) {
         while true {

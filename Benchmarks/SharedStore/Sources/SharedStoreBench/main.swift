@@ -5,9 +5,14 @@ import TokenCache
 // user design side by side on one private PostgreSQL server, in one run. Runs under Scripts/with-postgresql, which
 // gives the server's URL in TOKEN_CACHE_TEST_POSTGRESQL (and TOKEN_CACHE_TEST_POSTGRESQL_TCP for TCP on loopback).
 //
-//   SharedStoreBench [--sizes 10000,100000] [--lookups N] [--writes N] [--throughput-seconds S] [--mix-seconds S]
-//                    [--lost-writes K] [--hosts H] [--output FILE.json] [--markdown FILE.md]
+//   SharedStoreBench [--sizes 10000,100000] [--large-sizes 1000000] [--merge FILE.json] [--lookups N] [--writes N]
+//                    [--throughput-seconds S] [--mix-seconds S] [--lost-writes K] [--hosts H] [--output FILE.json]
+//                    [--markdown FILE.md]
 //   SharedStoreBench worker '<HostTask JSON>'      (one host process of the four-host phases; started by the run)
+//
+// A size of --large-sizes runs the population, the sizes on the server and the lookups only (the other sections
+// would take hours at a million tokens on a small machine); --merge keeps the sizes of an earlier run's JSON that
+// this run does not measure, so that a large size is added to the results of the full run (`make bench-shared-large`).
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 
@@ -39,6 +44,11 @@ func parseOptions(_ arguments: [String]) throws -> Options {
         switch arguments[index] {
         case "--sizes":
             options.sizes = try value().split(whereSeparator: { $0 == "," || $0 == " " }).map { Int(try number(String($0))) }
+        case "--large-sizes":
+            options.largeSizes = try value().split(whereSeparator: { $0 == "," || $0 == " " }).map { Int(try number(String($0))) }
+        case "--merge":
+            let path = try value()
+            options.merge = path.isEmpty ? nil : path
         case "--lookups": options.lookups = Int(try number(try value()))
         case "--writes": options.writes = Int(try number(try value()))
         case "--throughput-seconds": options.throughputSeconds = try number(try value())
@@ -53,12 +63,14 @@ func parseOptions(_ arguments: [String]) throws -> Options {
         }
         index += 1
     }
-    guard !options.sizes.isEmpty else { throw BenchError("--sizes names no size") }
+    guard !options.sizes.isEmpty || !options.largeSizes.isEmpty else { throw BenchError("--sizes and --large-sizes name no size") }
     return options
 }
 
 func main() throws {
     let options = try parseOptions(arguments)
+    // Read before anything is measured: a merge that cannot be made fails the run at once.
+    let earlier = try options.merge.map { path in try JSONDecoder().decode(RunResult.self, from: Data(contentsOf: URL(fileURLWithPath: path))) }
     let environment = ProcessInfo.processInfo.environment
     guard let socketURL = environment["TOKEN_CACHE_TEST_POSTGRESQL"], !socketURL.isEmpty else {
         throw BenchError("TOKEN_CACHE_TEST_POSTGRESQL is not set: run under Scripts/with-postgresql (make bench-shared)")
@@ -78,11 +90,21 @@ func main() throws {
     try KeyFile.create(at: keyFile)
 
     let run = Environment(primary: transports[0], transports: transports, figures: figures, keyFile: keyFile)
-    note("shared-store benchmark: sizes \(options.sizes.map(Format.count).joined(separator: ", ")); \(Machine.cpuModel); PostgreSQL \(figures.version); \(transports.map(\.transport).joined(separator: " and "))")
+    let measured = options.sizes + options.largeSizes
+    note("shared-store benchmark: sizes \(measured.map(Format.count).joined(separator: ", ")); \(Machine.cpuModel); PostgreSQL \(figures.version); \(transports.map(\.transport).joined(separator: " and "))")
     let started = Clock.now()
     var sizes: [String: SizeResult] = [:]
     for size in options.sizes {
         sizes[String(size)] = try SizeRun(tokens: size, options: options, environment: run).run()
+    }
+    for size in options.largeSizes {
+        let sizeStarted = Clock.now()
+        var result = try SizeRun(tokens: size, options: options, environment: run).runLarge()
+        result.large = LargeRun(
+            date: Clock.utcMinute(), seconds: Double(Clock.now() - sizeStarted) / 1e9, cpu_model: Machine.cpuModel, postgresql: figures.version,
+            transport: run.primary.transport, lookups: options.lookups, throughput_seconds: options.throughputSeconds
+        )
+        sizes[String(size)] = result
     }
     let seconds = Double(Clock.now() - started) / 1e9
 
@@ -94,24 +116,22 @@ func main() throws {
             p99_pass: lookup.serial.p99_ns <= gates.p99_limit_ns
         )
     }
-    let formatter = DateFormatter()
-    formatter.locale = Locale(identifier: "en_US_POSIX")
-    formatter.timeZone = TimeZone(identifier: "UTC")
-    formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
-    let result = RunResult(
+    var result = RunResult(
         meta: .init(
-            date: formatter.string(from: Date()), cpu_model: Machine.cpuModel, cpus: ProcessInfo.processInfo.activeProcessorCount,
+            date: Clock.utcMinute(), cpu_model: Machine.cpuModel, cpus: ProcessInfo.processInfo.activeProcessorCount,
             kernel: Machine.kernel, postgresql: figures.version, transport: run.primary.transport,
             other_transports: transports.dropFirst().map(\.transport),
             parameters: .init(
-                sizes: options.sizes, lookups: options.lookups, writes: options.writes, throughput_seconds: options.throughputSeconds,
-                mix_seconds: options.mixSeconds, mix_write_every: options.writeEvery, lost_writes_per_host: options.lostWrites,
-                hosts: options.hosts, connections_per_pool: options.connections
+                sizes: measured, large_sizes: options.largeSizes.isEmpty ? nil : options.largeSizes, lookups: options.lookups,
+                writes: options.writes, throughput_seconds: options.throughputSeconds, mix_seconds: options.mixSeconds,
+                mix_write_every: options.writeEvery, lost_writes_per_host: options.lostWrites, hosts: options.hosts,
+                connections_per_pool: options.connections
             ),
             total_seconds: seconds
         ),
         gates: gates, sizes: sizes
     )
+    if let earlier { result = result.merged(into: earlier) }
     let report = Report(result: result).markdown()
     print(report)
     let encoder = JSONEncoder()
