@@ -186,12 +186,14 @@ final class PostgreSQLChangeListener: Sendable {
         }
     }
 
-    /// Applies another host's notification: the epoch moves, and each bucket it names that this host tracks learns
-    /// its version; `*` moves the generation.
+    /// Applies a notification: each bucket it names that this host tracks learns its version, `*` moves the
+    /// generation, and another host's moves the epoch.
     private func heard(_ payload: String) {
         // The host's id comes first, empty for a writer that is no host (an operator's SQL).
         var words = payload.split(separator: " ", omittingEmptySubsequences: false).makeIterator()
-        guard words.next().map(String.init) != hostID else { return }
+        // This host's own commits move the epoch when they return (``ownCommit(touching:)``), not here; their bumps
+        // are applied all the same, so that a commit whose acknowledgement was lost still voids what it changed.
+        let own = words.next().map(String.init) == hostID
         var bumps: [([UInt8], Int64)] = []
         var everything = false
         while let word = words.next() {
@@ -209,13 +211,13 @@ final class PostgreSQLChangeListener: Sendable {
             bumps.append((bucket, version))
         }
         state.withLock { state in
-            state.epoch += 1
+            if !own { state.epoch += 1 }
             if everything { state.generation += 1 }
             for (bucket, version) in bumps where state.buckets[bucket] != nil {
                 state.buckets[bucket]!.latest = max(state.buckets[bucket]!.latest, version)
             }
         }
-        observability.notifications.increment()
+        if !own { observability.notifications.increment() }
     }
 
     /// The bytes of lowercase hex digits; nil when `hex` is not that.

@@ -87,4 +87,36 @@ struct SharedStoreBucketTests {
             #expect(Self.payloads(output) == ["h3 *"], "\(output)")
         }
     }
+
+    /// A commit of this host's own that it never heard acknowledged (its connection lost at COMMIT) still voids what
+    /// it changed here: the host applies the bumps of its own notifications too, though it moves no epoch for them.
+    @Test func aHostsOwnNotificationVoidsItsStampsWithoutMovingItsEpoch() async throws {
+        try await withTemporaryDirectoryAsync { root in
+            let store = TestStore(root: root, backend: .postgresql)
+            try KeyFile.create(at: store.keyFile)
+            let cache = try TokenStore.create(store.configuration)
+            let backend = try #require(cache.store.backend as? PostgreSQLRecordBackend)
+            let changes = backend.changes
+            _ = changes.commitID()  // starts the listener
+            let deadline = ContinuousClock.now + .seconds(120)
+            while !changes.isListening, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            let bucket = [UInt8](repeating: 0xC3, count: 16)
+            let stamp = changes.stamp(changes.beginStamp([bucket]), versions: [0])
+            #expect(changes.isCurrent(stamp))
+            let epoch = changes.snapshotID()
+            // The same host's id on a commit this host did not make through its own writer.
+            let schema = try SharedStoreTests.schema(of: store)
+            _ = try Self.session(
+                schema,
+                """
+                BEGIN; SET LOCAL token_cache.host = '\(changes.hostID)';
+                INSERT INTO "\(schema)".records (space, key, value) VALUES (2, '\\x\(Self.hex(bucket + bucket))'::bytea, '\\x00');
+                COMMIT;
+                """
+            )
+            while changes.isCurrent(stamp), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(!changes.isCurrent(stamp), "the host's own notification did not void the stamp")
+            #expect(changes.snapshotID() == epoch, "the host's own notification moved its epoch")
+        }
+    }
 }
