@@ -194,7 +194,10 @@ extension PostgreSQLRecordBackend {
             func run(_ sql: String, _ binds: PostgresBindings) throws -> PostgresQueryResult {
                 try writers.run(PostgresQuery(unsafeSQL: sql, binds: binds), on: connection, doing: what)
             }
-            _ = try run("BEGIN", PostgresBindings())
+            // Read committed, not the writers' serialisable default: each statement after the lock must see what the
+            // holder before this one committed (a serialisable snapshot, taken by the lock's statement, would not,
+            // and the second of two migrations at once would fail on the row the first updated).
+            _ = try run("BEGIN ISOLATION LEVEL READ COMMITTED", PostgresBindings())
             var lock = PostgresBindings()
             lock.append(PostgreSQLSchema.lockKey(address.schema))
             _ = try run("SELECT pg_advisory_xact_lock(hashtext($1))", lock)
