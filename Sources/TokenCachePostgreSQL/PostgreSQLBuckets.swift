@@ -1,3 +1,4 @@
+import TokenCacheSodium
 import TokenCacheStorage
 
 /// Which bucket a record belongs to, as the schema's trigger computes it (``PostgreSQLSchema/changeTracking(in:)``,
@@ -15,7 +16,7 @@ enum PostgreSQLBuckets {
     /// names; a test holds this equal to the records layer's.
     static let headerKey: [UInt8] = Array("header".utf8)
     /// ``headerKey`` as lowercase hex digits, as the trigger's SQL spells it.
-    static var headerKeyHex: String { headerKey.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() }
+    static var headerKeyHex: String { Hex.encode(headerKey) }
 
     /// The bucket a write of `key` in `space` touches; nil for none.
     static func bucket(of space: KeySpace, key: [UInt8]) -> [UInt8]? {

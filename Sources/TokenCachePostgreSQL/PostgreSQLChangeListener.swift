@@ -44,6 +44,9 @@ final class PostgreSQLChangeListener: Sendable {
         var ownCommits = 0
         /// The generation in which a reconnection last read its version.
         var confirmed = -1
+
+        /// `version` is committed: the highest known rises to it.
+        mutating func learn(_ version: Int64) { latest = max(latest, version) }
     }
 
     private struct State {
@@ -213,9 +216,7 @@ final class PostgreSQLChangeListener: Sendable {
         state.withLock { state in
             if !own { state.epoch += 1 }
             if everything { state.generation += 1 }
-            for (bucket, version) in bumps where state.buckets[bucket] != nil {
-                state.buckets[bucket]!.latest = max(state.buckets[bucket]!.latest, version)
-            }
+            for (bucket, version) in bumps { state.buckets[bucket]?.learn(version) }
         }
         if !own { observability.notifications.increment() }
     }
@@ -352,9 +353,9 @@ final class PostgreSQLChangeListener: Sendable {
             }
             self.state.withLock { state in
                 guard state.generation == generation else { return }
-                for bucket in buckets where state.buckets[bucket] != nil {
-                    state.buckets[bucket]!.latest = max(state.buckets[bucket]!.latest, versions[bucket] ?? 0)
-                    state.buckets[bucket]!.confirmed = generation
+                for bucket in buckets {
+                    state.buckets[bucket]?.learn(versions[bucket] ?? 0)
+                    state.buckets[bucket]?.confirmed = generation
                 }
             }
             caughtUp()

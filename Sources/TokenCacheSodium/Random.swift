@@ -31,8 +31,5 @@ package enum Random {
 
     /// `count` random bytes as lowercase hex (two digits each): an identifier no one can guess, for names and
     /// holders (a refresh lease's holder, a host of a shared store).
-    package static func hexIdentifier(bytes count: Int) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        return String(decoding: bytes(count).flatMap { [digits[Int($0 >> 4)], digits[Int($0 & 0x0F)]] }, as: UTF8.self)
-    }
+    package static func hexIdentifier(bytes count: Int) -> String { Hex.encode(bytes(count)) }
 }
