@@ -15,13 +15,16 @@ public struct TokenRequest: Sendable, Hashable {
     public var tokenType: String?
     /// The key id a proof-of-possession token must be bound to; nil for Bearer.
     public var keyID: String?
+    /// The extended cache key of a request sent with extra body parameters (``ExtendedCacheKey/init(parameters:)``):
+    /// only tokens stored under it answer, and a refreshed token is stored under it. nil for an ordinary request.
+    public var extendedCacheKey: ExtendedCacheKey?
     /// Skip the cached access token and redeem the refresh token (after the resource rejected the token, say).
     public var forceRefresh: Bool
 
     /// A request for a user's token.
     public init(
         clientID: String, homeAccountID: String, authority: Authority, scopes: [String], tokenType: String? = nil,
-        keyID: String? = nil, forceRefresh: Bool = false
+        keyID: String? = nil, extendedCacheKey: ExtendedCacheKey? = nil, forceRefresh: Bool = false
     ) {
         self.clientID = clientID
         self.homeAccountID = homeAccountID
@@ -29,6 +32,7 @@ public struct TokenRequest: Sendable, Hashable {
         self.scopes = scopes
         self.tokenType = tokenType
         self.keyID = keyID
+        self.extendedCacheKey = extendedCacheKey
         self.forceRefresh = forceRefresh
     }
 
@@ -41,7 +45,7 @@ public struct TokenRequest: Sendable, Hashable {
     func query(now: Int64) -> SilentLookupQuery {
         SilentLookupQuery(
             clientID: clientID, homeAccountID: homeAccountID, authority: authority, scopes: scopes, tokenType: tokenType,
-            keyID: keyID, now: now
+            keyID: keyID, extendedCacheKey: extendedCacheKey, now: now
         )
     }
 
@@ -57,7 +61,7 @@ public struct TokenRequest: Sendable, Hashable {
             clientID: IdentifierCase.folded(clientID), homeAccountID: IdentifierCase.folded(homeAccountID),
             host: IdentifierCase.folded(authority.host), tenant: IdentifierCase.folded(authority.tenant),
             scopes: (try? ScopeSet.request(scopes).normalized) ?? scopes, tokenType: tokenType.map(IdentifierCase.folded), keyID: keyID,
-            forced: forceRefresh
+            extendedCacheKey: extendedCacheKey?.value, forced: forceRefresh
         )
     }
 }
@@ -71,5 +75,6 @@ struct FlightKey: Hashable, Sendable {
     var scopes: [String]
     var tokenType: String?
     var keyID: String?
+    var extendedCacheKey: String?
     var forced: Bool
 }

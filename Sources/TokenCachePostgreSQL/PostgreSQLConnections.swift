@@ -69,6 +69,11 @@ final class PostgreSQLConnections: Sendable {
             ("idle_in_transaction_session_timeout", String(max(milliseconds * 2, 1000))),
             ("lock_timeout", String(milliseconds)),
             (PostgreSQLSchema.hostSetting, hostID),
+            // The server compiles a statement whose estimated cost passes `jit_above_cost` on every execution. A
+            // lookup's fetch estimates its never-run counts over the whole table, so past a few hundred thousand
+            // records it crossed that line and spent 10-25 ms compiling a statement that runs in tens of microseconds.
+            // No statement of the store scans enough rows for compiled expressions to pay.
+            ("jit", "off"),
         ]
         switch role {
         case .writing: parameters.append(("default_transaction_isolation", "serializable"))

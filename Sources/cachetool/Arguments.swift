@@ -17,6 +17,23 @@ enum Arguments {
         text.split(whereSeparator: { $0.isWhitespace || $0 == "," }).map(String.init)
     }
 
+    /// `name=value` pairs (a request's body parameters), split at the first `=`; a usage error naming `option` for a
+    /// pair without `=` or with an empty name, or a name given twice. The values are never echoed: a parameter may
+    /// carry claims.
+    static func parameters(_ pairs: [String], option: String) throws -> [String: String] {
+        var parameters: [String: String] = [:]
+        for pair in pairs {
+            guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
+                throw ValidationError("\(option) takes name=value")
+            }
+            let name = String(pair[..<equals])
+            guard parameters.updateValue(String(pair[pair.index(after: equals)...]), forKey: name) == nil else {
+                throw ValidationError("\(option): the parameter \(Terminal.sanitize(name)) is given twice")
+            }
+        }
+        return parameters
+    }
+
     /// The authority URL of `option`, or a usage error naming it.
     static func authority(_ text: String, option: String = "--authority") throws -> Authority {
         do {

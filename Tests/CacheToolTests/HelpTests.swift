@@ -437,7 +437,7 @@ enum HelpText {
         The response is read from RESPONSE_FILE, or from standard input when it is '-'
         or absent.
 
-        USAGE: cachetool ingest [--store <dir>] [--key-file <path>] --client-id <client-id> --authority <authority> --scopes <scopes> [--grant-type <grant-type>] [--now <seconds>] [--json] [<response-file>]
+        USAGE: cachetool ingest [--store <dir>] [--key-file <path>] --client-id <client-id> --authority <authority> --scopes <scopes> [--grant-type <grant-type>] [--now <seconds>] [--ext-cache-key <key>] [--parameter <name=value> ...] [--json] [<response-file>]
 
         ARGUMENTS:
           <response-file>         The token response JSON file, or '-' for standard
@@ -455,6 +455,12 @@ enum HelpText {
                                   The grant of the request (authorization_code,
                                   refresh_token, client_credentials, …).
           --now <seconds>         Request time in Unix seconds (default: now).
+          --ext-cache-key <key>   The extended cache key of a token obtained with extra
+                                  request parameters (MSAL's ext_cache_key).
+          --parameter <name=value>
+                                  An extra body parameter of the request, e.g.
+                                  fmi_path=Some/Path (repeatable): the extended cache
+                                  key is derived from them as MSAL derives it.
           --json                  Print JSON.
           --version               Show the version.
           -h, --help              Show help information.
@@ -467,7 +473,7 @@ enum HelpText {
         JSON keys (stable): outcome, refresh_recommended, family_membership (member |
         not_member | unknown; with unknown, do not delete a family refresh token whose
         redemption fails), access_token {secret, home_account_id, environment, realm,
-        client_id, target, token_type, key_id, cached_at, expires_on,
+        client_id, target, token_type, key_id, ext_cache_key, cached_at, expires_on,
         extended_expires_on, refresh_on}, refresh_token {secret, home_account_id,
         environment, client_id, family_id}, id_token {secret, realm, claims}, account
         {home_account_id, environment, realm, username, local_account_id,
@@ -497,6 +503,12 @@ enum HelpText {
           --token-type <token-type>
                                   Token type (default Bearer).
           --key-id <key-id>       Key id of a PoP or SSH-certificate token.
+          --ext-cache-key <key>   The extended cache key of a token obtained with extra
+                                  request parameters (MSAL's ext_cache_key).
+          --parameter <name=value>
+                                  An extra body parameter of the request, e.g.
+                                  fmi_path=Some/Path (repeatable): the extended cache
+                                  key is derived from them as MSAL derives it.
           --now <seconds>         Current time in Unix seconds (default: now).
           --json                  Print JSON.
           --include-secrets       Show token secrets instead of the redaction marker.

@@ -48,9 +48,10 @@ import TokenCache
             #expect(json["outcome"] as? String == "hit" && json["refresh_recommended"] as? Bool == false)
             let accessToken = try #require(json["access_token"] as? [String: Any])
             #expect(Set(accessToken.keys) == [
-                "secret", "home_account_id", "environment", "realm", "client_id", "target", "token_type", "key_id", "cached_at",
-                "expires_on", "extended_expires_on", "refresh_on",
+                "secret", "home_account_id", "environment", "realm", "client_id", "target", "token_type", "key_id", "ext_cache_key",
+                "cached_at", "expires_on", "extended_expires_on", "refresh_on",
             ])
+            #expect(accessToken["ext_cache_key"] is NSNull)
             #expect(accessToken["expires_on"] as? Int == Int(Self.now) + 3600 && accessToken["realm"] as? String == "utid1")
             #expect(accessToken["refresh_on"] is NSNull)
             let refreshToken = try #require(json["refresh_token"] as? [String: Any])
@@ -64,6 +65,57 @@ import TokenCache
             let (revealed, revealedJSON) = try lookup(store, ["--reveal-secrets"])
             #expect(revealed.stdout.contains("AT-CANARY-91"))
             #expect((revealedJSON["refresh_token"] as? [String: Any])?["secret"] as? String == "RT-CANARY-92")
+        }
+    }
+
+    /// An app token stored with `--parameter fmi_path=…` answers a lookup with the same parameter, or with its key,
+    /// and nothing else; the parameter's value never reaches the output.
+    @Test func extendedCacheKeysPartitionAppTokens() throws {
+        try CLIStore.with { (store: CLIStore) throws in
+            #expect(try store.run(["init"]).status == 0)
+            let authority = "https://login.microsoftonline.com/utid1"
+            func ingest(_ secret: String, _ extra: [String]) throws -> CacheToolRun {
+                let file = store.root + "/response-\(UUID().uuidString).json"
+                try #"{"access_token": "\#(secret)", "token_type": "Bearer", "expires_in": 3600}"#.write(toFile: file, atomically: true, encoding: .utf8)
+                return try store.run(
+                    ["ingest", "--client-id", "app-1", "--authority", authority, "--scopes", ".default", "--grant-type", "client_credentials",
+                     "--now", "\(Self.now)", "--json", file] + extra
+                )
+            }
+            func lookup(_ extra: [String]) throws -> (CacheToolRun, String?) {
+                let run = try store.run(
+                    ["lookup", "--client-id", "app-1", "--account", "", "--authority", authority, "--scopes", ".default", "--json",
+                     "--include-secrets", "--now", "\(Self.now)"] + extra
+                )
+                let json = (try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]) ?? [:]
+                return (run, (json["access_token"] as? [String: Any])?["secret"] as? String)
+            }
+            let path = "fmi_path=SECRET-PATH-CANARY/1"
+            let stored = try ingest("at-fmi", ["--parameter", path])
+            #expect(stored.status == 0, "\(stored.output)")
+            let key = try #require((try JSONSerialization.jsonObject(with: Data(stored.stdout.utf8)) as? [String: Any])?["ext_cache_key"] as? String)
+            #expect(key == ExtendedCacheKey(parameters: ["fmi_path": "SECRET-PATH-CANARY/1"])?.value)
+            #expect(try ingest("at-plain", []).status == 0)
+            #expect(try lookup([]).1 == "at-plain")
+            let (byParameter, secret) = try lookup(["--parameter", path])
+            #expect(secret == "at-fmi")
+            #expect(!byParameter.output.contains("SECRET-PATH-CANARY"))
+            #expect(try lookup(["--ext-cache-key", key.uppercased()]).1 == "at-fmi")
+            #expect(try lookup(["--parameter", "fmi_path=other"]).1 == nil)
+            // Standard parameters make no key, as in MSAL.
+            #expect(try lookup(["--parameter", "grant_type=client_credentials"]).1 == "at-plain")
+            for (bad, message) in [
+                (["--parameter", "fmi_path"], "--parameter takes name=value"),
+                (["--parameter", "=x"], "--parameter takes name=value"),
+                (["--parameter", "a=1", "--parameter", "a=2"], "given twice"),
+                (["--parameter", path, "--ext-cache-key", key], "cannot be combined"),
+                (["--ext-cache-key", "has space"], "--ext-cache-key: the extended cache key holds a byte outside printable ASCII"),
+            ] {
+                let (run, _) = try lookup(bad)
+                #expect(run.status == 64, "\(bad): \(run.output)")
+                #expect(run.stderr.contains(message), "\(bad): \(run.stderr)")
+                #expect(!run.output.contains("SECRET-PATH-CANARY"))
+            }
         }
     }
 

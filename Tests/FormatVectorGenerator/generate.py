@@ -218,16 +218,17 @@ def account_storage_key(ik: bytes, f: dict) -> bytes:
 
 
 def access_token_storage_key(ik: bytes, f: dict) -> bytes:
+    ext = canon_plain(f.get("ext_cache_key"))
+    if ext:
+        # A token with an extended cache key: a bucket of its own, under another label (§4.3).
+        bucket = D(ik, "at-bucket-ext", canon_plain(f.get("client_id")), canon_plain(f.get("realm")),
+                   canon_token_type(f.get("token_type")), ext, canon_key_id(f.get("key_id")))
+    else:
+        bucket = D(ik, "at-bucket", canon_plain(f.get("client_id")), canon_plain(f.get("realm")),
+                   canon_token_type(f.get("token_type")), canon_key_id(f.get("key_id")))
     return (
         P(ik, f.get("home_account_id"))
-        + D(
-            ik,
-            "at-bucket",
-            canon_plain(f.get("client_id")),
-            canon_plain(f.get("realm")),
-            canon_token_type(f.get("token_type")),
-            canon_key_id(f.get("key_id")),
-        )
+        + bucket
         + D(ik, "at-entry", canon_plain(f.get("environment")), canon_target(f.get("target")))
     )
 
@@ -858,6 +859,11 @@ def crosscheck_with_system_libsodium() -> str:
 # --------------------------------------------------------------------------------------------------------------
 
 
+# An MSAL extended cache key as MSAL Python derives it (for fmi_path "SomeFmiPath/FmiCredentialPath"), with one
+# upper-case letter to exercise ascii_lower.
+EXT_CACHE_KEY = "Cojvfy5tzae3njpkvcebguvvx5vvmnj8hphqrbogjoi"
+
+
 def v_blind_index() -> bytes:
     # Mixed case on home account id and environment exercises ascii_lower.
     hid, env = "UID1.utid1", "Login.MicrosoftOnline.com"
@@ -867,6 +873,8 @@ def v_blind_index() -> bytes:
                      target=TARGET, token_type=TOKEN_TYPE, key_id=key_id)
     account_key = account_storage_key(ik, dict(home_account_id=hid, environment=env, realm=REALM))
     at_key = access_token_storage_key(ik, at_fields)
+    ext_fields = dict(at_fields, ext_cache_key=EXT_CACHE_KEY)
+    at_ext_key = access_token_storage_key(ik, ext_fields)
     rt_client = refresh_token_storage_key(ik, dict(home_account_id=hid, environment=env, client_id=CLIENT_ID))
     rt_family = refresh_token_storage_key(
         ik, dict(home_account_id=hid, environment=env, client_id=CLIENT_ID, family_id=FAMILY_ID))
@@ -886,7 +894,10 @@ def v_blind_index() -> bytes:
     assert rt_family == p + D(ik, "rt-owner", b"family", b"1") + D(ik, "rt-entry", b"login.microsoftonline.com")
     assert rt_client == p + D(ik, "rt-owner", b"client", CLIENT_ID.encode()) + D(ik, "rt-entry",
                                                                                   b"login.microsoftonline.com")
-    for k, n in ((account_key, 32), (at_key, 48), (rt_client, 48), (rt_family, 48), (idt_key, 48), (app_key, 32)):
+    assert at_ext_key == (p + D(ik, "at-bucket-ext", CLIENT_ID.encode(), b"utid1", b"bearer",
+                                 EXT_CACHE_KEY.lower().encode(), b"") + at_key[32:])
+    assert access_token_storage_key(ik, dict(at_fields, ext_cache_key="")) == at_key
+    for k, n in ((account_key, 32), (at_key, 48), (at_ext_key, 48), (rt_client, 48), (rt_family, 48), (idt_key, 48), (app_key, 32)):
         assert len(k) == n
     assert all(k[:16] == p for k in (account_key, at_key, rt_client, rt_family, idt_key))
     assert rt_client[32:] == rt_family[32:] and rt_client[16:32] != rt_family[16:32]
@@ -915,10 +926,12 @@ def v_blind_index() -> bytes:
         ("target_text", TARGET),
         ("token_type_text", TOKEN_TYPE),
         ("key_id_text", key_id),
+        ("ext_cache_key_text", EXT_CACHE_KEY),
         ("index_key", ik),
         ("fingerprint_key", FINGERPRINT_KEY),
         ("account_key", account_key),
         ("access_token_key", at_key),
+        ("access_token_ext_key", at_ext_key),
         ("refresh_token_client_key", rt_client),
         ("refresh_token_family_key", rt_family),
         ("id_token_key", idt_key),

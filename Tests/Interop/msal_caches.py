@@ -208,6 +208,9 @@ class Written:
     key_id: str | None
     state: str
     access_token: str
+    # Extra body parameters of the request (an FMI path, forwarded client claims): MSAL keys the access token by
+    # the extended cache key they make.
+    parameters: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -352,8 +355,12 @@ class CacheBuilder:
         self.plan(event, time, Written(client_id, host, tenant_segment, user, granted, token_type, key_id, state, access_token))
         return time
 
-    def app_response(self, cloud: Cloud, tenant: Tenant, scope: str, *, host: str | None = None, state: str = "valid") -> None:
-        """Plans a client-credentials response: an access token with no account, refresh token or id_token."""
+    def app_response(self, cloud: Cloud, tenant: Tenant, scope: str, *, host: str | None = None, state: str = "valid",
+                     parameters: dict[str, str] | None = None) -> None:
+        """Plans a client-credentials response: an access token with no account, refresh token or id_token.
+
+        ``parameters`` are extra body parameters of the request (``fmi_path``, ``client_claims``): MSAL stores the
+        token with the extended cache key they make, as ``acquire_token_for_client(fmi_path=…)`` does."""
         host = host or cloud.writer_host
         expires_in = self.rng.choice((3599, 86399))
         time = self.issue_time(state, expires_in, None)
@@ -363,9 +370,10 @@ class CacheBuilder:
             "token_endpoint": f"https://{host}/{tenant.tid}/oauth2/v2.0/token", "environment": host,
             "response": {"token_type": "Bearer", "expires_in": expires_in, "ext_expires_in": expires_in,
                          "access_token": access_token},
-            "params": {}, "data": {"scope": [scope]},
+            "params": {}, "data": {"scope": [scope], **(parameters or {})},
         }
-        self.plan(event, time, Written(DAEMON, host, tenant.tid, None, (scope,), "Bearer", None, state, access_token))
+        self.plan(event, time, Written(DAEMON, host, tenant.tid, None, (scope,), "Bearer", None, state, access_token,
+                                       tuple(sorted((parameters or {}).items()))))
 
     def build(self) -> tuple[str, list[Written]]:
         """Adds every planned response to a new MSAL cache in time order; returns MSAL's serialization."""
@@ -426,6 +434,15 @@ def populate(builder: CacheBuilder, public_users: int, sovereign_users: int) -> 
     for scope in PUBLIC.app_scopes:
         b.app_response(PUBLIC, contoso, scope, state="valid")
     b.app_response(PUBLIC, fabrikam, PUBLIC.app_scopes[0], state=rng.choice(("valid", "expired")))
+    # Federated managed identity paths and forwarded client claims: tokens of the same client, tenant and scope that
+    # MSAL keeps apart by their extended cache key; in both tenants, two paths each, one path with claims too.
+    for tenant in (contoso, fabrikam):
+        for agent in ("agent-1", "agent-2"):
+            b.app_response(PUBLIC, tenant, PUBLIC.app_scopes[0], state=rng.choice(("valid", "valid", "expired")),
+                           parameters={"fmi_path": f"Tenants/{tenant.domain}/Agents/{agent}"})
+        b.app_response(PUBLIC, tenant, PUBLIC.app_scopes[0], state="valid",
+                       parameters={"fmi_path": f"Tenants/{tenant.domain}/Agents/agent-1",
+                                   "client_claims": json.dumps({"xms_az_claim": tenant.domain})})
     # Sovereign clouds.
     agency = b.tenant("agency.onmicrosoft.us")
     partner = b.tenant("partner.partner.onmschina.cn")
@@ -463,6 +480,9 @@ class Query:
     scopes: tuple[str, ...]
     token_type: str | None = None  # None: Bearer
     key_id: str | None = None
+    # Extra body parameters (name, value), sorted: `acquire_token_for_client(fmi_path=…, forwarded_client_claims=…)`
+    # in MSAL, `--parameter name=value` in cachetool. MSAL's names: fmi_path, client_claims.
+    parameters: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -551,9 +571,17 @@ def msal_answer(serialized_cache: str, query: Query) -> Answer:
         if query.home_account_id is None:
             app = msal.ConfidentialClientApplication(query.client_id, client_credential="fabricated-client-secret",
                                                      authority=authority, http_client=http, token_cache=cache)
+            extra = dict(query.parameters)
+            keywords: dict[str, Any] = {}
+            if "fmi_path" in extra:
+                keywords["fmi_path"] = extra.pop("fmi_path")
+            if "client_claims" in extra:
+                keywords["forwarded_client_claims"] = extra.pop("client_claims")
+            data.update(extra)
+            if data:
+                keywords["data"] = data
             try:
-                result = app.acquire_token_for_client(list(query.scopes), data=data) if data else \
-                    app.acquire_token_for_client(list(query.scopes))
+                result = app.acquire_token_for_client(list(query.scopes), **keywords)
             except NoNetwork:
                 result, raised = None, True
         else:
@@ -575,6 +603,11 @@ def msal_answer(serialized_cache: str, query: Query) -> Answer:
     if result and "error" in result:
         raise AssertionError(f"MSAL answered with an error without any token request: {result}")
     return Answer("interaction_required")
+
+
+def ext_cache_key(parameters: Iterable[tuple[str, str]]) -> str:
+    """The extended cache key of a request with these extra parameters, by MSAL Python's own function ("" for none)."""
+    return msal.token_cache._compute_ext_cache_key(dict(parameters))
 
 
 class OurRules:
@@ -610,6 +643,7 @@ class OurRules:
                     and self.same(at.get("realm"), realm) and at.get("environment", "").lower() in group
                     and self.same(at.get("token_type") or "bearer", query.token_type or "bearer")
                     and (at.get("key_id") or "") == (query.key_id or "")
+                    and (at.get("ext_cache_key") or "") == ext_cache_key(query.parameters)
                     and wanted <= self.scope_set(at.get("target", "").split())):
                 continue
             if int(at["cached_at"]) > NOW or int(at["expires_on"]) - NOW < EXPIRY_MARGIN:
@@ -717,8 +751,15 @@ def derive_queries(written: list[Written], rng: random.Random, limit: int) -> li
         requested = tuple(s for s in w.scopes if s not in RESERVED_SCOPES and s != "email") or w.scopes
         hid = w.user.hid if w.user else None
         token_type = None if w.token_type == "Bearer" else w.token_type
-        base = Query(w.client_id, hid, w.host, w.tenant_segment, requested, token_type, w.key_id)
+        base = Query(w.client_id, hid, w.host, w.tenant_segment, requested, token_type, w.key_id, w.parameters)
         add("exact", base)
+        if w.parameters:
+            # Another path, no parameters at all, and the path without its claims: never this token.
+            path = dict(w.parameters).get("fmi_path", "")
+            add("other_fmi_path", dataclasses.replace(base, parameters=(("fmi_path", path + "-other"),)))
+            add("without_parameters", dataclasses.replace(base, parameters=()))
+            if len(w.parameters) > 1:
+                add("fmi_path_without_claims", dataclasses.replace(base, parameters=(("fmi_path", path),)))
         if len(requested) > 1:
             add("subset", dataclasses.replace(base, scopes=(rng.choice(requested),)))
         changed = tuple(s.lower() if s != s.lower() else s.upper() for s in requested)
@@ -740,9 +781,17 @@ def derive_queries(written: list[Written], rng: random.Random, limit: int) -> li
         else:
             add("app_other_tenant", dataclasses.replace(base, realm=str(uuid.UUID(int=rng.getrandbits(128), version=4))))
     if len(queries) > limit:
-        keep = sorted(rng.sample(range(len(queries)), limit))
+        # Every query about an extended cache key is kept (they are few, and each partition must be proven); the
+        # rest are sampled.
+        extended = [i for i, (kind, query) in enumerate(queries) if query.parameters or kind in EXTENDED_KEY_QUERY_KINDS]
+        others = [i for i in range(len(queries)) if i not in set(extended)]
+        keep = sorted(extended + rng.sample(others, max(0, limit - len(extended))))
         queries = [queries[i] for i in keep]
     return queries
+
+
+#: The query kinds that probe an extended cache key's partition from outside it.
+EXTENDED_KEY_QUERY_KINDS = ("other_fmi_path", "without_parameters", "fmi_path_without_claims")
 
 
 def generate_cache(name: str) -> tuple[str, list[dict[str, Any]]]:
@@ -850,6 +899,7 @@ def self_check(out_dir: str) -> list[tuple[bool, str]]:
             "ssh-cert access token with key_id": sum(1 for at in ats if at.get("token_type") == "ssh-cert" and at.get("key_id")),
             "pop access token with key_id": sum(1 for at in ats if at.get("token_type") == "pop" and at.get("key_id")),
             "app access token (no account)": sum(1 for at in ats if at.get("home_account_id") is None),
+            "app access token with an extended cache key (FMI path)": sum(1 for at in ats if at.get("ext_cache_key")),
             "family refresh token": sum(1 for rt in rts if rt.get("family_id") == "1"),
             "family app metadata": sum(1 for m in cache["AppMetadata"].values() if m.get("family_id") == "1"),
             "non-family app metadata": sum(1 for m in cache["AppMetadata"].values() if not m.get("family_id")),
@@ -874,6 +924,10 @@ def self_check(out_dir: str) -> list[tuple[bool, str]]:
         check(any(q["expected"]["refresh_recommended"] for q in mine), f"{name}: a hit with refresh_recommended")
         check(any(q["msal"]["outcome"] == "hit" and q["query"]["key_id"] for q in mine), f"{name}: a keyed (ssh-cert/pop) hit")
         check(any(q["msal"]["outcome"] == "hit" and q["query"]["home_account_id"] is None for q in mine), f"{name}: an app-token hit")
+        check(any(q["msal"]["outcome"] == "hit" and q["query"]["parameters"] for q in mine),
+              f"{name}: an app-token hit under an extended cache key")
+        check(sum(1 for q in mine if q["kind"] in EXTENDED_KEY_QUERY_KINDS) >= 4,
+              f"{name}: queries that probe an extended key's partition from outside")
     marked = _count_by([d for q in queries for d in q["differences"]], lambda d: d)
     check(len(marked) == len(DIFFERENCES), f"every documented difference is exercised: {dict(sorted(marked.items()))}")
     check(sum(1 for q in queries if not q["differences"]) >= len(queries) * 0.6,

@@ -15,7 +15,7 @@ The cachetool interface relied on (so both sides can be matched):
 - ``cachetool init``, ``cachetool import FILE --json``, ``cachetool import FILE --replace --json``,
   ``cachetool export --include-secrets -o FILE``, ``cachetool info --json`` (``records`` counts per kind), and
   ``cachetool lookup --client-id C --account HOME_ACCOUNT_ID --environment HOST --realm REALM --scopes "S ..."
-  [--token-type T --key-id K] --now NOW --json --reveal-secrets`` (``--account ""`` for an app token), each with
+  [--token-type T --key-id K] [--parameter NAME=VALUE ...] --now NOW --json --reveal-secrets`` (``--account ""`` for an app token), each with
   the store and key given by ``TOKEN_CACHE_DIR`` and ``TOKEN_CACHE_KEY_FILE``;
 - from ``lookup --json``: ``outcome``, ``refresh_recommended``, ``access_token.secret``, ``refresh_token.secret``;
 - the exported file: MSAL's five sections (``AccessToken``, ``RefreshToken``, ``IdToken``, ``Account``,
@@ -88,6 +88,8 @@ class CacheTool:
             args += ["--token-type", query.token_type]
         if query.key_id:
             args += ["--key-id", query.key_id]
+        for name, value in query.parameters:
+            args += ["--parameter", f"{name}={value}"]
         result = self.run(*args)
         if result.returncode != 0:
             return None, f"exit {result.returncode}: {result.stderr.strip()[:300]}"
@@ -136,6 +138,7 @@ def answer_of(record: dict[str, Any]) -> Answer:
 def query_of(record: dict[str, Any]) -> Query:
     q = dict(record)
     q["scopes"] = tuple(q["scopes"])
+    q["parameters"] = tuple(tuple(pair) for pair in q.get("parameters", ()))
     return Query(**q)
 
 
@@ -166,7 +169,7 @@ def identities(cache: dict[str, Any]) -> dict[tuple[Any, ...], Any]:
         target = at.get("target") or ""
         scopes = frozenset(s.lower() for s in (target if isinstance(target, list) else target.split()))
         key = ("AccessToken", lower(at.get("home_account_id")), lower(at.get("environment")), lower(at.get("client_id")),
-               lower(at.get("realm")), scopes, lower(at.get("token_type")) or "bearer", key_id_of(at))
+               lower(at.get("realm")), scopes, lower(at.get("token_type")) or "bearer", key_id_of(at), lower(at.get("ext_cache_key")))
         found[key] = (at.get("secret"), time_of(at.get("cached_at")), time_of(at.get("expires_on")), time_of(at.get("refresh_on")))
     newest: dict[tuple[Any, ...], tuple[int, str]] = {}
     for rt in cache.get("RefreshToken", {}).values():

@@ -67,6 +67,26 @@ import TokenCache
         }
     }
 
+    /// A request with an extended cache key (an FMI path, say) is a partition of its own: the signed-in token does not
+    /// answer it, its refresh stores the new token under its key, and the plain request still gets its own token, from
+    /// the cache and from the L1, never the other's.
+    @Test func anExtendedCacheKeyIsAPartitionOfItsOwn() async throws {
+        try await withSignedInClient() { (client, endpoint, _) async throws in
+            var extended = User.request()
+            extended.extendedCacheKey = ExtendedCacheKey(parameters: ["fmi_path": "Agents/agent-1"])
+            #expect(extended.flightKey != User.request().flightKey)
+            let fresh = try await client.token(for: extended, refresh: endpoint.redeem)
+            #expect(fresh.source == .refresh && fresh.value == "at-2")
+            let stored = try #require(try await client.lookup(extended).accessToken)
+            #expect(stored.entity.extendedCacheKey == extended.extendedCacheKey?.value)
+            for _ in 0..<2 {  // the second time from the L1
+                #expect(try await client.token(for: User.request(), refresh: endpoint.redeem).value == "at-1")
+                #expect(try await client.token(for: extended, refresh: endpoint.redeem).value == "at-2")
+            }
+            #expect(endpoint.redeemed == ["rt-1"])
+        }
+    }
+
     @Test func differentScopesAreDifferentFlights() async throws {
         try await withSignedInClient() { (client, endpoint, clock) async throws in
             #expect(User.request(scopes: ["User.Read"]).flightKey == User.request(scopes: ["openid USER.READ", "user.read"]).flightKey)

@@ -145,6 +145,13 @@ extension SecureBuffer {
             index: index
         )
         #expect(atKey == (try vector.bytes("access_token_key")))
+        let extended = try ExtendedCacheKey(try vector.text("ext_cache_key"))
+        let atExtKey = AccessToken.storageKey(
+            for: .init(homeAccountID: home, environment: environment, clientID: client, realm: realm, target: target,
+                       tokenType: try vector.text("token_type"), keyID: keyID.isEmpty ? nil : keyID, extendedCacheKey: extended.value),
+            index: index
+        )
+        #expect(atExtKey == (try vector.bytes("access_token_ext_key")))
         #expect(RefreshToken.storageKey(for: .init(homeAccountID: home, environment: environment, owner: .client(client)), index: index) == (try vector.bytes("refresh_token_client_key")))
         #expect(RefreshToken.storageKey(for: .init(homeAccountID: home, environment: environment, owner: .family(try vector.text("family_id"))), index: index) == (try vector.bytes("refresh_token_family_key")))
         #expect(IDToken.storageKey(for: .init(homeAccountID: home, environment: environment, clientID: client, realm: realm), index: index) == (try vector.bytes("id_token_key")))

@@ -3,7 +3,7 @@ package import TokenCacheRecords
 extension AccessToken: StorableEntity {
     package static let modelledFieldNames: Set<String> = [
         "home_account_id", "environment", "client_id", "realm", "target", "secret", "cached_at", "expires_on",
-        "extended_expires_on", "refresh_on", "token_type", "key_id", "user_assertion_hash",
+        "extended_expires_on", "refresh_on", "token_type", "key_id", "user_assertion_hash", "ext_cache_key",
     ]
 
     package func encodeFields() -> FieldMap {
@@ -18,6 +18,7 @@ extension AccessToken: StorableEntity {
         encoder.set("token_type", tokenType)
         encoder.set("key_id", keyID)
         encoder.set("user_assertion_hash", userAssertionHash)
+        encoder.set("ext_cache_key", extendedCacheKey)
         encoder.merge(additionalFields)
         return encoder.map
     }
@@ -39,6 +40,7 @@ extension AccessToken: StorableEntity {
         decoder.consumeCredentialType()
         let environment = try decoder.string("environment", reusing: knownEnvironment)
         let expiresOn = try decoder.integer("expires_on")
+        let extendedCacheKey = try decoder.optionalString("ext_cache_key")
         let extendedExpiresOn = try decoder.optionalInteger("extended_expires_on")
         let homeAccountID = try decoder.string("home_account_id", reusing: knownAccount)
         let keyID = try decoder.optionalString("key_id")
@@ -51,7 +53,7 @@ extension AccessToken: StorableEntity {
         self.init(
             homeAccountID: homeAccountID, environment: environment, clientID: clientID, realm: realm, target: target, secret: secret,
             cachedAt: cachedAt, expiresOn: expiresOn, extendedExpiresOn: extendedExpiresOn, refreshOn: refreshOn,
-            tokenType: tokenType, keyID: keyID, userAssertionHash: userAssertionHash,
+            tokenType: tokenType, keyID: keyID, userAssertionHash: userAssertionHash, extendedCacheKey: extendedCacheKey,
             additionalFields: try decoder.additionalFields()
         )
     }
@@ -74,6 +76,9 @@ extension AccessToken: StorableEntity {
         do { _ = try ScopeSet(parsing: target) } catch let error as TokenCacheError {
             throw TokenCacheError(.invalidArgument, "AccessToken.target: \(error.message)")
         } catch { throw TokenCacheError(.invalidArgument, "AccessToken.target is invalid") }
+        if let extendedCacheKey, !extendedCacheKey.isEmpty {
+            do { _ = try ExtendedCacheKey(extendedCacheKey) } catch { throw TokenCacheError(.invalidArgument, "AccessToken.ext_cache_key: \(error.message)") }
+        }
         try validateAdditionalFields()
     }
 

@@ -21,20 +21,36 @@ extension Account {
 extension AccessToken {
     /// The bucket is what a silent lookup knows exactly; the environment (matched by alias group) and the
     /// scopes (matched as a subset) are resolved inside the bucket.
-    package static func bucketPrefix(homeAccountID: String, clientID: String, realm: String, tokenType: String?, keyID: String?, index: BlindIndex) -> [UInt8] {
-        bucketPrefix(accountPrefix: index.accountPrefix(homeAccountID), clientID: clientID, realm: realm, tokenType: tokenType, keyID: keyID, index: index)
+    package static func bucketPrefix(
+        homeAccountID: String, clientID: String, realm: String, tokenType: String?, keyID: String?, extendedCacheKey: String?, index: BlindIndex
+    ) -> [UInt8] {
+        bucketPrefix(
+            accountPrefix: index.accountPrefix(homeAccountID), clientID: clientID, realm: realm, tokenType: tokenType, keyID: keyID,
+            extendedCacheKey: extendedCacheKey, index: index
+        )
     }
 
-    static func bucketPrefix(accountPrefix: [UInt8], clientID: String, realm: String, tokenType: String?, keyID: String?, index: BlindIndex) -> [UInt8] {
-        index.digest("at-bucket", clientID, realm, canonicalTokenType(tokenType), exact: keyID ?? "", after: accountPrefix)
+    /// Tokens with an extended cache key have buckets of their own, under another label, so that a query sees only
+    /// the tokens of its own key (none, or one) in one range read.
+    static func bucketPrefix(
+        accountPrefix: [UInt8], clientID: String, realm: String, tokenType: String?, keyID: String?, extendedCacheKey: String?, index: BlindIndex
+    ) -> [UInt8] {
+        if let extendedCacheKey, !extendedCacheKey.isEmpty {
+            return index.digest("at-bucket-ext", clientID, realm, canonicalTokenType(tokenType), extendedCacheKey, exact: keyID ?? "", after: accountPrefix)
+        }
+        return index.digest("at-bucket", clientID, realm, canonicalTokenType(tokenType), exact: keyID ?? "", after: accountPrefix)
+    }
+
+    /// The bucket of the token with `key`.
+    package static func bucketPrefix(for key: Key, index: BlindIndex) -> [UInt8] {
+        bucketPrefix(
+            homeAccountID: key.homeAccountID, clientID: key.clientID, realm: key.realm, tokenType: key.tokenType,
+            keyID: key.keyID, extendedCacheKey: key.extendedCacheKey, index: index
+        )
     }
 
     package static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
-        let bucket = bucketPrefix(
-            homeAccountID: key.homeAccountID, clientID: key.clientID, realm: key.realm, tokenType: key.tokenType,
-            keyID: key.keyID, index: index
-        )
-        return entryKey(for: key, bucket: bucket, index: index)
+        entryKey(for: key, bucket: bucketPrefix(for: key, index: index), index: index)
     }
 
     /// The entry key of `key` in its bucket, `bucket` already computed.

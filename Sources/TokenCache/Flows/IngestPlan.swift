@@ -25,7 +25,7 @@ struct IngestPlan: Sendable {
         let accountPrefix = index.accountPrefix(token.homeAccountID)
         bucket = AccessToken.bucketPrefix(
             accountPrefix: accountPrefix, clientID: token.clientID, realm: token.realm, tokenType: token.tokenType, keyID: token.keyID,
-            index: index
+            extendedCacheKey: token.extendedCacheKey, index: index
         )
         accessTokenKey = AccessToken.entryKey(for: token.key, bucket: bucket, index: index)
         scopes = try ScopeSet(parsing: token.target)

@@ -33,12 +33,12 @@ struct SilentLookupPlan {
         now = query.now
     }
 
-    /// The bucket of `realm`: the key range of the access tokens of `query`'s account, client, token type and key id
-    /// in that realm. Derived when asked (a keyed hash), so a hit in the first realm derives no other.
+    /// The bucket of `realm`: the key range of the access tokens of `query`'s account, client, token type, key id and
+    /// extended cache key in that realm. Derived when asked (a keyed hash), so a hit in the first realm derives no other.
     func bucket(_ realm: String, of query: SilentLookupQuery, index: BlindIndex) -> [UInt8] {
         AccessToken.bucketPrefix(
             accountPrefix: accountPrefix, clientID: query.clientID, realm: realm, tokenType: query.tokenType, keyID: query.keyID,
-            index: index
+            extendedCacheKey: query.extendedCacheKey?.value, index: index
         )
     }
 

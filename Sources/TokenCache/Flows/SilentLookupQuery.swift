@@ -17,6 +17,9 @@ public struct SilentLookupQuery: Sendable, Hashable {
     public var tokenType: String?
     /// The key id a proof-of-possession token must be bound to; nil for Bearer.
     public var keyID: String?
+    /// The extended cache key of a request sent with extra body parameters (``ExtendedCacheKey``): only tokens stored
+    /// with the same key answer it. nil sees only tokens stored without one.
+    public var extendedCacheKey: ExtendedCacheKey?
     /// Unix seconds.
     public var now: Int64
     /// When a hit's companions (refresh token, ID token, account, family membership) are read.
@@ -25,7 +28,8 @@ public struct SilentLookupQuery: Sendable, Hashable {
     /// A query for an explicit environment and realm. `now` is the caller's clock, in Unix seconds.
     public init(
         clientID: String, homeAccountID: String, environment: String, realm: String, scopes: [String],
-        tokenType: String? = nil, keyID: String? = nil, now: Int64, companionLoading: CompanionLoading = .onFirstAccess
+        tokenType: String? = nil, keyID: String? = nil, extendedCacheKey: ExtendedCacheKey? = nil, now: Int64,
+        companionLoading: CompanionLoading = .onFirstAccess
     ) {
         self.clientID = clientID
         self.homeAccountID = homeAccountID
@@ -34,6 +38,7 @@ public struct SilentLookupQuery: Sendable, Hashable {
         self.scopes = scopes
         self.tokenType = tokenType
         self.keyID = keyID
+        self.extendedCacheKey = extendedCacheKey
         self.now = now
         self.companionLoading = companionLoading
     }
@@ -41,11 +46,12 @@ public struct SilentLookupQuery: Sendable, Hashable {
     /// A query whose environment and realm come from an authority URL.
     public init(
         clientID: String, homeAccountID: String, authority: Authority, scopes: [String], tokenType: String? = nil,
-        keyID: String? = nil, now: Int64, companionLoading: CompanionLoading = .onFirstAccess
+        keyID: String? = nil, extendedCacheKey: ExtendedCacheKey? = nil, now: Int64, companionLoading: CompanionLoading = .onFirstAccess
     ) {
         self.init(
             clientID: clientID, homeAccountID: homeAccountID, environment: authority.host, realm: authority.tenant,
-            scopes: scopes, tokenType: tokenType, keyID: keyID, now: now, companionLoading: companionLoading
+            scopes: scopes, tokenType: tokenType, keyID: keyID, extendedCacheKey: extendedCacheKey, now: now,
+            companionLoading: companionLoading
         )
     }
 }

@@ -73,7 +73,7 @@ struct DerivedEntities: Sendable {
             target: target, secret: response.accessToken, cachedAt: now, expiresOn: now + response.expiresIn,
             extendedExpiresOn: now + (response.extExpiresIn ?? response.expiresIn),
             refreshOn: response.refreshIn.map { now + $0 },
-            tokenType: response.tokenType.flatMap { $0.isEmpty ? nil : $0 }
+            tokenType: response.tokenType.flatMap { $0.isEmpty ? nil : $0 }, extendedCacheKey: context.extendedCacheKey?.value
         )
 
         if isUserToken, let secret = response.refreshToken, !secret.isEmpty {

@@ -14,13 +14,20 @@ public struct TokenRequestContext: Sendable {
     public var grantType: String?
     /// Unix seconds: the time the response was received. Must be in 0 ... 253402300799 (year 9999).
     public var now: Int64
+    /// The extended cache key of a request sent with extra body parameters (``ExtendedCacheKey/init(parameters:)``):
+    /// the access token is stored under it and answers only queries with the same key. nil for an ordinary request.
+    public var extendedCacheKey: ExtendedCacheKey?
 
     /// The request's context; `now` must be in the range given for ``now``.
-    public init(clientID: String, authority: Authority, requestedScopes: [String], grantType: String? = nil, now: Int64) {
+    public init(
+        clientID: String, authority: Authority, requestedScopes: [String], grantType: String? = nil, now: Int64,
+        extendedCacheKey: ExtendedCacheKey? = nil
+    ) {
         self.clientID = clientID
         self.authority = authority
         self.requestedScopes = requestedScopes
         self.grantType = grantType
         self.now = now
+        self.extendedCacheKey = extendedCacheKey
     }
 }

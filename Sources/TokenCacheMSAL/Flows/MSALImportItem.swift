@@ -32,10 +32,7 @@ struct MSALImportItem {
     static func address(of entity: MSALEntity, index: BlindIndex) -> RecordAddress {
         switch entity {
         case .accessToken(let token):
-            let bucket = AccessToken.bucketPrefix(
-                homeAccountID: token.homeAccountID, clientID: token.clientID, realm: token.realm, tokenType: token.tokenType,
-                keyID: token.keyID, index: index)
-            return RecordAddress(kind: .accessToken, key: AccessToken.entryKey(for: token.key, bucket: bucket, index: index))
+            return RecordAddress(kind: .accessToken, key: AccessToken.storageKey(for: token.key, index: index))
         case .refreshToken(let token): return RecordAddress(kind: .refreshToken, key: RefreshToken.storageKey(for: token.key, index: index))
         case .idToken(let token): return RecordAddress(kind: .idToken, key: IDToken.storageKey(for: token.key, index: index))
         case .account(let account): return RecordAddress(kind: .account, key: Account.storageKey(for: account.key, index: index))

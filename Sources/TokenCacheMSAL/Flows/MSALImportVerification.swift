@@ -195,9 +195,7 @@ extension CacheReader {
         _ token: AccessToken, absent: MSALImportReadBack.Verdict, damaged: MSALImportReadBack.Verdict
     ) throws -> MSALImportReadBack.Verdict {
         let index = store.keyring.index
-        let bucket = AccessToken.bucketPrefix(
-            homeAccountID: token.homeAccountID, clientID: token.clientID, realm: token.realm, tokenType: token.tokenType,
-            keyID: token.keyID, index: index)
+        let bucket = AccessToken.bucketPrefix(for: token.key, index: index)
         let entryKey = AccessToken.entryKey(for: token.key, bucket: bucket, index: index)
         let incoming = ImportMerge.stamp(of: token)
         do {

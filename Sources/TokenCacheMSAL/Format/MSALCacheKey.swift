@@ -14,7 +14,7 @@ internal import TokenCacheRecords
 ///
 /// | Kind | Key |
 /// |---|---|
-/// | AccessToken | `hid-env-accesstoken-client-realm-target`, lower-cased, for bound tokens (PoP, SSH certificate) too |
+/// | AccessToken | `hid-env-accesstoken-client-realm-target`, lower-cased, for bound tokens (PoP, SSH certificate) too; with an extended cache key `hid-env-atext-client-realm-target-extkey` |
 /// | RefreshToken | `hid-env-refreshtoken-client--target`, lower-cased: the client that obtained it, also for a family token, and its `target` (empty when it has none, which is then also the .NET key) |
 /// | IdToken | `hid-env-idtoken-client-realm-`, lower-cased |
 /// | Account | `hid-env-realm`, lower-cased |
@@ -31,7 +31,10 @@ enum MSALCacheKey {
     }
 
     static func key(of token: AccessToken) -> String {
-        joined([token.homeAccountID, token.environment, "accesstoken", token.clientID, token.realm, token.target])
+        if let extended = token.extendedCacheKey, !extended.isEmpty {
+            return joined([token.homeAccountID, token.environment, "atext", token.clientID, token.realm, token.target, extended])
+        }
+        return joined([token.homeAccountID, token.environment, "accesstoken", token.clientID, token.realm, token.target])
     }
 
     /// The key of a bound token that shares ``key(of:)-(AccessToken)`` with another token: the token type and the key

@@ -184,6 +184,7 @@ package struct MSALCacheWriter {
             set("token_type", token.tokenType)
             set("key_id", token.keyID)
             set("user_assertion_hash", token.userAssertionHash)
+            set("ext_cache_key", token.extendedCacheKey)
             additional = token.additionalFields
         case .refreshToken(let token):
             credential("RefreshToken", token.homeAccountID, token.environment, token.clientID, token.secret)

@@ -20,9 +20,10 @@ internal import TokenCacheRecords
 /// - Account: `home_account_id`, `authority_type` required; `realm` absent is empty (.NET's ADFS accounts).
 /// - AppMetadata: `client_id` required; `family_id` optional.
 ///
-/// Not supported, reported with ``MSALImportError/Code/unsupported`` so an importer can choose to skip them:
-/// tokens with an extended cache key (`ext_cache_key`, .NET's `ext` object or `ATExt` type). The engine's key
-/// has no place for it, so such a token would replace, and be returned for, the plain token of the same scopes.
+/// An access token's extended cache key comes from `ext_cache_key` (MSAL Python's and Go's hash string; the entry's
+/// `credential_type` may then read `atext`). Not supported, reported with ``MSALImportError/Code/unsupported`` so an
+/// importer can choose to skip them: .NET's extended tokens (an `ext` object of key components, type `ATExt`), whose
+/// key is hashed another way, so that no query here could compute it.
 enum MSALEntityMapping {
     /// The entity `entry` describes. Errors name the entry's section and key.
     static func entity(from entry: MSALCacheEntry) throws(MSALImportError) -> MSALEntity {
@@ -59,7 +60,10 @@ enum MSALEntityMapping {
     private static func checkCredentialType(_ fields: inout MSALEntryFields, _ kind: EntityKind) throws(MSALImportError) {
         guard let type = try fields.optionalString("credential_type") else { return }
         if kind == .accessToken, type.asciiLowercased == "atext" {
-            throw MSALImportError(.unsupported, "tokens with an extended cache key are not supported", field: "credential_type")
+            guard fields.contains("ext_cache_key") else {
+                throw MSALImportError(.unsupported, "extended tokens without ext_cache_key (.NET's form) are not supported", field: "credential_type")
+            }
+            return
         }
         guard credentialTypes[kind]?.contains(type.asciiLowercased) ?? true else {
             throw MSALImportError(.invalidValue, "does not belong in this section", field: "credential_type")
@@ -67,9 +71,19 @@ enum MSALEntityMapping {
     }
 
     private static func rejectExtendedKey(_ fields: MSALEntryFields) throws(MSALImportError) {
-        for field in ["ext_cache_key", "ext"] where fields.contains(field) {
-            throw MSALImportError(.unsupported, "tokens with an extended cache key are not supported", field: field)
+        if fields.contains("ext") {
+            throw MSALImportError(.unsupported, ".NET's extended cache key components are not supported", field: "ext")
         }
+    }
+
+    private static func extendedCacheKey(_ fields: inout MSALEntryFields) throws(MSALImportError) -> String? {
+        guard let text = try fields.optionalString("ext_cache_key"), !text.isEmpty else { return nil }
+        guard let key = try? ExtendedCacheKey(text) else {
+            throw MSALImportError(
+                .invalidValue, "is not an extended cache key (1 to \(ExtendedCacheKey.maximumLength) printable ASCII bytes)", field: "ext_cache_key"
+            )
+        }
+        return key.value
     }
 
     private static func accessToken(_ fields: inout MSALEntryFields) throws(MSALImportError) -> AccessToken {
@@ -92,11 +106,12 @@ enum MSALEntityMapping {
         let tokenType = try fields.optionalString("token_type")
         let keyID = try fields.optionalString("key_id", aliases: ["kid"])
         let userAssertionHash = try fields.optionalString("user_assertion_hash")
+        let extendedCacheKey = try extendedCacheKey(&fields)
         return AccessToken(
             homeAccountID: homeAccountID, environment: environment, clientID: clientID, realm: realm, target: target,
             secret: secret, cachedAt: cachedAt, expiresOn: expiresOn, extendedExpiresOn: extended ?? legacyExtended,
             refreshOn: refreshOn, tokenType: tokenType, keyID: keyID, userAssertionHash: userAssertionHash,
-            additionalFields: try fields.remainingFields())
+            extendedCacheKey: extendedCacheKey, additionalFields: try fields.remainingFields())
     }
 
     private static func refreshToken(_ fields: inout MSALEntryFields) throws(MSALImportError) -> RefreshToken {

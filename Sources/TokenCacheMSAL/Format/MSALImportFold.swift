@@ -76,7 +76,7 @@ struct MSALImportFold {
         let tokenType = MSALCacheKey.isBearer(token.tokenType) ? "bearer" : token.tokenType!.asciiLowercased
         return joined([
             token.homeAccountID.asciiLowercased, token.environment.asciiLowercased, token.clientID.asciiLowercased,
-            token.realm.asciiLowercased, scopes, tokenType, token.keyID ?? "",
+            token.realm.asciiLowercased, scopes, tokenType, token.keyID ?? "", token.extendedCacheKey?.asciiLowercased ?? "",
         ])
     }
 

@@ -31,6 +31,10 @@ public struct AccessToken: CacheEntity {
     /// The on-behalf-of assertion hash (`user_assertion_hash`). Stored and returned, but not part of the key, the bucket
     /// or the lookup (Docs/Semantics.md, "Differences from the MSAL SDKs").
     public var userAssertionHash: String?
+    /// MSAL's extended cache key (`ext_cache_key`, ``ExtendedCacheKey``): set for a token obtained with extra request
+    /// parameters (a federated managed identity path, forwarded client claims), which then answers only queries with
+    /// the same key. Part of the token's key and bucket; compared ASCII-case-insensitively.
+    public var extendedCacheKey: String?
     /// Fields this library does not model, preserved verbatim.
     public var additionalFields: [String: JSONValue]
 
@@ -40,7 +44,7 @@ public struct AccessToken: CacheEntity {
     public init(
         homeAccountID: String, environment: String, clientID: String, realm: String, target: String,
         secret: Secret, cachedAt: Int64, expiresOn: Int64, extendedExpiresOn: Int64? = nil, refreshOn: Int64? = nil,
-        tokenType: String? = nil, keyID: String? = nil, userAssertionHash: String? = nil,
+        tokenType: String? = nil, keyID: String? = nil, userAssertionHash: String? = nil, extendedCacheKey: String? = nil,
         additionalFields: [String: JSONValue] = [:]
     ) {
         self.homeAccountID = homeAccountID
@@ -56,6 +60,7 @@ public struct AccessToken: CacheEntity {
         self.tokenType = tokenType
         self.keyID = keyID
         self.userAssertionHash = userAssertionHash
+        self.extendedCacheKey = extendedCacheKey
         self.additionalFields = additionalFields
     }
 
@@ -75,11 +80,13 @@ public struct AccessToken: CacheEntity {
         public var tokenType: String?
         /// The proof-of-possession key id, compared byte for byte; nil for Bearer.
         public var keyID: String?
+        /// The extended cache key; nil or empty for none. Compared ASCII-case-insensitively.
+        public var extendedCacheKey: String?
 
         /// The key of the access token with these identifying fields.
         public init(
             homeAccountID: String, environment: String, clientID: String, realm: String, target: String,
-            tokenType: String? = nil, keyID: String? = nil
+            tokenType: String? = nil, keyID: String? = nil, extendedCacheKey: String? = nil
         ) {
             self.homeAccountID = homeAccountID
             self.environment = environment
@@ -88,14 +95,15 @@ public struct AccessToken: CacheEntity {
             self.target = target
             self.tokenType = tokenType
             self.keyID = keyID
+            self.extendedCacheKey = extendedCacheKey
         }
     }
 
-    /// This token's identity: account, environment, client, realm, scopes, token type and key id.
+    /// This token's identity: account, environment, client, realm, scopes, token type, key id and extended cache key.
     public var key: Key {
         Key(
             homeAccountID: homeAccountID, environment: environment, clientID: clientID, realm: realm, target: target,
-            tokenType: tokenType, keyID: keyID
+            tokenType: tokenType, keyID: keyID, extendedCacheKey: extendedCacheKey
         )
     }
 }

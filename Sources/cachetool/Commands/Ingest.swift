@@ -26,6 +26,8 @@ struct Ingest: ParsableCommand {
     @Option(help: ArgumentHelp("Request time in Unix seconds (default: now).", valueName: "seconds"))
     var now: Int64?
 
+    @OptionGroup var extended: ExtendedKeyOptions
+
     @Flag(help: "Print JSON.")
     var json = false
 
@@ -57,7 +59,7 @@ struct Ingest: ParsableCommand {
             let response = try TokenResponse(json: data)
             let context = TokenRequestContext(
                 clientID: clientID, authority: try Arguments.authority(authority), requestedScopes: Arguments.scopes(scopes),
-                grantType: grantType, now: now ?? Int64(Date().timeIntervalSince1970)
+                grantType: grantType, now: now ?? Int64(Date().timeIntervalSince1970), extendedCacheKey: try extended.key()
             )
             let cache = try TokenStore.open(options.configuration(readOnly: false))
             let result = try cache.ingest(response, context: context)
@@ -69,6 +71,7 @@ struct Ingest: ParsableCommand {
                         "realm": .string(result.accessToken.realm),
                         "client_id": .string(result.accessToken.clientID),
                         "target": .string(result.accessToken.target),
+                        "ext_cache_key": result.accessToken.extendedCacheKey.map { .string($0) } ?? .null,
                         "access_token_revision": .integer(Int64(result.accessTokenRevision)),
                         "refresh_token_revision": result.refreshTokenRevision.map { .integer(Int64($0)) } ?? .null,
                         "access_tokens_removed": .integer(Int64(result.accessTokensRemoved)),
@@ -80,6 +83,7 @@ struct Ingest: ParsableCommand {
                 let account = result.homeAccountID.isEmpty ? "the application (client credentials)" : "account \(result.homeAccountID)"
                 print(Terminal.sanitize(
                     "Stored the response for \(account) in realm \(result.accessToken.realm) "
+                        + (result.accessToken.extendedCacheKey.map { "under the extended cache key \($0) " } ?? "")
                         + "(access token revision \(result.accessTokenRevision)"
                         + (result.refreshTokenRevision.map { ", refresh token revision \($0)" } ?? "")
                         + "; \(result.accessTokensRemoved) superseded access token(s) removed)."

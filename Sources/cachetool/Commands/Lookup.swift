@@ -9,7 +9,7 @@ struct Lookup: ParsableCommand {
         discussion: """
             JSON keys (stable): outcome, refresh_recommended, family_membership (member | not_member | unknown; \
             with unknown, do not delete a family refresh token whose redemption fails), access_token {secret, home_account_id, environment, \
-            realm, client_id, target, token_type, key_id, cached_at, expires_on, extended_expires_on, refresh_on}, \
+            realm, client_id, target, token_type, key_id, ext_cache_key, cached_at, expires_on, extended_expires_on, refresh_on}, \
             refresh_token {secret, home_account_id, environment, client_id, family_id}, id_token {secret, realm, \
             claims}, account {home_account_id, environment, realm, username, local_account_id, authority_type}; \
             absent objects and fields are null, times are integers (Unix seconds); corrupt_records [{kind, fingerprint, reason}] \
@@ -48,6 +48,8 @@ struct Lookup: ParsableCommand {
     @Option(name: .customLong("key-id"), help: "Key id of a PoP or SSH-certificate token.")
     var keyID: String?
 
+    @OptionGroup var extended: ExtendedKeyOptions
+
     @Option(help: ArgumentHelp("Current time in Unix seconds (default: now).", valueName: "seconds"))
     var now: Int64?
 
@@ -84,6 +86,7 @@ struct Lookup: ParsableCommand {
         if authority != nil && (environment != nil || realm != nil) {
             throw ValidationError("--authority cannot be combined with --environment or --realm")
         }
+        _ = try extended.key()
     }
 
     func run() throws {
@@ -99,16 +102,17 @@ struct Lookup: ParsableCommand {
             let known = try Arguments.knownHomeAccountID(account, in: cache)
             if known == nil { Output.note("no account in the store has the username \(account): the user must sign in") }
             let homeAccountID = known ?? account
+            let extendedCacheKey = try extended.key()
             let query: SilentLookupQuery
             if let authority {
                 query = SilentLookupQuery(
                     clientID: clientID, homeAccountID: homeAccountID, authority: try Arguments.authority(authority), scopes: scopes,
-                    tokenType: tokenType, keyID: keyID, now: now, companionLoading: .withLookup
+                    tokenType: tokenType, keyID: keyID, extendedCacheKey: extendedCacheKey, now: now, companionLoading: .withLookup
                 )
             } else {
                 query = SilentLookupQuery(
                     clientID: clientID, homeAccountID: homeAccountID, environment: environment!, realm: realm!, scopes: scopes,
-                    tokenType: tokenType, keyID: keyID, now: now, companionLoading: .withLookup
+                    tokenType: tokenType, keyID: keyID, extendedCacheKey: extendedCacheKey, now: now, companionLoading: .withLookup
                 )
             }
             // The command prints everything, so it reads everything from the lookup's own snapshot.
@@ -144,7 +148,7 @@ enum LookupJSON {
                 "secret": secret(token.secret), "home_account_id": .string(token.homeAccountID),
                 "environment": .string(token.environment), "realm": .string(token.realm), "client_id": .string(token.clientID),
                 "target": .string(token.target), "token_type": optional(token.tokenType), "key_id": optional(token.keyID),
-                "cached_at": .integer(token.cachedAt), "expires_on": .integer(token.expiresOn),
+                "ext_cache_key": optional(token.extendedCacheKey), "cached_at": .integer(token.cachedAt), "expires_on": .integer(token.expiresOn),
                 "extended_expires_on": optional(token.extendedExpiresOn), "refresh_on": optional(token.refreshOn),
             ])
         } ?? .null

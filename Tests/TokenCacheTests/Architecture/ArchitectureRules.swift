@@ -83,8 +83,11 @@ enum ArchitectureRules {
         Layer("Flows", sources: ["TokenCache/Flows"], knows: ["Rules", "Store", "Model", "Interop"]),
         // Pure functions of model values; of the record module, its one ASCII folding (FORMAT.md's `ascii_lower`).
         Layer("Rules", sources: ["TokenCacheModel/Rules"], knows: ["Model", "TokenCacheRecords.ASCII"], platform: []),
-        // Of the record module, its ASCII folding and its base64url decoder: one of each in the library.
-        Layer("Interop", sources: ["TokenCache/Interop"], knows: ["Rules", "Model", "TokenCacheRecords.ASCII", "TokenCacheRecords.Base64URL"]),
+        // Of the record module, its ASCII folding and its base64url decoder: one of each in the library. Of the Sodium
+        // wrapper, SHA-256, which MSAL's extended cache key is defined by.
+        Layer(
+            "Interop", sources: ["TokenCache/Interop"],
+            knows: ["Rules", "Model", "TokenCacheRecords.ASCII", "TokenCacheRecords.Base64URL", "TokenCacheSodium.SHA256"]),
         // The record store and its transactions (the public `CacheReader`/`CacheWriter`), opened from store-level
         // options: its root key comes through `RootKeyProviding`, which the facade answers from its configuration.
         Layer("Store", sources: ["TokenCache/Store"], knows: ["Codecs", "Files", "TokenCacheRecords", "TokenCacheStorage"]),

@@ -103,6 +103,18 @@ import Testing
         #expect(metadata == .appMetadata(AppMetadata(clientID: "c", environment: "e")))
     }
 
+    /// MSAL Python's and Go's extended tokens: the key comes in lower-cased; the entry's credential type may read `atext`.
+    @Test func anExtendedCacheKeyIsKept() throws {
+        for credentialType in ["AccessToken", "atext"] {
+            let entity = try S.mapOne(
+                section: "AccessToken", S.accessToken(#""credential_type": "\#(credentialType)", "ext_cache_key": "CojvFY5""#, replacing: ["credential_type"])
+            )
+            guard case .accessToken(let token) = entity else { Issue.record("not an access token"); continue }
+            #expect(token.extendedCacheKey == "cojvfy5")
+            #expect(token.additionalFields["ext_cache_key"] == nil)
+        }
+    }
+
     @Test func requiredFieldsWrongTypesAndBadValues() {
         let cases: [(String, String, MSALImportError.Code, String?)] = [
             ("AccessToken", S.accessToken(replacing: ["secret"]), .missingField, "secret"),
@@ -119,7 +131,9 @@ import Testing
             ("AccessToken", S.accessToken(#""target": "   ""#, replacing: ["target"]), .invalidValue, "target"),
             ("AccessToken", S.accessToken(#""credential_type": "RefreshToken""#, replacing: ["credential_type"]), .invalidValue, "credential_type"),
             ("AccessToken", S.accessToken(#""credential_type": "ATExt""#, replacing: ["credential_type"]), .unsupported, "credential_type"),
-            ("AccessToken", S.accessToken(#""ext_cache_key": "abc""#), .unsupported, "ext_cache_key"),
+            ("AccessToken", S.accessToken(#""ext_cache_key": "a b""#), .invalidValue, "ext_cache_key"),
+            ("AccessToken", S.accessToken(#""ext_cache_key": 7"#), .wrongType, "ext_cache_key"),
+            ("AccessToken", S.accessToken(#""ext": {"fmi_path": "p"}"#), .unsupported, "ext"),
             ("RefreshToken", #"{"environment": "e", "client_id": "c", "secret": "s"}"#, .missingField, "home_account_id"),
             ("RefreshToken", #"{"home_account_id": "h", "environment": "e", "client_id": "c", "secret": "s", "ext": {}}"#, .unsupported, "ext"),
             ("IdToken", #"{"home_account_id": "h", "environment": "e", "client_id": "c", "secret": "s", "credential_type": "AccessToken"}"#, .invalidValue, "credential_type"),
