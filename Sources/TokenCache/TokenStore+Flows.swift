@@ -29,6 +29,13 @@ extension TokenStore {
         }
     }
 
+    /// Signs one on-behalf-of partition out, for one client or every client.
+    /// See ``CacheWriter/removeOnBehalfOf(_:clientID:)``.
+    @discardableResult
+    public func removeOnBehalfOf(_ partition: OnBehalfOfKey, clientID: String? = nil) throws -> RemovalSummary {
+        try removing { try $0.removeOnBehalfOf(partition, clientID: clientID) }
+    }
+
     /// Signs an account out for one client, or everywhere (`clientID == nil`).
     /// See ``CacheWriter/removeAccount(homeAccountID:clientID:environment:)``.
     @discardableResult

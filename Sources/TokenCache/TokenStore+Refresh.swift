@@ -10,7 +10,7 @@ extension TokenStore {
         let rotated = response.refreshToken.map { secret in
             RefreshToken(
                 homeAccountID: redeemed.homeAccountID, environment: redeemed.environment, clientID: context.clientID, secret: secret,
-                familyID: response.foci
+                familyID: response.foci, userAssertionHash: redeemed.userAssertionHash
             )
         }
         let plan = try IngestPlan.mapped(response: response, context: context, for: store)

@@ -247,7 +247,7 @@ extension TokenClient {
             }
             context = TokenRequestContext(
                 clientID: request.clientID, authority: request.authority, requestedScopes: request.scopes, grantType: "refresh_token",
-                now: clock.now(), extendedCacheKey: request.extendedCacheKey
+                now: clock.now(), extendedCacheKey: request.extendedCacheKey, onBehalfOf: request.onBehalfOf
             )
             // Derived and keyed here, before the write: under the writer lock only the compare-and-swap and the puts.
             let prepared = try store.prepareRefresh(response, redeemed: redeemed, context: context)

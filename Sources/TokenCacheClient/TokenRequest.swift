@@ -18,13 +18,17 @@ public struct TokenRequest: Sendable, Hashable {
     /// The extended cache key of a request sent with extra body parameters (``ExtendedCacheKey/init(parameters:)``):
     /// only tokens stored under it answer, and a refreshed token is stored under it. nil for an ordinary request.
     public var extendedCacheKey: ExtendedCacheKey?
+    /// The on-behalf-of partition of a web API's request for its caller (``OnBehalfOfKey``): only the partition's
+    /// tokens answer, its refresh token is the one redeemed, and the refreshed tokens are stored in it. nil for a
+    /// user's own request.
+    public var onBehalfOf: OnBehalfOfKey?
     /// Skip the cached access token and redeem the refresh token (after the resource rejected the token, say).
     public var forceRefresh: Bool
 
     /// A request for a user's token.
     public init(
         clientID: String, homeAccountID: String, authority: Authority, scopes: [String], tokenType: String? = nil,
-        keyID: String? = nil, extendedCacheKey: ExtendedCacheKey? = nil, forceRefresh: Bool = false
+        keyID: String? = nil, extendedCacheKey: ExtendedCacheKey? = nil, onBehalfOf: OnBehalfOfKey? = nil, forceRefresh: Bool = false
     ) {
         self.clientID = clientID
         self.homeAccountID = homeAccountID
@@ -33,6 +37,7 @@ public struct TokenRequest: Sendable, Hashable {
         self.tokenType = tokenType
         self.keyID = keyID
         self.extendedCacheKey = extendedCacheKey
+        self.onBehalfOf = onBehalfOf
         self.forceRefresh = forceRefresh
     }
 
@@ -45,7 +50,7 @@ public struct TokenRequest: Sendable, Hashable {
     func query(now: Int64) -> SilentLookupQuery {
         SilentLookupQuery(
             clientID: clientID, homeAccountID: homeAccountID, authority: authority, scopes: scopes, tokenType: tokenType,
-            keyID: keyID, extendedCacheKey: extendedCacheKey, now: now
+            keyID: keyID, extendedCacheKey: extendedCacheKey, onBehalfOf: onBehalfOf, now: now
         )
     }
 
@@ -61,7 +66,7 @@ public struct TokenRequest: Sendable, Hashable {
             clientID: IdentifierCase.folded(clientID), homeAccountID: IdentifierCase.folded(homeAccountID),
             host: IdentifierCase.folded(authority.host), tenant: IdentifierCase.folded(authority.tenant),
             scopes: (try? ScopeSet.request(scopes).normalized) ?? scopes, tokenType: tokenType.map(IdentifierCase.folded), keyID: keyID,
-            extendedCacheKey: extendedCacheKey?.value, forced: forceRefresh
+            extendedCacheKey: extendedCacheKey?.value, onBehalfOf: onBehalfOf?.value, forced: forceRefresh
         )
     }
 }
@@ -76,5 +81,6 @@ struct FlightKey: Hashable, Sendable {
     var tokenType: String?
     var keyID: String?
     var extendedCacheKey: String?
+    var onBehalfOf: String?
     var forced: Bool
 }

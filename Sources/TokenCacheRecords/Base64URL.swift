@@ -1,9 +1,27 @@
-/// Base64url (RFC 4648 §5), the one decoder the library uses: JWT segments and `client_info`.
+/// Base64url (RFC 4648 §5), the one codec the library uses: decoding JWT segments and `client_info`, encoding the
+/// digests MSAL names cache partitions by.
 ///
 /// Padding is optional (JWTs omit it, some `client_info` values carry it); when present it must be complete. Any
 /// byte outside the URL-safe alphabet (no `+`, `/`, whitespace or line breaks), or a length no encoding produces,
 /// makes the text invalid. Trailing bits of the last sextet are not checked.
 package enum Base64URL {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+
+    /// `bytes` in base64url without padding.
+    package static func encode(_ bytes: [UInt8]) -> String {
+        var text: [UInt8] = []
+        text.reserveCapacity((bytes.count * 4 + 2) / 3)
+        var index = 0
+        while index < bytes.count {
+            let chunk = bytes[index..<min(index + 3, bytes.count)]
+            var group = 0
+            for (offset, byte) in chunk.enumerated() { group |= Int(byte) << (16 - 8 * offset) }
+            for sextet in 0...chunk.count { text.append(alphabet[(group >> (18 - 6 * sextet)) & 0x3F]) }
+            index += 3
+        }
+        return String(decoding: text, as: UTF8.self)
+    }
+
     package static func decode(_ text: some Collection<UInt8>) -> [UInt8]? {
         var body = Array(text)
         var padding = 0

@@ -437,7 +437,7 @@ enum HelpText {
         The response is read from RESPONSE_FILE, or from standard input when it is '-'
         or absent.
 
-        USAGE: cachetool ingest [--store <dir>] [--key-file <path>] --client-id <client-id> --authority <authority> --scopes <scopes> [--grant-type <grant-type>] [--now <seconds>] [--ext-cache-key <key>] [--parameter <name=value> ...] [--json] [<response-file>]
+        USAGE: cachetool ingest [<options>] --client-id <client-id> --authority <authority> --scopes <scopes> [<response-file>]
 
         ARGUMENTS:
           <response-file>         The token response JSON file, or '-' for standard
@@ -461,6 +461,11 @@ enum HelpText {
                                   An extra body parameter of the request, e.g.
                                   fmi_path=Some/Path (repeatable): the extended cache
                                   key is derived from them as MSAL derives it.
+          --on-behalf-of <key>    The on-behalf-of partition: an assertion's hash
+                                  (MSAL's user_assertion_hash) or a long-running
+                                  process's own key.
+          --assertion-file <path> A file holding the caller's assertion (its incoming
+                                  token): the partition is its hash.
           --json                  Print JSON.
           --version               Show the version.
           -h, --help              Show help information.
@@ -473,14 +478,14 @@ enum HelpText {
         JSON keys (stable): outcome, refresh_recommended, family_membership (member |
         not_member | unknown; with unknown, do not delete a family refresh token whose
         redemption fails), access_token {secret, home_account_id, environment, realm,
-        client_id, target, token_type, key_id, ext_cache_key, cached_at, expires_on,
-        extended_expires_on, refresh_on}, refresh_token {secret, home_account_id,
-        environment, client_id, family_id}, id_token {secret, realm, claims}, account
-        {home_account_id, environment, realm, username, local_account_id,
-        authority_type}; absent objects and fields are null, times are integers (Unix
-        seconds); corrupt_records [{kind, fingerprint, reason}] lists damaged records
-        the lookup had to skip. An --account username that no account has answers
-        interaction_required (a note on standard error says so).
+        client_id, target, token_type, key_id, ext_cache_key, user_assertion_hash,
+        cached_at, expires_on, extended_expires_on, refresh_on}, refresh_token {secret,
+        home_account_id, environment, client_id, family_id}, id_token {secret, realm,
+        claims}, account {home_account_id, environment, realm, username,
+        local_account_id, authority_type}; absent objects and fields are null, times
+        are integers (Unix seconds); corrupt_records [{kind, fingerprint, reason}]
+        lists damaged records the lookup had to skip. An --account username that no
+        account has answers interaction_required (a note on standard error says so).
 
         Exit codes: 0 for every outcome; with --exit-code, 0 for hit, 10 for refresh
         and 11 for interaction_required. 65 when a damaged record was skipped, whatever
@@ -509,6 +514,11 @@ enum HelpText {
                                   An extra body parameter of the request, e.g.
                                   fmi_path=Some/Path (repeatable): the extended cache
                                   key is derived from them as MSAL derives it.
+          --on-behalf-of <key>    The on-behalf-of partition: an assertion's hash
+                                  (MSAL's user_assertion_hash) or a long-running
+                                  process's own key.
+          --assertion-file <path> A file holding the caller's assertion (its incoming
+                                  token): the partition is its hash.
           --now <seconds>         Current time in Unix seconds (default: now).
           --json                  Print JSON.
           --include-secrets       Show token secrets instead of the redaction marker.
@@ -546,12 +556,21 @@ enum HelpText {
         OVERVIEW: Sign an account out: for one client (--client-id) or for every client
         (--all-clients). App metadata stays.
 
-        USAGE: cachetool remove-account [--store <dir>] [--key-file <path>] --account <account> [--client-id <client-id>] [--all-clients] [--environment <environment>] [--json]
+        With --on-behalf-of or --assertion-file instead of --account, signs one
+        on-behalf-of partition out: the access and refresh tokens a web API holds for
+        that caller; the account's own tokens and profile stay.
+
+        USAGE: cachetool remove-account [--store <dir>] [--key-file <path>] [--account <account>] [--on-behalf-of <key>] [--assertion-file <path>] [--client-id <client-id>] [--all-clients] [--environment <environment>] [--json]
 
         OPTIONS:
           --store <dir>           Store directory.
           --key-file <path>       Key file (32 bytes, mode 0600).
           --account <account>     The home account id, or the account's username.
+          --on-behalf-of <key>    The on-behalf-of partition: an assertion's hash
+                                  (MSAL's user_assertion_hash) or a long-running
+                                  process's own key.
+          --assertion-file <path> A file holding the caller's assertion (its incoming
+                                  token): the partition is its hash.
           --client-id <client-id> Remove what this client holds (and the family refresh
                                   token if it is a member).
           --all-clients           Remove the account's credentials of every client.

@@ -49,7 +49,7 @@ import TokenCache
             let accessToken = try #require(json["access_token"] as? [String: Any])
             #expect(Set(accessToken.keys) == [
                 "secret", "home_account_id", "environment", "realm", "client_id", "target", "token_type", "key_id", "ext_cache_key",
-                "cached_at", "expires_on", "extended_expires_on", "refresh_on",
+                "user_assertion_hash", "cached_at", "expires_on", "extended_expires_on", "refresh_on",
             ])
             #expect(accessToken["ext_cache_key"] is NSNull)
             #expect(accessToken["expires_on"] as? Int == Int(Self.now) + 3600 && accessToken["realm"] as? String == "utid1")
@@ -115,6 +115,47 @@ import TokenCache
                 #expect(run.status == 64, "\(bad): \(run.output)")
                 #expect(run.stderr.contains(message), "\(bad): \(run.stderr)")
                 #expect(!run.output.contains("SECRET-PATH-CANARY"))
+            }
+        }
+    }
+
+    /// A web API's token for a caller, stored and found by the caller's assertion in a file (or its hash), never by
+    /// the account alone, and signed out by partition; the assertion never reaches the output or the store.
+    @Test func onBehalfOfPartitionsThroughTheCLI() throws {
+        try CLIStore.with { (store: CLIStore) throws in
+            #expect(try store.run(["init"]).status == 0)
+            let canary = "ASSERTION-CANARY-a3f09c"
+            let assertionFile = store.root + "/assertion.jwt"
+            try (canary + "\n").write(toFile: assertionFile, atomically: true, encoding: .utf8)
+            let responseFile = store.root + "/obo.json"
+            try Self.response(accessToken: "at-obo", refreshToken: "rt-obo").write(toFile: responseFile, atomically: true, encoding: .utf8)
+            let stored = try store.run(
+                ["ingest", "--client-id", "client-1", "--authority", "https://login.microsoftonline.com/common", "--scopes", "User.Read",
+                 "--grant-type", "urn:ietf:params:oauth:grant-type:jwt-bearer", "--assertion-file", assertionFile, "--now", "\(Self.now)", "--json", responseFile]
+            )
+            #expect(stored.status == 0, "\(stored.output)")
+            let hash = try #require((try JSONSerialization.jsonObject(with: Data(stored.stdout.utf8)) as? [String: Any])?["user_assertion_hash"] as? String)
+            #expect(hash == OnBehalfOfKey(assertion: Secret(canary)).value)
+            func secret(_ extra: [String]) throws -> String? {
+                let (run, json) = try lookup(store, extra + ["--include-secrets"])
+                #expect(run.status == 0, "\(run.output)")
+                #expect(!run.output.contains(canary))
+                return (json["access_token"] as? [String: Any])?["secret"] as? String
+            }
+            #expect(try secret([]) == nil)  // the account's own lookup: nothing
+            #expect(try secret(["--assertion-file", assertionFile]) == "at-obo")
+            #expect(try secret(["--on-behalf-of", hash]) == "at-obo")
+            #expect(try secret(["--on-behalf-of", hash.lowercased()]) == nil)  // a hash is case-sensitive
+            let removed = try store.run(["remove-account", "--assertion-file", assertionFile, "--all-clients", "--json"])
+            #expect(removed.status == 0, "\(removed.output)")
+            let counts = (try JSONSerialization.jsonObject(with: Data(removed.stdout.utf8)) as? [String: Any]) ?? [:]
+            #expect(counts["access_tokens"] as? Int == 1 && counts["refresh_tokens"] as? Int == 1 && counts["accounts"] as? Int == 0)
+            #expect(try secret(["--on-behalf-of", hash]) == nil)
+            let both = try store.run(["remove-account", "--account", "uid1.utid1", "--on-behalf-of", hash, "--all-clients"])
+            #expect(both.status == 64 && both.stderr.contains("--account cannot be combined"), "\(both.output)")
+            for name in try FileManager.default.subpathsOfDirectory(atPath: store.directory) {
+                let bytes = try Data(contentsOf: URL(fileURLWithPath: store.directory + "/" + name))
+                #expect(!bytes.contains(Data(canary.utf8)), "\(name) holds the assertion")
             }
         }
     }

@@ -211,6 +211,17 @@ def P(index_key: bytes, hid: str | None) -> bytes:
     return D(index_key, "account", canon_plain(hid))
 
 
+def O(index_key: bytes, uah: str) -> bytes:
+    """An on-behalf-of partition's prefix (§4.1): the user assertion hash exactly, not lower-cased."""
+    return D(index_key, "obo", uah.encode("utf-8"))
+
+
+def T(index_key: bytes, f: dict) -> bytes:
+    """The owner prefix of an access or refresh token (§4.1): its partition when it has one, else its account."""
+    uah = f.get("user_assertion_hash") or ""
+    return O(index_key, uah) if uah else P(index_key, f.get("home_account_id"))
+
+
 def account_storage_key(ik: bytes, f: dict) -> bytes:
     return P(ik, f.get("home_account_id")) + D(
         ik, "account-entry", canon_plain(f.get("environment")), canon_plain(f.get("realm"))
@@ -227,7 +238,7 @@ def access_token_storage_key(ik: bytes, f: dict) -> bytes:
         bucket = D(ik, "at-bucket", canon_plain(f.get("client_id")), canon_plain(f.get("realm")),
                    canon_token_type(f.get("token_type")), canon_key_id(f.get("key_id")))
     return (
-        P(ik, f.get("home_account_id"))
+        T(ik, f)
         + bucket
         + D(ik, "at-entry", canon_plain(f.get("environment")), canon_target(f.get("target")))
     )
@@ -239,7 +250,7 @@ def refresh_token_storage_key(ik: bytes, f: dict) -> bytes:
         owner = D(ik, "rt-owner", b"family", family)
     else:
         owner = D(ik, "rt-owner", b"client", canon_plain(f.get("client_id")))
-    return P(ik, f.get("home_account_id")) + owner + D(ik, "rt-entry", canon_plain(f.get("environment")))
+    return T(ik, f) + owner + D(ik, "rt-entry", canon_plain(f.get("environment")))
 
 
 def id_token_storage_key(ik: bytes, f: dict) -> bytes:
@@ -862,6 +873,8 @@ def crosscheck_with_system_libsodium() -> str:
 # An MSAL extended cache key as MSAL Python derives it (for fmi_path "SomeFmiPath/FmiCredentialPath"), with one
 # upper-case letter to exercise ascii_lower.
 EXT_CACHE_KEY = "Cojvfy5tzae3njpkvcebguvvx5vvmnj8hphqrbogjoi"
+# An MSAL .NET user assertion hash (base64url SHA-256 of an assertion), mixed case as such hashes are.
+USER_ASSERTION_HASH = "ehRedFWakzoJSXaWhi5KaXle1gqE70lscr6Yhs3SFrE"
 
 
 def v_blind_index() -> bytes:
@@ -875,6 +888,9 @@ def v_blind_index() -> bytes:
     at_key = access_token_storage_key(ik, at_fields)
     ext_fields = dict(at_fields, ext_cache_key=EXT_CACHE_KEY)
     at_ext_key = access_token_storage_key(ik, ext_fields)
+    at_obo_key = access_token_storage_key(ik, dict(at_fields, user_assertion_hash=USER_ASSERTION_HASH))
+    rt_obo_key = refresh_token_storage_key(
+        ik, dict(home_account_id=hid, environment=env, client_id=CLIENT_ID, user_assertion_hash=USER_ASSERTION_HASH))
     rt_client = refresh_token_storage_key(ik, dict(home_account_id=hid, environment=env, client_id=CLIENT_ID))
     rt_family = refresh_token_storage_key(
         ik, dict(home_account_id=hid, environment=env, client_id=CLIENT_ID, family_id=FAMILY_ID))
@@ -897,7 +913,13 @@ def v_blind_index() -> bytes:
     assert at_ext_key == (p + D(ik, "at-bucket-ext", CLIENT_ID.encode(), b"utid1", b"bearer",
                                  EXT_CACHE_KEY.lower().encode(), b"") + at_key[32:])
     assert access_token_storage_key(ik, dict(at_fields, ext_cache_key="")) == at_key
-    for k, n in ((account_key, 32), (at_key, 48), (at_ext_key, 48), (rt_client, 48), (rt_family, 48), (idt_key, 48), (app_key, 32)):
+    # On-behalf-of tokens: the partition replaces the account prefix, the rest of the key is unchanged; the hash is
+    # taken exactly (its case matters), and an empty one is no partition.
+    o = O(ik, USER_ASSERTION_HASH)
+    assert at_obo_key == o + at_key[16:] and rt_obo_key == o + rt_client[16:] and o != p
+    assert O(ik, USER_ASSERTION_HASH.lower()) != o
+    assert access_token_storage_key(ik, dict(at_fields, user_assertion_hash="")) == at_key
+    for k, n in ((account_key, 32), (at_key, 48), (at_ext_key, 48), (at_obo_key, 48), (rt_obo_key, 48), (rt_client, 48), (rt_family, 48), (idt_key, 48), (app_key, 32)):
         assert len(k) == n
     assert all(k[:16] == p for k in (account_key, at_key, rt_client, rt_family, idt_key))
     assert rt_client[32:] == rt_family[32:] and rt_client[16:32] != rt_family[16:32]
@@ -927,11 +949,14 @@ def v_blind_index() -> bytes:
         ("token_type_text", TOKEN_TYPE),
         ("key_id_text", key_id),
         ("ext_cache_key_text", EXT_CACHE_KEY),
+        ("user_assertion_hash_text", USER_ASSERTION_HASH),
         ("index_key", ik),
         ("fingerprint_key", FINGERPRINT_KEY),
         ("account_key", account_key),
         ("access_token_key", at_key),
         ("access_token_ext_key", at_ext_key),
+        ("access_token_obo_key", at_obo_key),
+        ("refresh_token_obo_key", rt_obo_key),
         ("refresh_token_client_key", rt_client),
         ("refresh_token_family_key", rt_family),
         ("id_token_key", idt_key),

@@ -104,6 +104,9 @@ final class FakeTokenEndpoint: Sendable {
         )
     }
 
+    /// Makes a refresh token issued elsewhere (an on-behalf-of exchange, say) one this endpoint redeems.
+    func accept(_ refreshToken: String) { _ = state.withLock { $0.valid.insert(refreshToken) } }
+
     /// The refresh tokens redeemed so far, in order.
     var redeemed: [String] { state.withLock { $0.redeemed } }
     /// Makes the next redemption fail as an unavailable server would.

@@ -87,6 +87,41 @@ import TokenCache
         }
     }
 
+    /// A web API's requests for two callers (on-behalf-of partitions): the signed-in user's own token answers neither,
+    /// each partition's expired token is refreshed with its own refresh token and stored back in it, and the L1 and the
+    /// flights keep them apart.
+    @Test func onBehalfOfPartitionsRefreshWithinThemselves() async throws {
+        try await withSignedInClient() { (client, endpoint, clock) async throws in
+            let a = OnBehalfOfKey(assertion: Secret("assertion-of-caller-a")), b = OnBehalfOfKey(assertion: Secret("assertion-of-caller-b"))
+            var requestA = User.request(), requestB = User.request()
+            requestA.onBehalfOf = a
+            requestB.onBehalfOf = b
+            #expect(requestA.flightKey != requestB.flightKey && requestA.flightKey != User.request().flightKey)
+            // No partition token yet: a partition never borrows the account's own refresh token.
+            await #expect(throws: TokenClientError.self) { try await client.token(for: requestA, refresh: endpoint.redeem) }
+            #expect(endpoint.redeemed.isEmpty)
+            for (partition, label) in [(a, "a"), (b, "b")] {
+                let exchanged = Responses.response(accessToken: "at-\(label)", refreshToken: "rt-obo-\(label)", issuedAt: clock.now())
+                let context = TokenRequestContext(
+                    clientID: User.client, authority: User.authority, requestedScopes: ["User.Read"],
+                    grantType: "urn:ietf:params:oauth:grant-type:jwt-bearer", now: clock.now(), onBehalfOf: partition
+                )
+                _ = try await client.ingest(exchanged, context: context)
+            }
+            #expect(try await client.token(for: requestA, refresh: endpoint.redeem).value == "at-a")
+            #expect(try await client.token(for: requestB, refresh: endpoint.redeem).value == "at-b")
+            #expect(try await client.token(for: User.request(), refresh: endpoint.redeem).value == "at-1")
+            clock.advance(by: 3600)
+            endpoint.accept("rt-obo-a")
+            let refreshed = try await client.token(for: requestA, refresh: endpoint.redeem)
+            #expect(refreshed.source == .refresh && endpoint.redeemed == ["rt-obo-a"])
+            let stored = try #require(try await client.lookup(requestA).refreshToken)
+            #expect(stored.entity.userAssertionHash == a.value && stored.entity.secret.reveal() != "rt-obo-a")
+            #expect(try await client.lookup(requestB).refreshToken?.entity.secret.reveal() == "rt-obo-b")
+            #expect(try await client.token(for: requestA, refresh: endpoint.redeem).value == refreshed.value)
+        }
+    }
+
     @Test func differentScopesAreDifferentFlights() async throws {
         try await withSignedInClient() { (client, endpoint, clock) async throws in
             #expect(User.request(scopes: ["User.Read"]).flightKey == User.request(scopes: ["openid USER.READ", "user.read"]).flightKey)

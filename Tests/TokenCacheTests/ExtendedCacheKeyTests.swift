@@ -4,6 +4,7 @@ import Testing
 
 @testable import TokenCache
 @testable import TokenCacheMSAL
+@testable import TokenCacheRecords
 
 /// MSAL's extended cache key: derived as MSAL Python derives it, and a partition of the access tokens that no other
 /// query sees (Docs/Semantics.md, "Extended cache keys").
@@ -113,5 +114,22 @@ import Testing
             clientID: User.client, homeAccountID: "", environment: User.cloud, realm: User.utid,
             scopes: ["https://graph.microsoft.com/.default"], extendedCacheKey: key, now: ReferenceTime.now
         )
+    }
+}
+
+/// The base64url encoder MSAL's partition digests are written with: RFC 4648's vectors, and every length round-trips
+/// through the decoder.
+@Suite struct Base64URLEncodingTests {
+    @Test func rfc4648VectorsWithoutPadding() {
+        let vectors = ["": "", "f": "Zg", "fo": "Zm8", "foo": "Zm9v", "foob": "Zm9vYg", "fooba": "Zm9vYmE", "foobar": "Zm9vYmFy"]
+        for (plain, encoded) in vectors { #expect(Base64URL.encode(Array(plain.utf8)) == encoded, "\(plain)") }
+        #expect(Base64URL.encode([0xFB, 0xFF, 0xBF]) == "-_-_")
+    }
+
+    @Test func everyLengthRoundTrips() {
+        for count in 0..<40 {
+            let bytes = (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 73 &+ 11) }
+            #expect(Base64URL.decode(Array(Base64URL.encode(bytes).utf8)) == bytes, "\(count)")
+        }
     }
 }

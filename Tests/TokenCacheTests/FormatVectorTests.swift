@@ -152,6 +152,17 @@ extension SecureBuffer {
             index: index
         )
         #expect(atExtKey == (try vector.bytes("access_token_ext_key")))
+        let partition = try vector.text("user_assertion_hash")
+        let atOBOKey = AccessToken.storageKey(
+            for: .init(homeAccountID: home, environment: environment, clientID: client, realm: realm, target: target,
+                       tokenType: try vector.text("token_type"), keyID: keyID.isEmpty ? nil : keyID, userAssertionHash: partition),
+            index: index
+        )
+        #expect(atOBOKey == (try vector.bytes("access_token_obo_key")))
+        let rtOBOKey = RefreshToken.storageKey(
+            for: .init(homeAccountID: home, environment: environment, owner: .client(client), userAssertionHash: partition), index: index
+        )
+        #expect(rtOBOKey == (try vector.bytes("refresh_token_obo_key")))
         #expect(RefreshToken.storageKey(for: .init(homeAccountID: home, environment: environment, owner: .client(client)), index: index) == (try vector.bytes("refresh_token_client_key")))
         #expect(RefreshToken.storageKey(for: .init(homeAccountID: home, environment: environment, owner: .family(try vector.text("family_id"))), index: index) == (try vector.bytes("refresh_token_family_key")))
         #expect(IDToken.storageKey(for: .init(homeAccountID: home, environment: environment, clientID: client, realm: realm), index: index) == (try vector.bytes("id_token_key")))

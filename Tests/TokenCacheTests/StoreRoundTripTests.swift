@@ -8,8 +8,9 @@ import Testing
     @Test(arguments: TestBackend.allCases)
     func everyEntityRoundTripsWithEveryFieldAndUnknownFields(backend: TestBackend) throws {
         try TestStore.with(backend) { _, cache in
-            let accessToken = Samples.accessToken()
-            let refreshToken = Samples.refreshToken()
+            // Every modelled field set, an on-behalf-of partition too (part of the key: `get` finds them by it).
+            let accessToken = Samples.accessToken(partition: "obo-hash")
+            let refreshToken = Samples.refreshToken(partition: "obo")
             let idToken = Samples.idToken()
             let account = Samples.account()
             let metadata = Samples.appMetadata()

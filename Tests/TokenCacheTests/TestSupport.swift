@@ -124,7 +124,8 @@ struct TestStore {
     }
 }
 
-/// Entities with every modelled field set, plus unknown fields of each JSON type.
+/// Entities with every modelled field set (an on-behalf-of partition only when asked: it is part of the key), plus
+/// unknown fields of each JSON type.
 enum Samples {
     static let now = ReferenceTime.now
     static let home = "uid1.utid1"
@@ -137,19 +138,22 @@ enum Samples {
 
     static func accessToken(
         home: String = home, client: String = client, realm: String = "utid1", target: String = "User.Read Mail.Read",
-        secret: String = "at-secret", environment: String = environment
+        secret: String = "at-secret", environment: String = environment, partition: String? = nil
     ) -> AccessToken {
         AccessToken(
             homeAccountID: home, environment: environment, clientID: client, realm: realm, target: target,
             secret: Secret(secret), cachedAt: now, expiresOn: now + 3600, extendedExpiresOn: now + 7200, refreshOn: now + 1800,
-            tokenType: "Bearer", keyID: nil, userAssertionHash: "obo-hash", additionalFields: extras
+            tokenType: "Bearer", keyID: nil, userAssertionHash: partition, additionalFields: extras
         )
     }
 
-    static func refreshToken(home: String = home, client: String = client, family: String? = "1", secret: String = "rt-secret") -> RefreshToken {
+    /// `partition`: an on-behalf-of partition (`user_assertion_hash`), which is part of the token's key.
+    static func refreshToken(
+        home: String = home, client: String = client, family: String? = "1", secret: String = "rt-secret", partition: String? = nil
+    ) -> RefreshToken {
         RefreshToken(
             homeAccountID: home, environment: environment, clientID: client, secret: Secret(secret), familyID: family,
-            target: "User.Read offline_access", realm: "utid1", lastModificationTime: now, userAssertionHash: "obo",
+            target: "User.Read offline_access", realm: "utid1", lastModificationTime: now, userAssertionHash: partition,
             expiresOn: now + 86_400, additionalFields: extras
         )
     }

@@ -36,7 +36,10 @@ extension RefreshToken: StorableEntity {
     }
 
     package func validate() throws(TokenCacheError) {
-        try Self.validateCredential(homeAccountID: homeAccountID, environment: environment, clientID: clientID, secret: secret)
+        // A token of an on-behalf-of partition is found by the partition: its account may be unknown (a response
+        // without client_info).
+        let partitioned = !(userAssertionHash?.isEmpty ?? true)
+        try Self.validateCredential(homeAccountID: partitioned ? nil : homeAccountID, environment: environment, clientID: clientID, secret: secret)
         if let target {
             do { _ = try ScopeSet(parsing: target) } catch {
                 throw TokenCacheError(.invalidArgument, "RefreshToken.target contains a character outside the scope alphabet")

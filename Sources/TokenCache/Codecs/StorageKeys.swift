@@ -6,7 +6,20 @@ func canonicalTarget(_ target: String) -> String {
     (try? ScopeSet(parsing: target))?.canonical ?? target.asciiLowercased
 }
 
-// The storage key of each kind (FORMAT.md §4.3). Identifiers are ASCII-lower-cased; key ids are exact.
+// The storage key of each kind (FORMAT.md §4.3). Identifiers are ASCII-lower-cased; key ids and on-behalf-of keys
+// are exact.
+
+/// The 16-byte prefix of a token's records: its on-behalf-of partition `O(uah)` when it has one, else its account
+/// `P(hid)` (FORMAT.md §4.3). A partition's tokens are found by the partition alone, whoever the account.
+package func tokenOwnerPrefix(homeAccountID: String, userAssertionHash: String?, index: BlindIndex) -> [UInt8] {
+    onBehalfOfPrefix(userAssertionHash, index: index) ?? index.accountPrefix(homeAccountID)
+}
+
+/// `O(uah)`: the prefix of the tokens of one on-behalf-of partition; nil for none (nil or empty).
+package func onBehalfOfPrefix(_ userAssertionHash: String?, index: BlindIndex) -> [UInt8]? {
+    guard let userAssertionHash, !userAssertionHash.isEmpty else { return nil }
+    return index.digest("obo", exact: userAssertionHash)
+}
 extension Account {
     package static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
         storageKey(accountPrefix: index.accountPrefix(key.homeAccountID), environment: key.environment, realm: key.realm, index: index)
@@ -21,17 +34,9 @@ extension Account {
 extension AccessToken {
     /// The bucket is what a silent lookup knows exactly; the environment (matched by alias group) and the
     /// scopes (matched as a subset) are resolved inside the bucket.
-    package static func bucketPrefix(
-        homeAccountID: String, clientID: String, realm: String, tokenType: String?, keyID: String?, extendedCacheKey: String?, index: BlindIndex
-    ) -> [UInt8] {
-        bucketPrefix(
-            accountPrefix: index.accountPrefix(homeAccountID), clientID: clientID, realm: realm, tokenType: tokenType, keyID: keyID,
-            extendedCacheKey: extendedCacheKey, index: index
-        )
-    }
-
     /// Tokens with an extended cache key have buckets of their own, under another label, so that a query sees only
-    /// the tokens of its own key (none, or one) in one range read.
+    /// the tokens of its own key (none, or one) in one range read. `accountPrefix` is the token's owner prefix
+    /// (``tokenOwnerPrefix(homeAccountID:userAssertionHash:index:)``).
     static func bucketPrefix(
         accountPrefix: [UInt8], clientID: String, realm: String, tokenType: String?, keyID: String?, extendedCacheKey: String?, index: BlindIndex
     ) -> [UInt8] {
@@ -44,8 +49,9 @@ extension AccessToken {
     /// The bucket of the token with `key`.
     package static func bucketPrefix(for key: Key, index: BlindIndex) -> [UInt8] {
         bucketPrefix(
-            homeAccountID: key.homeAccountID, clientID: key.clientID, realm: key.realm, tokenType: key.tokenType,
-            keyID: key.keyID, extendedCacheKey: key.extendedCacheKey, index: index
+            accountPrefix: tokenOwnerPrefix(homeAccountID: key.homeAccountID, userAssertionHash: key.userAssertionHash, index: index),
+            clientID: key.clientID, realm: key.realm, tokenType: key.tokenType, keyID: key.keyID, extendedCacheKey: key.extendedCacheKey,
+            index: index
         )
     }
 
@@ -72,10 +78,13 @@ extension RefreshToken {
     }
 
     package static func storageKey(for key: Key, index: BlindIndex) -> [UInt8] {
-        storageKey(for: key, accountPrefix: index.accountPrefix(key.homeAccountID), index: index)
+        storageKey(
+            for: key, accountPrefix: tokenOwnerPrefix(homeAccountID: key.homeAccountID, userAssertionHash: key.userAssertionHash, index: index),
+            index: index
+        )
     }
 
-    /// The key under an account prefix already computed.
+    /// The key under its owner prefix already computed (``tokenOwnerPrefix(homeAccountID:userAssertionHash:index:)``).
     static func storageKey(for key: Key, accountPrefix: [UInt8], index: BlindIndex) -> [UInt8] {
         index.digest("rt-entry", key.environment, after: ownerPrefix(accountPrefix: accountPrefix, owner: key.owner, index: index))
     }

@@ -120,14 +120,23 @@ extension CacheWriter {
     private func remove<S: StorableEntity>(
         _ type: S.Type, _ homeAccountID: String, _ summary: inout RemovalSummary, matches: (S) -> Bool
     ) throws -> Int {
+        try remove(S.self, under: store.keyring.index.accountPrefix(homeAccountID), &summary) { entity in
+            if let storedHome = entity.homeAccountIDForIndex, ASCII.equalIgnoringCase(storedHome, homeAccountID) { return matches(entity) }
+            return false
+        }
+    }
+
+    /// Deletes the records of one kind under `prefix` that `owned` selects, and every damaged record under it (added
+    /// to `summary.damagedRecords`: the prefix is a keyed hash of its owner, so they are the owner's). Returns how many
+    /// readable records it deleted.
+    func remove<S: StorableEntity>(
+        _ type: S.Type, under prefix: [UInt8], _ summary: inout RemovalSummary, owned: (S) -> Bool
+    ) throws -> Int {
         var doomed: [[UInt8]] = []
         var damagedKeys: [[UInt8]] = []
         var damaged: [CorruptRecord] = []
-        let prefix = store.keyring.index.accountPrefix(homeAccountID)
         try scan(S.self, prefix: prefix, corrupt: &damaged, damagedKeys: { damagedKeys.append($0) }) { stored in
-            if let storedHome = stored.entity.homeAccountIDForIndex, ASCII.equalIgnoringCase(storedHome, homeAccountID), matches(stored.entity) {
-                doomed.append(stored.record.key)  // where it is stored (a lone access token: its bucket prefix)
-            }
+            if owned(stored.entity) { doomed.append(stored.record.key) }  // where it is stored (a lone access token: its bucket prefix)
         }
         let removed = try deleteRecords(S.self, keys: doomed + damagedKeys)
         summary.damagedRecords += damaged

@@ -3,8 +3,10 @@ import Synchronization
 /// What identifies a lookup's companions: enough to read them again in another transaction.
 struct CompanionRequest: Sendable {
     var homeAccountID: String
-    /// `P(hid)`, already derived by the lookup.
+    /// `P(hid)`, already derived by the lookup: where the ID token and the account are.
     var accountPrefix: [UInt8]
+    /// Where the refresh tokens are: the on-behalf-of partition's prefix, or ``accountPrefix``.
+    var refreshTokenPrefix: [UInt8]
     var clientID: String
     var environment: String
     /// The realms to take the ID token and account from, most wanted first (the realm the access token was found

@@ -127,7 +127,10 @@ extension CacheWriter {
     /// a family token; for a client token, the family of the client's app metadata and the only family in use.
     private func previousOwnerKeys(of replacement: RefreshToken) throws -> [RefreshToken.Key] {
         func key(_ owner: RefreshToken.Owner) -> RefreshToken.Key {
-            RefreshToken.Key(homeAccountID: replacement.homeAccountID, environment: replacement.environment, owner: owner)
+            RefreshToken.Key(
+                homeAccountID: replacement.homeAccountID, environment: replacement.environment, owner: owner,
+                userAssertionHash: replacement.userAssertionHash
+            )
         }
         if case .family = replacement.owner { return [key(.client(replacement.clientID))] }
         var families: [String] = []

@@ -24,7 +24,7 @@ struct IngestPlan: Sendable {
         let token = derived.accessToken
         let accountPrefix = index.accountPrefix(token.homeAccountID)
         bucket = AccessToken.bucketPrefix(
-            accountPrefix: accountPrefix, clientID: token.clientID, realm: token.realm, tokenType: token.tokenType, keyID: token.keyID,
+            accountPrefix: onBehalfOfPrefix(token.userAssertionHash, index: index) ?? accountPrefix, clientID: token.clientID, realm: token.realm, tokenType: token.tokenType, keyID: token.keyID,
             extendedCacheKey: token.extendedCacheKey, index: index
         )
         accessTokenKey = AccessToken.entryKey(for: token.key, bucket: bucket, index: index)
@@ -34,7 +34,12 @@ struct IngestPlan: Sendable {
         func prefix(of homeAccountID: String) -> [UInt8] {
             ASCII.equalIgnoringCase(homeAccountID, token.homeAccountID) ? accountPrefix : index.accountPrefix(homeAccountID)
         }
-        refreshTokenKey = derived.refreshToken.map { RefreshToken.storageKey(for: $0.key, accountPrefix: prefix(of: $0.homeAccountID), index: index) }
+        refreshTokenKey = derived.refreshToken.map { token in
+            RefreshToken.storageKey(
+                for: token.key, accountPrefix: onBehalfOfPrefix(token.userAssertionHash, index: index) ?? prefix(of: token.homeAccountID),
+                index: index
+            )
+        }
         idTokenKey = derived.idToken.map { IDToken.storageKey(for: $0.key, accountPrefix: prefix(of: $0.homeAccountID), index: index) }
         accountKey = derived.account.map {
             Account.storageKey(accountPrefix: prefix(of: $0.homeAccountID), environment: $0.environment, realm: $0.realm, index: index)

@@ -85,7 +85,7 @@ extension CacheReader {
         var corrupt: [CorruptRecord] = []
         let index = store.keyring.index
         let (refreshToken, familyMembership) = try refreshTokenToRedeem(
-            accountPrefix: request.accountPrefix, clientID: request.clientID, environment: request.environment, aliases: aliases,
+            accountPrefix: request.refreshTokenPrefix, clientID: request.clientID, environment: request.environment, aliases: aliases,
             corrupt: &corrupt
         )
         // Hosts to probe for the account, most likely first: where the token was written, then the query's.

@@ -20,6 +20,10 @@ public struct SilentLookupQuery: Sendable, Hashable {
     /// The extended cache key of a request sent with extra body parameters (``ExtendedCacheKey``): only tokens stored
     /// with the same key answer it. nil sees only tokens stored without one.
     public var extendedCacheKey: ExtendedCacheKey?
+    /// The on-behalf-of partition to look in (``OnBehalfOfKey``): its access and refresh tokens answer, found by the
+    /// partition alone (``homeAccountID`` may then be empty; when given, it only names the account whose ID token and
+    /// profile are read). nil looks at the account's own tokens, never at a partition's.
+    public var onBehalfOf: OnBehalfOfKey?
     /// Unix seconds.
     public var now: Int64
     /// When a hit's companions (refresh token, ID token, account, family membership) are read.
@@ -28,8 +32,8 @@ public struct SilentLookupQuery: Sendable, Hashable {
     /// A query for an explicit environment and realm. `now` is the caller's clock, in Unix seconds.
     public init(
         clientID: String, homeAccountID: String, environment: String, realm: String, scopes: [String],
-        tokenType: String? = nil, keyID: String? = nil, extendedCacheKey: ExtendedCacheKey? = nil, now: Int64,
-        companionLoading: CompanionLoading = .onFirstAccess
+        tokenType: String? = nil, keyID: String? = nil, extendedCacheKey: ExtendedCacheKey? = nil, onBehalfOf: OnBehalfOfKey? = nil,
+        now: Int64, companionLoading: CompanionLoading = .onFirstAccess
     ) {
         self.clientID = clientID
         self.homeAccountID = homeAccountID
@@ -39,6 +43,7 @@ public struct SilentLookupQuery: Sendable, Hashable {
         self.tokenType = tokenType
         self.keyID = keyID
         self.extendedCacheKey = extendedCacheKey
+        self.onBehalfOf = onBehalfOf
         self.now = now
         self.companionLoading = companionLoading
     }
@@ -46,11 +51,12 @@ public struct SilentLookupQuery: Sendable, Hashable {
     /// A query whose environment and realm come from an authority URL.
     public init(
         clientID: String, homeAccountID: String, authority: Authority, scopes: [String], tokenType: String? = nil,
-        keyID: String? = nil, extendedCacheKey: ExtendedCacheKey? = nil, now: Int64, companionLoading: CompanionLoading = .onFirstAccess
+        keyID: String? = nil, extendedCacheKey: ExtendedCacheKey? = nil, onBehalfOf: OnBehalfOfKey? = nil, now: Int64,
+        companionLoading: CompanionLoading = .onFirstAccess
     ) {
         self.init(
             clientID: clientID, homeAccountID: homeAccountID, environment: authority.host, realm: authority.tenant,
-            scopes: scopes, tokenType: tokenType, keyID: keyID, extendedCacheKey: extendedCacheKey, now: now,
+            scopes: scopes, tokenType: tokenType, keyID: keyID, extendedCacheKey: extendedCacheKey, onBehalfOf: onBehalfOf, now: now,
             companionLoading: companionLoading
         )
     }

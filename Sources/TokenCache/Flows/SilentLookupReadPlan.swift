@@ -10,10 +10,10 @@ extension SilentLookupPlan {
     func readPlan(of query: SilentLookupQuery, index: BlindIndex) -> ReadPlan {
         var plan = ReadPlan()
         for realm in realms { plan.add(KeySpace.accessTokens, prefix: bucket(realm, of: query, index: index)) }
-        plan.add(KeySpace.refreshTokens, prefix: accountPrefix)
+        plan.add(KeySpace.refreshTokens, prefix: tokenPrefix)
         plan.add(KeySpace.idTokens, prefix: accountPrefix)
         plan.add(KeySpace.accounts, prefix: accountPrefix)
-        plan.add(KeySpace.meta, prefix: RecordStore.refreshLeaseKey(refreshTokenKey: accountPrefix))
+        plan.add(KeySpace.meta, prefix: RecordStore.refreshLeaseKey(refreshTokenKey: tokenPrefix))
         plan.add(KeySpace.appMetadata, prefix: AppMetadata.clientPrefix(query.clientID, index: index))
         return plan
     }

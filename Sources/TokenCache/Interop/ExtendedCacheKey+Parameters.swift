@@ -1,4 +1,3 @@
-import Foundation
 internal import TokenCacheRecords
 internal import TokenCacheSodium
 
@@ -15,7 +14,6 @@ extension ExtendedCacheKey {
             serialised += Array("\(name.utf8.count):".utf8) + Array(name.utf8)
             serialised += Array("\(value.utf8.count):".utf8) + Array(value.utf8)
         }
-        let base64 = Data(SHA256.hash(serialised)).base64EncodedString()
-        self.init(canonical: String(base64.map { $0 == "+" ? "-" : $0 == "/" ? "_" : $0 }.filter { $0 != "=" }).asciiLowercased)
+        self.init(canonical: Base64URL.encode(SHA256.hash(serialised)).asciiLowercased)
     }
 }

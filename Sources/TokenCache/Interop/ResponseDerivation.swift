@@ -73,13 +73,16 @@ struct DerivedEntities: Sendable {
             target: target, secret: response.accessToken, cachedAt: now, expiresOn: now + response.expiresIn,
             extendedExpiresOn: now + (response.extExpiresIn ?? response.expiresIn),
             refreshOn: response.refreshIn.map { now + $0 },
-            tokenType: response.tokenType.flatMap { $0.isEmpty ? nil : $0 }, extendedCacheKey: context.extendedCacheKey?.value
+            tokenType: response.tokenType.flatMap { $0.isEmpty ? nil : $0 }, userAssertionHash: context.onBehalfOf?.value,
+            extendedCacheKey: context.extendedCacheKey?.value
         )
 
-        if isUserToken, let secret = response.refreshToken, !secret.isEmpty {
+        // A refresh token is kept for a user, or for an on-behalf-of partition (found by the partition, whatever the
+        // account); an app token (client credentials) has none to keep.
+        if isUserToken || context.onBehalfOf != nil, let secret = response.refreshToken, !secret.isEmpty {
             refreshToken = RefreshToken(
                 homeAccountID: homeAccountID, environment: environment, clientID: context.clientID, secret: secret,
-                familyID: familyID, target: target, realm: nil, lastModificationTime: now
+                familyID: familyID, target: target, realm: nil, lastModificationTime: now, userAssertionHash: context.onBehalfOf?.value
             )
         } else {
             refreshToken = nil

@@ -17,11 +17,15 @@ public struct TokenRequestContext: Sendable {
     /// The extended cache key of a request sent with extra body parameters (``ExtendedCacheKey/init(parameters:)``):
     /// the access token is stored under it and answers only queries with the same key. nil for an ordinary request.
     public var extendedCacheKey: ExtendedCacheKey?
+    /// The on-behalf-of partition of a request made for a caller (grant `urn:ietf:params:oauth:grant-type:jwt-bearer`
+    /// with the caller's assertion, or a refresh within the partition): the access and refresh tokens are stored in it
+    /// and answer only requests of the same partition. nil for an ordinary request.
+    public var onBehalfOf: OnBehalfOfKey?
 
     /// The request's context; `now` must be in the range given for ``now``.
     public init(
         clientID: String, authority: Authority, requestedScopes: [String], grantType: String? = nil, now: Int64,
-        extendedCacheKey: ExtendedCacheKey? = nil
+        extendedCacheKey: ExtendedCacheKey? = nil, onBehalfOf: OnBehalfOfKey? = nil
     ) {
         self.clientID = clientID
         self.authority = authority
@@ -29,5 +33,6 @@ public struct TokenRequestContext: Sendable {
         self.grantType = grantType
         self.now = now
         self.extendedCacheKey = extendedCacheKey
+        self.onBehalfOf = onBehalfOf
     }
 }

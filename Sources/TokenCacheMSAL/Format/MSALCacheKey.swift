@@ -37,12 +37,15 @@ enum MSALCacheKey {
         return joined([token.homeAccountID, token.environment, "accesstoken", token.clientID, token.realm, token.target])
     }
 
-    /// The key of a bound token that shares ``key(of:)-(AccessToken)`` with another token: the token type and the key
-    /// id appended, as .NET appends the token type. Nil for a Bearer token, which keeps the plain key. MSAL Python
-    /// finds such a token by its scan but cannot modify or remove it.
+    /// The key of a bound or on-behalf-of token that shares ``key(of:)-(AccessToken)`` with another token: the token
+    /// type and the key id appended, as .NET appends the token type, then the on-behalf-of partition. Nil for a plain
+    /// Bearer token, which keeps the plain key. MSAL Python finds such a token by its scan but cannot modify or remove
+    /// it.
     static func distinguishedKey(of token: AccessToken) -> String? {
-        guard !isBearer(token.tokenType), let tokenType = token.tokenType else { return nil }
-        return key(of: token) + "-" + tokenType.asciiLowercased + "-" + (token.keyID ?? "")
+        var suffix = ""
+        if !isBearer(token.tokenType), let tokenType = token.tokenType { suffix += "-" + tokenType.asciiLowercased + "-" + (token.keyID ?? "") }
+        if let partition = token.userAssertionHash, !partition.isEmpty { suffix += "-" + partition }
+        return suffix.isEmpty ? nil : key(of: token) + suffix
     }
 
     static func key(of token: RefreshToken) -> String {
@@ -54,8 +57,9 @@ enum MSALCacheKey {
     /// client id is the family id. Nil for a client's own token, which keeps the plain key. MSAL Python finds such a
     /// token by its scan but cannot modify or remove it.
     static func distinguishedKey(of token: RefreshToken) -> String? {
-        guard case .family(let family) = token.owner else { return nil }
-        return joined([token.homeAccountID, token.environment, "refreshtoken", family, "", ""])
+        let partition = token.userAssertionHash.flatMap { $0.isEmpty ? nil : "-" + $0 }
+        guard case .family(let family) = token.owner else { return partition.map { key(of: token) + $0 } }
+        return joined([token.homeAccountID, token.environment, "refreshtoken", family, "", ""]) + (partition ?? "")
     }
 
     /// The key a record takes when another record of the export derives its ``key(of:)-(MSALEntity)``; nil for

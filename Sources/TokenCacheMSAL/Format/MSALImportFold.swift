@@ -77,6 +77,7 @@ struct MSALImportFold {
         return joined([
             token.homeAccountID.asciiLowercased, token.environment.asciiLowercased, token.clientID.asciiLowercased,
             token.realm.asciiLowercased, scopes, tokenType, token.keyID ?? "", token.extendedCacheKey?.asciiLowercased ?? "",
+            token.userAssertionHash ?? "",
         ])
     }
 
@@ -86,7 +87,7 @@ struct MSALImportFold {
         case .client(let client): owner = "c" + client.asciiLowercased
         case .family(let family): owner = "f" + family.asciiLowercased
         }
-        return joined([token.homeAccountID.asciiLowercased, token.environment.asciiLowercased, owner])
+        return joined([token.homeAccountID.asciiLowercased, token.environment.asciiLowercased, owner, token.userAssertionHash ?? ""])
     }
 
     static func identity(of token: IDToken) -> String {

@@ -28,8 +28,9 @@ public struct AccessToken: CacheEntity {
     public var tokenType: String?
     /// Key binding of PoP / SSH-cert tokens (`key_id`; MSAL .NET and ObjC write `kid`, Go `keyid`).
     public var keyID: String?
-    /// The on-behalf-of assertion hash (`user_assertion_hash`). Stored and returned, but not part of the key, the bucket
-    /// or the lookup (Docs/Semantics.md, "Differences from the MSAL SDKs").
+    /// The on-behalf-of partition (`user_assertion_hash`, ``OnBehalfOfKey``): set for a token obtained on behalf of a
+    /// caller's assertion, which is then stored and found by it, not by the home account, and answers only requests
+    /// of the same partition. Part of the token's key; compared exactly.
     public var userAssertionHash: String?
     /// MSAL's extended cache key (`ext_cache_key`, ``ExtendedCacheKey``): set for a token obtained with extra request
     /// parameters (a federated managed identity path, forwarded client claims), which then answers only queries with
@@ -82,11 +83,13 @@ public struct AccessToken: CacheEntity {
         public var keyID: String?
         /// The extended cache key; nil or empty for none. Compared ASCII-case-insensitively.
         public var extendedCacheKey: String?
+        /// The on-behalf-of partition (`user_assertion_hash`); nil or empty for none. Compared exactly.
+        public var userAssertionHash: String?
 
         /// The key of the access token with these identifying fields.
         public init(
             homeAccountID: String, environment: String, clientID: String, realm: String, target: String,
-            tokenType: String? = nil, keyID: String? = nil, extendedCacheKey: String? = nil
+            tokenType: String? = nil, keyID: String? = nil, extendedCacheKey: String? = nil, userAssertionHash: String? = nil
         ) {
             self.homeAccountID = homeAccountID
             self.environment = environment
@@ -96,14 +99,16 @@ public struct AccessToken: CacheEntity {
             self.tokenType = tokenType
             self.keyID = keyID
             self.extendedCacheKey = extendedCacheKey
+            self.userAssertionHash = userAssertionHash
         }
     }
 
-    /// This token's identity: account, environment, client, realm, scopes, token type, key id and extended cache key.
+    /// This token's identity: account, environment, client, realm, scopes, token type, key id, extended cache key and
+    /// on-behalf-of partition.
     public var key: Key {
         Key(
             homeAccountID: homeAccountID, environment: environment, clientID: clientID, realm: realm, target: target,
-            tokenType: tokenType, keyID: keyID, extendedCacheKey: extendedCacheKey
+            tokenType: tokenType, keyID: keyID, extendedCacheKey: extendedCacheKey, userAssertionHash: userAssertionHash
         )
     }
 }

@@ -19,7 +19,9 @@ public struct RefreshToken: CacheEntity {
     public var realm: String?
     /// Unix seconds of the last change (MSAL Python tries newer refresh tokens first).
     public var lastModificationTime: Int64?
-    /// The on-behalf-of assertion hash (`user_assertion_hash`), when obtained on behalf of a user assertion.
+    /// The on-behalf-of partition (`user_assertion_hash`, ``OnBehalfOfKey``), when obtained on behalf of a caller's
+    /// assertion: the token is then stored and found by it, and redeemed only for requests of that partition. Part of
+    /// the token's key; compared exactly.
     public var userAssertionHash: String?
     /// Unix seconds; only some writers know a refresh token's expiry.
     public var expiresOn: Int64?
@@ -53,7 +55,7 @@ public struct RefreshToken: CacheEntity {
         case family(String)
     }
 
-    /// A refresh token is identified by account, environment, and owner (client or family).
+    /// A refresh token is identified by account, environment, owner (client or family) and on-behalf-of partition.
     public struct Key: Sendable, Hashable {
         /// `uid.utid` or the ADFS `sub`. Compared ASCII-case-insensitively.
         public var homeAccountID: String
@@ -61,12 +63,15 @@ public struct RefreshToken: CacheEntity {
         public var environment: String
         /// The client or family that owns the token. Compared ASCII-case-insensitively.
         public var owner: Owner
+        /// The on-behalf-of partition; nil or empty for none. Compared exactly.
+        public var userAssertionHash: String?
 
-        /// The key of the refresh token of `owner` for this account and environment.
-        public init(homeAccountID: String, environment: String, owner: Owner) {
+        /// The key of the refresh token of `owner` for this account and environment (in an on-behalf-of partition).
+        public init(homeAccountID: String, environment: String, owner: Owner, userAssertionHash: String? = nil) {
             self.homeAccountID = homeAccountID
             self.environment = environment
             self.owner = owner
+            self.userAssertionHash = userAssertionHash
         }
     }
 
@@ -77,5 +82,5 @@ public struct RefreshToken: CacheEntity {
     }
 
     /// This token's identity.
-    public var key: Key { Key(homeAccountID: homeAccountID, environment: environment, owner: owner) }
+    public var key: Key { Key(homeAccountID: homeAccountID, environment: environment, owner: owner, userAssertionHash: userAssertionHash) }
 }

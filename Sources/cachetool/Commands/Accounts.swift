@@ -79,13 +79,19 @@ struct Accounts: ParsableCommand {
 struct RemoveAccount: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "remove-account",
-        abstract: "Sign an account out: for one client (--client-id) or for every client (--all-clients). App metadata stays."
+        abstract: "Sign an account out: for one client (--client-id) or for every client (--all-clients). App metadata stays.",
+        discussion: """
+            With --on-behalf-of or --assertion-file instead of --account, signs one on-behalf-of partition out: the \
+            access and refresh tokens a web API holds for that caller; the account's own tokens and profile stay.
+            """
     )
 
     @OptionGroup var options: StoreOptions
 
     @Option(name: .customLong("account"), help: ArgumentHelp("The home account id, or the account's username.", valueName: "account"))
-    var account: String
+    var account: String?
+
+    @OptionGroup var onBehalfOf: OnBehalfOfOptions
 
     @Option(name: .customLong("client-id"), help: "Remove what this client holds (and the family refresh token if it is a member).")
     var clientID: String?
@@ -101,14 +107,25 @@ struct RemoveAccount: ParsableCommand {
 
     func validate() throws {
         if (clientID == nil) == !allClients { throw ValidationError("give exactly one of --client-id and --all-clients") }
+        if try onBehalfOf.partition() != nil {
+            if account != nil { throw ValidationError("--account cannot be combined with an on-behalf-of partition") }
+            if environment != nil { throw ValidationError("--environment cannot be combined with an on-behalf-of partition") }
+        } else if account == nil {
+            throw ValidationError("give --account, or an on-behalf-of partition (--on-behalf-of or --assertion-file)")
+        }
     }
 
     func run() throws {
         try Failure.reporting {
             let cache = try TokenStore.open(options.configuration(readOnly: false))
-            let removed = try cache.removeAccount(
-                homeAccountID: try Arguments.homeAccountID(account, in: cache), clientID: clientID, environment: environment
-            )
+            let removed: RemovalSummary
+            if let partition = try onBehalfOf.partition() {
+                removed = try cache.removeOnBehalfOf(partition, clientID: clientID)
+            } else {
+                removed = try cache.removeAccount(
+                    homeAccountID: try Arguments.homeAccountID(account!, in: cache), clientID: clientID, environment: environment
+                )
+            }
             if json {
                 print(
                     JSONValue.object([

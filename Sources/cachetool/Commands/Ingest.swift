@@ -28,6 +28,8 @@ struct Ingest: ParsableCommand {
 
     @OptionGroup var extended: ExtendedKeyOptions
 
+    @OptionGroup var onBehalfOf: OnBehalfOfOptions
+
     @Flag(help: "Print JSON.")
     var json = false
 
@@ -59,7 +61,8 @@ struct Ingest: ParsableCommand {
             let response = try TokenResponse(json: data)
             let context = TokenRequestContext(
                 clientID: clientID, authority: try Arguments.authority(authority), requestedScopes: Arguments.scopes(scopes),
-                grantType: grantType, now: now ?? Int64(Date().timeIntervalSince1970), extendedCacheKey: try extended.key()
+                grantType: grantType, now: now ?? Int64(Date().timeIntervalSince1970), extendedCacheKey: try extended.key(),
+                onBehalfOf: try onBehalfOf.partition()
             )
             let cache = try TokenStore.open(options.configuration(readOnly: false))
             let result = try cache.ingest(response, context: context)
@@ -72,6 +75,7 @@ struct Ingest: ParsableCommand {
                         "client_id": .string(result.accessToken.clientID),
                         "target": .string(result.accessToken.target),
                         "ext_cache_key": result.accessToken.extendedCacheKey.map { .string($0) } ?? .null,
+                        "user_assertion_hash": result.accessToken.userAssertionHash.map { .string($0) } ?? .null,
                         "access_token_revision": .integer(Int64(result.accessTokenRevision)),
                         "refresh_token_revision": result.refreshTokenRevision.map { .integer(Int64($0)) } ?? .null,
                         "access_tokens_removed": .integer(Int64(result.accessTokensRemoved)),

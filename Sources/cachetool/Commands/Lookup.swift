@@ -9,7 +9,7 @@ struct Lookup: ParsableCommand {
         discussion: """
             JSON keys (stable): outcome, refresh_recommended, family_membership (member | not_member | unknown; \
             with unknown, do not delete a family refresh token whose redemption fails), access_token {secret, home_account_id, environment, \
-            realm, client_id, target, token_type, key_id, ext_cache_key, cached_at, expires_on, extended_expires_on, refresh_on}, \
+            realm, client_id, target, token_type, key_id, ext_cache_key, user_assertion_hash, cached_at, expires_on, extended_expires_on, refresh_on}, \
             refresh_token {secret, home_account_id, environment, client_id, family_id}, id_token {secret, realm, \
             claims}, account {home_account_id, environment, realm, username, local_account_id, authority_type}; \
             absent objects and fields are null, times are integers (Unix seconds); corrupt_records [{kind, fingerprint, reason}] \
@@ -50,6 +50,8 @@ struct Lookup: ParsableCommand {
 
     @OptionGroup var extended: ExtendedKeyOptions
 
+    @OptionGroup var onBehalfOf: OnBehalfOfOptions
+
     @Option(help: ArgumentHelp("Current time in Unix seconds (default: now).", valueName: "seconds"))
     var now: Int64?
 
@@ -87,6 +89,7 @@ struct Lookup: ParsableCommand {
             throw ValidationError("--authority cannot be combined with --environment or --realm")
         }
         _ = try extended.key()
+        _ = try onBehalfOf.partition()
     }
 
     func run() throws {
@@ -103,16 +106,17 @@ struct Lookup: ParsableCommand {
             if known == nil { Output.note("no account in the store has the username \(account): the user must sign in") }
             let homeAccountID = known ?? account
             let extendedCacheKey = try extended.key()
+            let partition = try onBehalfOf.partition()
             let query: SilentLookupQuery
             if let authority {
                 query = SilentLookupQuery(
                     clientID: clientID, homeAccountID: homeAccountID, authority: try Arguments.authority(authority), scopes: scopes,
-                    tokenType: tokenType, keyID: keyID, extendedCacheKey: extendedCacheKey, now: now, companionLoading: .withLookup
+                    tokenType: tokenType, keyID: keyID, extendedCacheKey: extendedCacheKey, onBehalfOf: partition, now: now, companionLoading: .withLookup
                 )
             } else {
                 query = SilentLookupQuery(
                     clientID: clientID, homeAccountID: homeAccountID, environment: environment!, realm: realm!, scopes: scopes,
-                    tokenType: tokenType, keyID: keyID, extendedCacheKey: extendedCacheKey, now: now, companionLoading: .withLookup
+                    tokenType: tokenType, keyID: keyID, extendedCacheKey: extendedCacheKey, onBehalfOf: partition, now: now, companionLoading: .withLookup
                 )
             }
             // The command prints everything, so it reads everything from the lookup's own snapshot.
@@ -148,7 +152,7 @@ enum LookupJSON {
                 "secret": secret(token.secret), "home_account_id": .string(token.homeAccountID),
                 "environment": .string(token.environment), "realm": .string(token.realm), "client_id": .string(token.clientID),
                 "target": .string(token.target), "token_type": optional(token.tokenType), "key_id": optional(token.keyID),
-                "ext_cache_key": optional(token.extendedCacheKey), "cached_at": .integer(token.cachedAt), "expires_on": .integer(token.expiresOn),
+                "ext_cache_key": optional(token.extendedCacheKey), "user_assertion_hash": optional(token.userAssertionHash), "cached_at": .integer(token.cachedAt), "expires_on": .integer(token.expiresOn),
                 "extended_expires_on": optional(token.extendedExpiresOn), "refresh_on": optional(token.refreshOn),
             ])
         } ?? .null
