@@ -57,8 +57,14 @@ package struct FieldDecoder {
     /// The entry named `name`, marked consumed; nil when absent.
     @inlinable @inline(__always) mutating func consume(_ name: StaticString) -> Int? {
         let index: Int
-        if next < table.entries.count, table.name(at: next, equals: name) {
+        let count = table.entries.count
+        let order = next < count ? table.compareName(at: next, with: name) : 1
+        if order == 0 {
             index = next
+        } else if order > 0 && (next == 0 || table.compareName(at: next - 1, with: name) < 0) {
+            // Between two neighbours in name order (names are strictly ascending), or past the last: absent. An
+            // optional field a record lacks costs two comparisons, not a search.
+            return nil
         } else if let found = table.index(of: name) {
             index = found
         } else {

@@ -208,7 +208,12 @@ package struct FieldTable {
 
     /// Whether entry `index` is named `name`.
     @inlinable @inline(__always) package func name(at index: Int, equals name: StaticString) -> Bool {
-        Self.compare(self[entries[index].name], name.utf8) == 0
+        compareName(at: index, with: name) == 0
+    }
+
+    /// The bytewise order of entry `index`'s name and `name`: negative, zero or positive.
+    @inlinable @inline(__always) package func compareName(at index: Int, with name: StaticString) -> Int {
+        Self.compare(self[entries[index].name], name.utf8)
     }
 
     /// Bytewise order of two names: negative, zero or positive (then the shorter first). An inline loop, not

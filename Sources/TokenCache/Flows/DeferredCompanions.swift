@@ -5,8 +5,10 @@ struct CompanionRequest: Sendable {
     var homeAccountID: String
     /// `P(hid)`, already derived by the lookup: where the ID token and the account are.
     var accountPrefix: [UInt8]
-    /// Where the refresh tokens are: the on-behalf-of partition's prefix, or ``accountPrefix``.
-    var refreshTokenPrefix: [UInt8]
+    /// The on-behalf-of partition's prefix, where its refresh tokens are; nil for the account's own.
+    var partitionPrefix: [UInt8]?
+    /// Where the refresh tokens are.
+    var refreshTokenPrefix: [UInt8] { partitionPrefix ?? accountPrefix }
     var clientID: String
     var environment: String
     /// The realms to take the ID token and account from, most wanted first (the realm the access token was found

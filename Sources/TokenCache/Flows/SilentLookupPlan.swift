@@ -17,9 +17,11 @@ struct SilentLookupPlan {
     let hosts: AliasGroup
     /// `P(hid)`: the prefix of every record of the query's account, shared by the buckets and the companions' ranges.
     let accountPrefix: [UInt8]
-    /// The prefix of the access-token buckets and the refresh tokens: the on-behalf-of partition's `O(uah)` when the
-    /// query names one, else ``accountPrefix`` (FORMAT.md §4.3).
-    let tokenPrefix: [UInt8]
+    /// `O(uah)` when the query names an on-behalf-of partition (FORMAT.md §4.3), else nil: kept apart from
+    /// ``accountPrefix`` rather than as a second copy of it, which every lookup would retain and release.
+    let partitionPrefix: [UInt8]?
+    /// The prefix of the access-token buckets and the refresh tokens: the partition's, else the account's.
+    var tokenPrefix: [UInt8] { partitionPrefix ?? accountPrefix }
     /// The realms to try, in order: the query's first; for `common`, `organizations` and `consumers`, then the
     /// account's home tenant.
     let realms: [String]
@@ -32,7 +34,7 @@ struct SilentLookupPlan {
         requested = try ScopeSet.request(query.scopes)
         hosts = aliases.group(of: query.environment)
         accountPrefix = index.accountPrefix(query.homeAccountID)
-        tokenPrefix = onBehalfOfPrefix(query.onBehalfOf?.value, index: index) ?? accountPrefix
+        partitionPrefix = onBehalfOfPrefix(query.onBehalfOf?.value, index: index)
         realms = RealmResolution.candidates(queryRealm: query.realm, homeAccountID: query.homeAccountID)
         now = query.now
     }
@@ -41,7 +43,7 @@ struct SilentLookupPlan {
     /// extended cache key in that realm. Derived when asked (a keyed hash), so a hit in the first realm derives no other.
     func bucket(_ realm: String, of query: SilentLookupQuery, index: BlindIndex) -> [UInt8] {
         AccessToken.bucketPrefix(
-            accountPrefix: tokenPrefix, clientID: query.clientID, realm: realm, tokenType: query.tokenType, keyID: query.keyID,
+            accountPrefix: partitionPrefix ?? accountPrefix, clientID: query.clientID, realm: realm, tokenType: query.tokenType, keyID: query.keyID,
             extendedCacheKey: query.extendedCacheKey?.value, index: index
         )
     }
@@ -73,7 +75,7 @@ struct SilentLookupPlan {
     /// (if any) first; the host the access token was written under (if one was found) is probed first for the account.
     func companionRequest(of query: SilentLookupQuery, accessTokenEnvironment: String?, inRealm realmUsed: String?) -> CompanionRequest {
         CompanionRequest(
-            homeAccountID: query.homeAccountID, accountPrefix: accountPrefix, refreshTokenPrefix: tokenPrefix, clientID: query.clientID,
+            homeAccountID: query.homeAccountID, accountPrefix: accountPrefix, partitionPrefix: partitionPrefix, clientID: query.clientID,
             environment: query.environment,
             profileRealms: realmUsed.map { used in realms.first == used ? realms : [used] + realms.filter { $0 != used } } ?? realms,
             accessTokenEnvironment: accessTokenEnvironment
