@@ -8,17 +8,17 @@ package enum SHA256 {
     /// The digest length: 32 bytes.
     package static let digestCount = Int(crypto_hash_sha256_BYTES)
 
-    /// The SHA-256 digest of `input`.
-    package static func hash(_ input: some Collection<UInt8>) -> [UInt8] {
+    /// The SHA-256 digest of `input`, read in place: a secret hashed (an assertion) leaves no copy behind.
+    package static func hash(_ input: UnsafeRawBufferPointer) -> [UInt8] {
         Sodium.initializeOrTrap()
         var digest = [UInt8](repeating: 0, count: digestCount)
-        let bytes = Array(input)
-        // SAFETY: `digest` has digestCount writable bytes; `bytes` is valid for its count during the call.
-        _ = digest.withUnsafeMutableBytes { output in
-            bytes.withUnsafeBytes { input in
-                crypto_hash_sha256(output.sodiumMutableBytes, input.sodiumBytes, input.sodiumLength)
-            }
-        }
+        // SAFETY: `digest` has digestCount writable bytes; `input` is valid for its count during the call.
+        _ = digest.withUnsafeMutableBytes { output in crypto_hash_sha256(output.sodiumMutableBytes, input.sodiumBytes, input.sodiumLength) }
         return digest
+    }
+
+    /// The SHA-256 digest of `input`.
+    package static func hash(_ input: [UInt8]) -> [UInt8] {
+        input.withUnsafeBytes { hash($0) }
     }
 }

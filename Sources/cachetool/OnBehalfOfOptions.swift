@@ -21,12 +21,15 @@ struct OnBehalfOfOptions: ParsableArguments {
     )
     var assertionFile: String?
 
+    /// Whether a partition is named (its assertion file is read only by ``partition()``).
+    var isGiven: Bool { key != nil || assertionFile != nil }
+
+    /// Checks the options without reading the assertion file, which ``partition()`` reads once, when the command runs.
+    func validate() throws { _ = try givenKey() }
+
     /// The partition named, or nil for none.
     func partition() throws -> OnBehalfOfKey? {
-        if key != nil && assertionFile != nil { throw ValidationError("--on-behalf-of cannot be combined with --assertion-file") }
-        if let key {
-            do { return try OnBehalfOfKey(longRunningProcessKey: key) } catch { throw ValidationError("--on-behalf-of: \(error.message)") }
-        }
+        if let key = try givenKey() { return key }
         guard let assertionFile else { return nil }
         guard let contents = FileManager.default.contents(atPath: assertionFile) else {
             throw ValidationError("--assertion-file: cannot read \(Terminal.sanitize(assertionFile))")
@@ -35,5 +38,12 @@ struct OnBehalfOfOptions: ParsableArguments {
         let assertion = contents.reversed().drop(while: { $0 == 0x0A || $0 == 0x0D || $0 == 0x20 }).reversed()
         guard !assertion.isEmpty else { throw ValidationError("--assertion-file: \(Terminal.sanitize(assertionFile)) is empty") }
         return OnBehalfOfKey(assertion: Secret(bytes: assertion))
+    }
+
+    /// The key given with `--on-behalf-of`, checked; nil without one.
+    private func givenKey() throws -> OnBehalfOfKey? {
+        if key != nil && assertionFile != nil { throw ValidationError("--on-behalf-of cannot be combined with --assertion-file") }
+        guard let key else { return nil }
+        do { return try OnBehalfOfKey(longRunningProcessKey: key) } catch { throw ValidationError("--on-behalf-of: \(error.message)") }
     }
 }

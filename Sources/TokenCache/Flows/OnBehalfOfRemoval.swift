@@ -10,13 +10,13 @@ extension CacheWriter {
     public func removeOnBehalfOf(_ partition: OnBehalfOfKey, clientID: String? = nil) throws -> RemovalSummary {
         try mappingErrors {
             let prefix = onBehalfOfPrefix(partition.value, index: store.keyring.index)!
+            /// Whether a token of the prefix is the partition's and, when a client is named, that client's.
+            func owned(_ userAssertionHash: String?, _ tokenClientID: String) -> Bool {
+                userAssertionHash == partition.value && clientID.map { ASCII.equalIgnoringCase(tokenClientID, $0) } ?? true
+            }
             var summary = RemovalSummary()
-            summary.accessTokens = try remove(AccessToken.self, under: prefix, &summary) { token in
-                token.userAssertionHash == partition.value && clientID.map { ASCII.equalIgnoringCase(token.clientID, $0) } ?? true
-            }
-            summary.refreshTokens = try remove(RefreshToken.self, under: prefix, &summary) { token in
-                token.userAssertionHash == partition.value && clientID.map { ASCII.equalIgnoringCase(token.clientID, $0) } ?? true
-            }
+            summary.accessTokens = try remove(AccessToken.self, under: prefix, &summary) { owned($0.userAssertionHash, $0.clientID) }
+            summary.refreshTokens = try remove(RefreshToken.self, under: prefix, &summary) { owned($0.userAssertionHash, $0.clientID) }
             return summary
         }
     }

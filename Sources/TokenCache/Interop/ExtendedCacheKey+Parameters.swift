@@ -9,7 +9,7 @@ extension ExtendedCacheKey {
         let kept = parameters.filter { name, value in !value.isEmpty && !Self.standardParameters.contains(name) }
         guard !kept.isEmpty else { return nil }
         var serialised: [UInt8] = []
-        for name in kept.keys.sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) }) {
+        for name in kept.keys.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
             let value = kept[name]!
             serialised += Array("\(name.utf8.count):".utf8) + Array(name.utf8)
             serialised += Array("\(value.utf8.count):".utf8) + Array(value.utf8)

@@ -107,7 +107,7 @@ struct RemoveAccount: ParsableCommand {
 
     func validate() throws {
         if (clientID == nil) == !allClients { throw ValidationError("give exactly one of --client-id and --all-clients") }
-        if try onBehalfOf.partition() != nil {
+        if onBehalfOf.isGiven {
             if account != nil { throw ValidationError("--account cannot be combined with an on-behalf-of partition") }
             if environment != nil { throw ValidationError("--environment cannot be combined with an on-behalf-of partition") }
         } else if account == nil {

@@ -88,8 +88,6 @@ struct Lookup: ParsableCommand {
         if authority != nil && (environment != nil || realm != nil) {
             throw ValidationError("--authority cannot be combined with --environment or --realm")
         }
-        _ = try extended.key()
-        _ = try onBehalfOf.partition()
     }
 
     func run() throws {

@@ -123,16 +123,21 @@ struct SizeRun {
         _ = try figures.admin.query("CHECKPOINT")
         result.load_average.append(Machine.load)
         let queries = workload.queries(count: options.lookups, stream: 0x1)
-        note("[\(tokens)] round trip and lookups over \(primary.transport)")
-        let connection = try Connection(primary)
-        result.round_trip[primary.transport] = try measureSerial(count: options.lookups, warmup: 100) { _ in try connection.query("SELECT 1") }
-        result.lookup_ours[primary.transport] = try lookupOurs(primary, queries)
+        try measureRoundTripAndLookups(over: primary, queries, into: &result)
         note("[\(tokens)] lookups of the one-blob design")
         result.lookup_anchor = try lookupAnchor(table, queries)
         note("[\(tokens)] the lookup's statement: server time and plan")
         (result.server_time["lookup_ours"], result.lookup_statement) = try lookupServerTime(queries, sample: 200)
         result.load_average.append(Machine.load)
         return result
+    }
+
+    /// The floor of a statement (`SELECT 1` on a connection of its own) and the store's lookups over `address`.
+    func measureRoundTripAndLookups(over address: ServerAddress, _ queries: [SilentLookupQuery], into result: inout SizeResult) throws {
+        note("[\(tokens)] round trip and lookups over \(address.transport)")
+        let connection = try Connection(address)
+        result.round_trip[address.transport] = try measureSerial(count: options.lookups, warmup: 100) { _ in try connection.query("SELECT 1") }
+        result.lookup_ours[address.transport] = try lookupOurs(address, queries)
     }
 
     /// The server's time per lookup over `sample` lookups (every statement's phases logged), and the lookup's
@@ -154,12 +159,7 @@ struct SizeRun {
         result.load_average.append(Machine.load)
         // 1. Lookups.
         let queries = workload.queries(count: options.lookups, stream: 0x1)
-        for address in environment.transports {
-            note("[\(tokens)] round trip and lookups over \(address.transport)")
-            let connection = try Connection(address)
-            result.round_trip[address.transport] = try measureSerial(count: options.lookups, warmup: 100) { _ in try connection.query("SELECT 1") }
-            result.lookup_ours[address.transport] = try lookupOurs(address, queries)
-        }
+        for address in environment.transports { try measureRoundTripAndLookups(over: address, queries, into: &result) }
         note("[\(tokens)] lookups of the one-blob design")
         result.lookup_anchor = try lookupAnchor(table, queries)
         (result.anchor_deserialize, result.anchor_serialize) = try anchorCodec(table, queries)
