@@ -31,8 +31,10 @@ public struct ClientObservability: Sendable {
 /// The client's metrics, made once (a metric's creation goes through the backend's factory).
 ///
 /// - `token_cache_client_requests_total{outcome}`: `token(for:)` calls by outcome: `l1_hit`, `hit`, `refreshed`,
-///   `interaction_required`, `failed`.
+///   `acquired`, `interaction_required`, `failed`.
 /// - `token_cache_client_refreshes_total{result}`: refresh closures called, by `success` / `failure`.
+/// - `token_cache_client_acquisitions_total{result}`: acquire closures called (new grants without a refresh token:
+///   client credentials, on-behalf-of), by `success` / `failure`.
 /// - `token_cache_client_joined_refreshes_total`: callers that waited for a refresh another caller started.
 /// - `token_cache_client_lease_waits_total`: refreshes that waited for another process's lease.
 /// - `token_cache_client_refresh_duration_seconds`: a refresh from its start to the answer (the closure included).
@@ -45,10 +47,13 @@ struct ClientMetrics: Sendable {
     let l1Hits: Counter
     let hits: Counter
     let refreshed: Counter
+    let acquired: Counter
     let interactionRequired: Counter
     let failed: Counter
     let refreshSuccesses: Counter
     let refreshFailures: Counter
+    let acquisitionSuccesses: Counter
+    let acquisitionFailures: Counter
     let joinedRefreshes: Counter
     let leaseWaits: Counter
     let refreshDuration: Metrics.Timer
@@ -65,10 +70,13 @@ struct ClientMetrics: Sendable {
         l1Hits = requests("l1_hit")
         hits = requests("hit")
         refreshed = requests("refreshed")
+        acquired = requests("acquired")
         interactionRequired = requests("interaction_required")
         failed = requests("failed")
         refreshSuccesses = Counter(label: "token_cache_client_refreshes_total", dimensions: [("result", "success")], factory: factory)
         refreshFailures = Counter(label: "token_cache_client_refreshes_total", dimensions: [("result", "failure")], factory: factory)
+        acquisitionSuccesses = Counter(label: "token_cache_client_acquisitions_total", dimensions: [("result", "success")], factory: factory)
+        acquisitionFailures = Counter(label: "token_cache_client_acquisitions_total", dimensions: [("result", "failure")], factory: factory)
         joinedRefreshes = Counter(label: "token_cache_client_joined_refreshes_total", factory: factory)
         leaseWaits = Counter(label: "token_cache_client_lease_waits_total", factory: factory)
         refreshDuration = Metrics.Timer(label: "token_cache_client_refresh_duration_seconds", dimensions: [], preferredDisplayUnit: .seconds, factory: factory)

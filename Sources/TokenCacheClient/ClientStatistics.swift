@@ -19,8 +19,12 @@ public struct ClientStatistics: Sendable, Hashable {
     public var backgroundRefreshes = 0
     /// Refreshes whose closure threw, or whose response could not be stored.
     public var failedRefreshes = 0
-    /// Refreshes that found another process's lease on the refresh token and waited for its result (or for the
-    /// lease to lapse) instead of redeeming the token a second time.
+    /// Calls of an acquire closure: new grants obtained without a refresh token (client credentials, on-behalf-of).
+    public var acquisitions = 0
+    /// Acquisitions whose closure threw, or whose response could not be stored.
+    public var failedAcquisitions = 0
+    /// Refreshes and acquisitions that found another process's lease (on the refresh token, or on acquiring the same
+    /// token) and waited for its result (or for the lease to lapse) instead of calling the token endpoint themselves.
     public var leaseWaits = 0
     /// Redeemed responses whose store failed for a while (the store unreachable, say) and that were handed to the
     /// client's retries instead of being dropped.
@@ -42,6 +46,8 @@ final class ClientCounters: Sendable {
     let joinedRefreshes = Atomic<Int>(0)
     let backgroundRefreshes = Atomic<Int>(0)
     let failedRefreshes = Atomic<Int>(0)
+    let acquisitions = Atomic<Int>(0)
+    let failedAcquisitions = Atomic<Int>(0)
     let leaseWaits = Atomic<Int>(0)
     let storesRetried = Atomic<Int>(0)
     let storedLate = Atomic<Int>(0)
@@ -53,6 +59,7 @@ final class ClientCounters: Sendable {
             cacheHits: cacheHits.load(ordering: .relaxed) + answerCacheHits, answerCacheHits: answerCacheHits,
             refreshes: refreshes.load(ordering: .relaxed), joinedRefreshes: joinedRefreshes.load(ordering: .relaxed),
             backgroundRefreshes: backgroundRefreshes.load(ordering: .relaxed), failedRefreshes: failedRefreshes.load(ordering: .relaxed),
+            acquisitions: acquisitions.load(ordering: .relaxed), failedAcquisitions: failedAcquisitions.load(ordering: .relaxed),
             leaseWaits: leaseWaits.load(ordering: .relaxed), storesRetried: storesRetried.load(ordering: .relaxed),
             storedLate: storedLate.load(ordering: .relaxed), lateStoresGivenUp: lateStoresGivenUp.load(ordering: .relaxed)
         )

@@ -51,6 +51,55 @@ extension TokenClient {
     ///   refresh token for the request; whatever `refresh` throws, unchanged, to every caller waiting on it;
     ///   ``TokenCacheError`` for a malformed response (nothing stored) or a storage failure.
     public func token(for request: TokenRequest, refresh: @escaping Refresh) async throws -> TokenResult {
+        try await obtain(request, refresh, nil)
+    }
+
+    /// What the caller's acquire closure gets: the scopes to ask for. It calls the token endpoint with a grant that
+    /// needs no refresh token — the app's client credentials (`grant_type=client_credentials`), or the on-behalf-of
+    /// exchange of the caller's assertion (`urn:ietf:params:oauth:grant-type:jwt-bearer`, `requested_token_use=
+    /// on_behalf_of`), with the extra parameters its request's ``TokenRequest/extendedCacheKey`` was made from — and
+    /// returns the token endpoint's response.
+    public typealias Acquire = @Sendable (_ scopes: [String]) async throws -> TokenResponse
+
+    /// An access token for a request the app obtains without the user — its own token
+    /// (``TokenRequest/app(clientID:authority:scopes:extendedCacheKey:forceRefresh:)``, client credentials), or a web
+    /// API's token for its caller (``TokenRequest/onBehalfOf(_:clientID:authority:scopes:forceRefresh:)``, the
+    /// on-behalf-of exchange): from the cache when a usable one is stored, else through `acquire`, its response stored
+    /// under the request's tenant, partition and extended cache key. This is MSAL's order for both: client credentials,
+    /// and MSAL .NET's `AcquireTokenOnBehalfOf` (the cache, then the exchange of the assertion; a forced request
+    /// exchanges at once). A refresh token stored in an on-behalf-of partition is not redeemed here: ``token(for:)``
+    /// redeems it, for a long-running process that no longer has the caller's assertion.
+    ///
+    /// An acquisition runs as a refresh does: one per process for equal requests (callers asking meanwhile wait for
+    /// it); one across the processes and hosts sharing the store, under a lease on acquiring that token (FORMAT.md
+    /// §5.7) renewed while `acquire` runs (the others wait for what it stores, and take over when its holder fails or
+    /// stops); its answer kept in the L1; and started in the background when a returned token's `refresh_on` has passed
+    /// (app tokens of long lifetimes carry one).
+    ///
+    /// - Throws: ``TokenCacheError`` `.invalidArgument` for a request with an account (a user's tokens come from a
+    ///   sign-in, not from `acquire`) or whose authority names no tenant (`common`, `organizations`: tokens without an
+    ///   account are stored under the tenant that issued them, and nothing else names it); what `acquire` throws,
+    ///   unchanged, to every caller waiting on it (the lease released, nothing stored); ``TokenClientError``
+    ///   `.unusableResponse` when what it returned does not answer the request; storage failures.
+    public func token(for request: TokenRequest, acquire: @escaping Acquire) async throws -> TokenResult {
+        guard request.homeAccountID.isEmpty || request.onBehalfOf != nil else {
+            throw TokenCacheError(
+                .invalidArgument,
+                "a request with a home account id is a user's: its tokens come from a sign-in and its refresh token, not from acquire (make the request with TokenRequest.app or TokenRequest.onBehalfOf)"
+            )
+        }
+        guard !request.authority.isTenantless else {
+            throw TokenCacheError(
+                .invalidArgument,
+                "an app or on-behalf-of request must name its tenant (for a caller, its token's tid): the authority's tenant is \(request.authority.tenant), which names none"
+            )
+        }
+        return try await obtain(request, nil, acquire)
+    }
+
+    /// The flow behind every `token(for:)`: through `refresh` (a stored refresh token redeemed) when `acquire` is nil,
+    /// else through `acquire` (a new grant).
+    private func obtain(_ request: TokenRequest, _ refresh: Refresh?, _ acquire: Acquire?) async throws -> TokenResult {
         if !request.forceRefresh {
             let now = clock.now()
             // Counted by the L1 itself: an answer from it touches no shared counter.
@@ -66,13 +115,14 @@ extension TokenClient {
                     counters.cacheHits.increment()
                     metrics.hits.increment()
                     if result.refreshRecommended {
-                        refreshInBackground(request, refresh)
+                        refreshInBackground(request, refresh, acquire)
                     } else {
                         answers.keep(result, for: request, stamp: answer.stamp)
                     }
                     return result
                 }
             case .interactionRequired:
+                guard acquire == nil else { break }  // nothing to redeem: acquire
                 metrics.interactionRequired.increment()
                 log.log(.info, "interaction required: no refresh token for the request", log.metadata(request))
                 throw try interactionRequired(request, answer)
@@ -83,14 +133,14 @@ extension TokenClient {
             counters.tokenRequests.increment()
         }
         do {
-            let (result, role) = try await refreshes.run(request.flightKey) { [self] in
-                try await refreshNow(request, refresh)
+            let (result, role) = try await refreshes.run(request.flightKey(acquiring: acquire != nil)) { [self] in
+                try await refreshNow(request, refresh, acquire)
             }
             if role == .joined {
                 counters.joinedRefreshes.increment()
                 metrics.joinedRefreshes.increment()
             }
-            metrics.refreshed.increment()
+            (result.source == .acquired ? metrics.acquired : metrics.refreshed).increment()
             return result
         } catch let error as TokenClientError where error.code == .interactionRequired {
             metrics.interactionRequired.increment()
@@ -109,9 +159,9 @@ extension TokenClient {
 
     /// Starts a refresh for `request` unless one is running; its errors are counted, not thrown (the caller already
     /// has a usable token).
-    private func refreshInBackground(_ request: TokenRequest, _ refresh: @escaping Refresh) {
-        let started = refreshes.startIfIdle(request.flightKey) { [self] in
-            do { return try await refreshNow(request, refresh) } catch {
+    private func refreshInBackground(_ request: TokenRequest, _ refresh: Refresh?, _ acquire: Acquire?) {
+        let started = refreshes.startIfIdle(request.flightKey(acquiring: acquire != nil)) { [self] in
+            do { return try await refreshNow(request, refresh, acquire) } catch {
                 log.log(.warning, "background refresh failed: \(String(reflecting: type(of: error)))", log.metadata(request))
                 throw error
             }
@@ -121,7 +171,7 @@ extension TokenClient {
 
     /// One refresh, as one process's part of a refresh that may be going on in several: wait for another process's
     /// lease on the refresh token (and use what it stores), or take the lease, redeem and store.
-    private func refreshNow(_ request: TokenRequest, _ refresh: @escaping Refresh) async throws -> TokenResult {
+    private func refreshNow(_ request: TokenRequest, _ refresh: Refresh?, _ acquire: Acquire?) async throws -> TokenResult {
         let began = clock.now()
         let started = ContinuousClock.now
         defer { metrics.refreshDuration.recordNanoseconds(Self.nanoseconds(ContinuousClock.now - started)) }
@@ -134,63 +184,173 @@ extension TokenClient {
             let answer = try store.silentLookup(request.query(now: clock.now()))
             // What another refresh stored (one in another process this one waited for, or one that ended just before
             // this began) answers the request. A forced refresh takes only a token stored since it began.
-            if answer.outcome == .hit, !answer.refreshRecommended, let token = answer.accessToken?.entity,
-                !request.forceRefresh || (waited && token.cachedAt >= began), let result = TokenResult(hit: answer, source: waited ? .refresh : .cache)
-            {
-                return result
+            if let result = usable(answer, request, began: began, waited: waited, source: acquire == nil ? .refresh : .acquired) { return result }
+            let step: Step
+            if let acquire {
+                step = try await acquisitionStep(request, acquire, began: began, waited: waited)
+            } else if let redeemed = try answer.refreshToken, let refresh {
+                step = try await refreshStep(request, redeemed, answer, refresh)
+            } else {
+                throw try interactionRequired(request, answer)
             }
-            guard let redeemed = try answer.refreshToken else { throw try interactionRequired(request, answer) }
-            // This process redeemed this very token already and holds the response, whose store failed: never offer
-            // the token again (the token endpoint rotated it); have that store tried now and take what it found.
-            if let pending = pendingStores.entry(redeeming: redeemed) {
-                log.log(.debug, "the refresh token's response waits to be stored: trying that store instead", log.metadata(request))
-                switch await pending.awaitAttempt() {
-                case .stored, .notWanted: continue  // what is stored now answers
-                case .failed(let error), .gaveUp(let error): throw error
-                }
+            let until: Int64
+            switch step {
+            case .done(let result): return result
+            case .lookAgain: continue
+            case .wait(let lapse): until = lapse
             }
-            // While another process holds the lease, wait with reads only (a lookup and the lease record: microseconds,
-            // no writer lock); try to take it once it is gone or has lapsed. A token the token endpoint refused is
-            // never offered to it again (reuse detection would revoke the whole grant): the user signs in.
-            var heldUntil: Int64?
-            switch try store.read({ try $0.refreshLeaseState(on: redeemed, now: Self.systemMilliseconds()) }) {
-            case .refused: throw try interactionRequired(request, answer)
-            case .held(let until): heldUntil = until
-            case .free: heldUntil = nil
-            }
-            if heldUntil == nil {
-                let leaseDuration = refreshLeaseDuration
-                // Taking a lease is a commit of this client's own: nothing to report, but not another process's either.
-                let attempt = try await committingUnreported { store in
-                    try store.takeRefreshLease(on: redeemed, duration: leaseDuration, now: Self.systemMilliseconds())
-                }
-                switch attempt {
-                case .taken(let lease):
-                    let confirmed = LeaseConfirmation()
-                    if let result = try await redeem(request, redeemed, lease: lease, confirmed: confirmed, refresh) { return result }
-                    continue  // the lease was lost, or the token replaced, during the redemption: see what is stored now
-                case .superseded:
-                    continue
-                case .refused:
-                    throw try interactionRequired(request, answer)
-                case .held(let until):
-                    heldUntil = until
-                }
-            }
-            guard let until = heldUntil else { continue }
-            // Another process is redeeming this token: poll until its result appears or its lease lapses, backing off
-            // to 50 ms.
+            // Another process is redeeming this token (or acquiring this request's): poll until its result appears or
+            // its lease lapses, backing off to 50 ms.
             if !waited {
                 counters.leaseWaits.increment()
                 metrics.leaseWaits.increment()
                 waitStarted = ContinuousClock.now
-                log.log(.debug, "waiting for another process's refresh of the same refresh token", log.metadata(request))
+                log.log(.debug, "waiting for another process's refresh (or acquisition) for the same request", log.metadata(request))
             }
             waited = true
             let remaining = Duration.milliseconds(max(1, until - Self.systemMilliseconds()))
             try await Task.sleep(for: min(pause, remaining))
             pause = min(pause * 2, .milliseconds(50))
         }
+    }
+
+    /// What one pass of ``refreshNow(_:_:_:)`` came to.
+    private enum Step {
+        /// The answer.
+        case done(TokenResult)
+        /// Something moved (a lease lost, a token rotated or stored): look up again.
+        case lookAgain
+        /// Another process holds the lease until this time (Unix milliseconds): wait for its result.
+        case wait(until: Int64)
+    }
+
+    /// The answer `answer` gives `request` in a refresh or acquisition that began at `began` (clock seconds), if it is
+    /// one: what another refresh stored (one in another process this one waited for, or one that ended just before this
+    /// began). A forced request takes only a token stored since it began, after a wait.
+    private func usable(_ answer: SilentLookupResult, _ request: TokenRequest, began: Int64, waited: Bool, source: TokenResult.Source) -> TokenResult? {
+        guard answer.outcome == .hit, !answer.refreshRecommended, let token = answer.accessToken?.entity,
+            !request.forceRefresh || (waited && token.cachedAt >= began)
+        else { return nil }
+        return TokenResult(hit: answer, source: waited ? source : .cache)
+    }
+
+    /// One pass at redeeming `redeemed`: under this process's lease, or by waiting for another's.
+    private func refreshStep(
+        _ request: TokenRequest, _ redeemed: StoredEntity<RefreshToken>, _ answer: SilentLookupResult, _ refresh: @escaping Refresh
+    ) async throws -> Step {
+        // This process redeemed this very token already and holds the response, whose store failed: never offer
+        // the token again (the token endpoint rotated it); have that store tried now and take what it found.
+        if let pending = pendingStores.entry(redeeming: redeemed) {
+            log.log(.debug, "the refresh token's response waits to be stored: trying that store instead", log.metadata(request))
+            switch await pending.awaitAttempt() {
+            case .stored, .notWanted: return .lookAgain  // what is stored now answers
+            case .failed(let error), .gaveUp(let error): throw error
+            }
+        }
+        // While another process holds the lease, wait with reads only (a lookup and the lease record: microseconds,
+        // no writer lock); try to take it once it is gone or has lapsed. A token the token endpoint refused is
+        // never offered to it again (reuse detection would revoke the whole grant): the user signs in.
+        switch try store.read({ try $0.refreshLeaseState(on: redeemed, now: Self.systemMilliseconds()) }) {
+        case .refused: throw try interactionRequired(request, answer)
+        case .held(let until): return .wait(until: until)
+        case .free: break
+        }
+        let leaseDuration = refreshLeaseDuration
+        // Taking a lease is a commit of this client's own: nothing to report, but not another process's either.
+        let attempt = try await committingUnreported { store in
+            try store.takeRefreshLease(on: redeemed, duration: leaseDuration, now: Self.systemMilliseconds())
+        }
+        switch attempt {
+        case .taken(let lease):
+            let confirmed = LeaseConfirmation()
+            if let result = try await redeem(request, redeemed, lease: lease, confirmed: confirmed, refresh) {
+                return .done(result)
+            }
+            return .lookAgain  // the lease was lost, or the token replaced, during the redemption: see what is stored now
+        case .superseded: return .lookAgain
+        case .refused: throw try interactionRequired(request, answer)
+        case .held(let until): return .wait(until: until)
+        }
+    }
+
+    /// One pass at acquiring the request's token through `acquire`: under this process's lease on acquiring it, or by
+    /// waiting for another's (FORMAT.md §5.7), so that a farm's hosts that find the same app token gone call the token
+    /// endpoint once.
+    private func acquisitionStep(_ request: TokenRequest, _ acquire: @escaping Acquire, began: Int64, waited: Bool) async throws -> Step {
+        let token = request.acquiredTokenKey
+        let leaseDuration = refreshLeaseDuration
+        if let until = try store.read({ try $0.acquisitionLeaseExpiry(for: token, now: Self.systemMilliseconds()) }) { return .wait(until: until) }
+        let attempt = try await committingUnreported { store in
+            try store.takeAcquisitionLease(for: token, duration: leaseDuration, now: Self.systemMilliseconds())
+        }
+        switch attempt {
+        case .held(let until): return .wait(until: until)
+        case .taken(let lease):
+            // Another holder may have stored the token and released its lease between this pass's lookup and the lease
+            // read: a lookup now, after the lease was taken, sees what it stored (a forced request takes it only after a
+            // wait, as above).
+            let answer = try store.silentLookup(request.query(now: clock.now()))
+            if let result = usable(answer, request, began: began, waited: waited, source: .acquired) {
+                _ = try? await committingUnreported { store in try store.releaseAcquisitionLease(lease) }
+                return .done(result)
+            }
+            guard let result = try await acquireUnderLease(request, lease, acquire) else { return .lookAgain }
+            return .done(result)
+        }
+    }
+
+    /// Calls `acquire` under `lease` (renewed while it runs) and stores the response, releasing the lease in the same
+    /// transaction (or on its own if acquiring or storing fails); nil when the lease was lost meanwhile (the closure is
+    /// cancelled, and what another holder stored answers).
+    private func acquireUnderLease(_ request: TokenRequest, _ lease: AcquisitionLease, _ acquire: @escaping Acquire) async throws -> TokenResult? {
+        counters.acquisitions.increment()
+        let context: TokenRequestContext
+        do {
+            let response: TokenResponse
+            do {
+                let duration = refreshLeaseDuration
+                response = try await whileRenewing(LeaseConfirmation(), { [self] in
+                    try await committingUnreported { store in
+                        try store.renewAcquisitionLease(lease, duration: duration, now: Self.systemMilliseconds()) != nil
+                    }
+                }, { [scopes = request.scopes] in try await acquire(scopes) })
+            } catch is LeaseLost {
+                counters.failedAcquisitions.increment()
+                metrics.acquisitionFailures.increment()
+                log.log(.warning, "acquisition lease lost while acquiring: the acquisition was cancelled", log.metadata(request))
+                return nil
+            }
+            context = TokenRequestContext(
+                clientID: request.clientID, authority: request.authority, requestedScopes: request.scopes, grantType: request.acquisitionGrantType,
+                now: clock.now(), extendedCacheKey: request.extendedCacheKey, onBehalfOf: request.onBehalfOf
+            )
+            let ingested = try await committing { store in try store.ingest(response, context: context, releasing: lease) }
+            reportWritten(homeAccountID: ingested.homeAccountID, clientID: request.clientID)
+        } catch {
+            counters.failedAcquisitions.increment()
+            metrics.acquisitionFailures.increment()
+            // The type only: a closure's error may quote what the token endpoint said.
+            log.log(.warning, "acquisition failed: \(String(reflecting: type(of: error)))", log.metadata(request))
+            _ = try? await committingUnreported { store in try store.releaseAcquisitionLease(lease) }
+            throw error
+        }
+        metrics.acquisitionSuccesses.increment()
+        log.log(.debug, "acquisition stored", log.metadata(request))
+        return try storedAnswer(request, now: context.now, source: .acquired)
+    }
+
+    /// What the store answers `request` with just after this client stored a response for it, kept in the L1.
+    private func storedAnswer(_ request: TokenRequest, now: Int64, source: TokenResult.Source) throws -> TokenResult {
+        let after = try store.silentLookup(request.query(now: now))
+        guard after.outcome == .hit, var result = TokenResult(hit: after, source: .cache) else {
+            throw TokenClientError(
+                .unusableResponse,
+                "the token endpoint's response was stored, but its access token does not answer the request (its scopes do not cover the requested ones, or it expires within 300 s)"
+            )
+        }
+        if !result.refreshRecommended { answers.keep(result, for: request, stamp: after.stamp) }
+        result.source = source
+        return result
     }
 
     /// Thrown by the lease's renewal when the lease was lost: it ends the redemption.
@@ -225,7 +385,12 @@ extension TokenClient {
         var storedLater = false
         do {
             do {
-                response = try await redeemRenewing(lease, confirmed, redeemed.secret, request.scopes, refresh)
+                let (duration, secret, scopes) = (refreshLeaseDuration, redeemed.secret, request.scopes)
+                response = try await whileRenewing(confirmed, { [self] in
+                    try await committingUnreported { store in
+                        try store.renewRefreshLease(lease, duration: duration, now: Self.systemMilliseconds()) != nil
+                    }
+                }, { try await refresh(secret, scopes) })
             } catch is LeaseLost {
                 counters.failedRefreshes.increment()
                 metrics.refreshFailures.increment()
@@ -291,37 +456,23 @@ extension TokenClient {
                 accountHint: TokenClientError.AccountHint(homeAccountID: request.homeAccountID, username: nil)
             )
         }
-        let after = try store.silentLookup(request.query(now: context.now))
-        guard after.outcome == .hit, var result = TokenResult(hit: after, source: .cache) else {
-            throw TokenClientError(
-                .unusableResponse,
-                "the token endpoint's response was stored, but its access token does not answer the request (its scopes do not cover the requested ones, or it expires within 300 s)"
-            )
-        }
-        if !result.refreshRecommended { answers.keep(result, for: request, stamp: after.stamp) }
-        result.source = .refresh
-        return result
+        return try storedAnswer(request, now: context.now, source: .refresh)
     }
 
-    /// The closure's response, with the lease renewed beside it every third of its duration; `LeaseLost` (the closure
-    /// cancelled) when a renewal finds the lease gone.
-    private func redeemRenewing(
-        _ lease: RefreshLease, _ confirmed: LeaseConfirmation, _ secret: Secret, _ scopes: [String], _ refresh: @escaping Refresh
+    /// What `work` returns (a token endpoint's response), with a lease renewed beside it every third of its duration
+    /// by `renew` (whether the lease was still held); `LeaseLost` (`work` cancelled) when a renewal finds it gone.
+    private func whileRenewing(
+        _ confirmed: LeaseConfirmation, _ renew: @escaping @Sendable () async throws -> Bool,
+        _ work: @escaping @Sendable () async throws -> TokenResponse
     ) async throws -> TokenResponse {
         let duration = refreshLeaseDuration
         return try await withThrowingTaskGroup(of: TokenResponse?.self) { group in
-            group.addTask { try await refresh(secret, scopes) }
-            group.addTask { [self] in
-                var current = lease
+            group.addTask { try await work() }
+            group.addTask {
                 while true {
                     try await Task.sleep(for: duration / 3)
-                    let held = current
-                    let renewed = try await committingUnreported { store in
-                        try store.renewRefreshLease(held, duration: duration, now: Self.systemMilliseconds())
-                    }
-                    guard let renewed else { throw LeaseLost() }
+                    guard try await renew() else { throw LeaseLost() }
                     confirmed.confirm()
-                    current = renewed
                 }
             }
             defer { group.cancelAll() }

@@ -46,6 +46,45 @@ public struct TokenRequest: Sendable, Hashable {
         self.init(clientID: clientID, homeAccountID: account.homeAccountID, authority: authority, scopes: scopes, forceRefresh: forceRefresh)
     }
 
+    /// A request for the app's own token in `authority`'s tenant (client credentials): no account, no refresh token;
+    /// scopes are usually a resource's `/.default`. Obtained with ``TokenClient/token(for:acquire:)``, whose closure
+    /// makes the client-credentials call (with the extra parameters `extendedCacheKey` was made from, if any). The
+    /// authority names the tenant (not `common`).
+    public static func app(
+        clientID: String, authority: Authority, scopes: [String], extendedCacheKey: ExtendedCacheKey? = nil, forceRefresh: Bool = false
+    ) -> TokenRequest {
+        TokenRequest(clientID: clientID, homeAccountID: "", authority: authority, scopes: scopes, extendedCacheKey: extendedCacheKey, forceRefresh: forceRefresh)
+    }
+
+    /// A web API's request for a token to call another API on behalf of its caller: the tokens of `partition` only —
+    /// ``OnBehalfOfKey/init(assertion:)`` of the caller's incoming token, or a long-running process's own key —
+    /// whatever the account. With ``TokenClient/token(for:acquire:)``, whose closure makes the on-behalf-of exchange
+    /// of the caller's assertion: the cache, then the exchange. With ``TokenClient/token(for:)`` (a long-running process
+    /// that no longer has the assertion): the cache, then the partition's refresh token, then the caller must come back.
+    /// The authority names the tenant (for a caller, its token's `tid`).
+    public static func onBehalfOf(
+        _ partition: OnBehalfOfKey, clientID: String, authority: Authority, scopes: [String], forceRefresh: Bool = false
+    ) -> TokenRequest {
+        TokenRequest(clientID: clientID, homeAccountID: "", authority: authority, scopes: scopes, onBehalfOf: partition, forceRefresh: forceRefresh)
+    }
+
+    /// The grant an acquisition for this request makes, as stored in the context of its response: the on-behalf-of
+    /// exchange for a partition's request, client credentials for a request without an account, else none named.
+    var acquisitionGrantType: String? {
+        if onBehalfOf != nil { return "urn:ietf:params:oauth:grant-type:jwt-bearer" }
+        return homeAccountID.isEmpty ? "client_credentials" : nil
+    }
+
+    /// The key of the access token an acquisition for this request stores (its scopes as the request names them):
+    /// what the lease on acquiring it is named by, so that equal requests anywhere share one.
+    var acquiredTokenKey: AccessToken.Key {
+        AccessToken.Key(
+            homeAccountID: homeAccountID, environment: authority.host, clientID: clientID, realm: authority.tenant,
+            target: (try? ScopeSet.request(scopes).canonical) ?? scopes.joined(separator: " "), tokenType: tokenType, keyID: keyID,
+            extendedCacheKey: extendedCacheKey?.value, userAssertionHash: onBehalfOf?.value
+        )
+    }
+
     /// The store's query for this request at `now`.
     func query(now: Int64) -> SilentLookupQuery {
         SilentLookupQuery(
@@ -61,12 +100,16 @@ public struct TokenRequest: Sendable, Hashable {
     /// a request shares no refresh with a valid one and gets the store's error. Forced refreshes share theirs only
     /// with each other: a caller that rejected the stored token must not be handed the result of a refresh that may
     /// return that same token.
-    var flightKey: FlightKey {
+    var flightKey: FlightKey { flightKey(acquiring: false) }
+
+    /// ``flightKey`` of a request made with an acquire closure, or without: the two never share a flight, so that a
+    /// caller that can acquire never gets the answer of one that could only redeem (nor the other way round).
+    func flightKey(acquiring: Bool) -> FlightKey {
         FlightKey(
             clientID: IdentifierCase.folded(clientID), homeAccountID: IdentifierCase.folded(homeAccountID),
             host: IdentifierCase.folded(authority.host), tenant: IdentifierCase.folded(authority.tenant),
             scopes: (try? ScopeSet.request(scopes).normalized) ?? scopes, tokenType: tokenType.map(IdentifierCase.folded), keyID: keyID,
-            extendedCacheKey: extendedCacheKey?.value, onBehalfOf: onBehalfOf?.value, forced: forceRefresh
+            extendedCacheKey: extendedCacheKey?.value, onBehalfOf: onBehalfOf?.value, forced: forceRefresh, acquiring: acquiring
         )
     }
 }
@@ -83,4 +126,5 @@ struct FlightKey: Hashable, Sendable {
     var extendedCacheKey: String?
     var onBehalfOf: String?
     var forced: Bool
+    var acquiring: Bool
 }

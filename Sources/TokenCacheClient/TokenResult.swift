@@ -12,6 +12,9 @@ public struct TokenResult: Sendable {
         /// The caller's refresh closure redeemed a refresh token for it, just now, in this call or in the refresh
         /// this call joined.
         case refresh
+        /// The caller's acquire closure obtained it without a refresh token (client credentials, an on-behalf-of
+        /// exchange), just now, in this call or in the acquisition this call joined.
+        case acquired
     }
 
     /// What every copy of one answer shares.

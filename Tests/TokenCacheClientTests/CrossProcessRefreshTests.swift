@@ -113,9 +113,10 @@ import Glibc
         let refreshToken = try #require(
             try TokenStore.open(Self.configuration(root)).silentLookup(User.request().query(now: Self.signedInAt + 7200)).refreshToken
         )
-        let lease = try #require(try TokenStore.open(Self.configuration(root)).read {
+        // nil when this process was held up past the lapse already (a loaded machine): the next one then need not wait.
+        let lease = try TokenStore.open(Self.configuration(root)).read {
             try $0.refreshLeaseExpiry(on: refreshToken.entity.key, now: Self.nowMilliseconds())
-        })
+        } ?? 0
         // The next process waits for the dead holder's lease to lapse, and not much longer: it polls at least every
         // 50 ms, and ``lapseSlack`` leaves the rest for a loaded machine. Measured in a process of its own, whose tasks
         // no other test holds up.
@@ -124,12 +125,16 @@ import Glibc
             let client = try TokenClient(
                 configuration: CrossProcessRefreshTests.configuration(root), clock: clock, refreshLeaseDuration: .seconds(5)
             )
+            let started = CrossProcessRefreshTests.nowMilliseconds()
             let token = try await client.token(for: User.request(), refresh: CrossProcessRefreshTests.redeemLogging(to: root + "/redeemed", latency: .zero))
             let finished = CrossProcessRefreshTests.nowMilliseconds()
             guard token.value == "at-from-\(getpid())" else { exit(2) }
-            guard client.statistics.leaseWaits == 1 else { exit(3) }
-            guard finished >= lease else { exit(4) }
-            guard finished < lease + CrossProcessRefreshTests.lapseSlack else { exit(5) }
+            // Started while the lease held (the usual case): it waited for the lapse, and not much longer.
+            if started < lease - 100 {
+                guard client.statistics.leaseWaits == 1 else { exit(3) }
+                guard finished >= lease else { exit(4) }
+            }
+            guard finished < max(lease, started) + CrossProcessRefreshTests.lapseSlack else { exit(5) }
         }
         #expect(try String(contentsOfFile: root + "/redeemed", encoding: .utf8) == "rt-1\n")
     }

@@ -95,6 +95,73 @@ private typealias RealClient = TokenClient
         #expect(redemptions == ["rt-1"])
     }
 
+    /// The README's server-flows snippet: an app token per FMI path and a token per web API caller, each obtained once
+    /// and then answered from the cache.
+    @Test func theServerFlowsSnippetAcquiresOnceAndThenAnswersFromTheCache() async throws {
+        let root = try makeTemporaryDirectory(prefix: "token-cache-readme-server")
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        try KeyFile.create(at: root + "/key")
+        let calls = Mutex([String]())
+        // What the snippet leaves to the reader, declared as the README declares it.
+        let client: TokenClient = try RealClient(configuration: Configuration(directory: root + "/store", keySource: .keyFile(path: root + "/key")))
+        let clientID: String = User.client
+        let tenant: Authority = try Authority("https://login.microsoftonline.com/\(User.utid)")
+        @Sendable func clientCredentials(scopes: [String], fmiPath: String) async throws -> String {
+            let number = calls.withLock { $0.append(fmiPath); return $0.count }
+            return Responses.json(accessToken: "app-\(number)", scope: scopes.joined(separator: " "), refreshToken: nil, idToken: nil, clientInfo: nil)
+        }
+        @Sendable func exchange(assertion: String, scopes: [String]) async throws -> String {
+            let number = calls.withLock { $0.append(assertion); return $0.count }
+            return Responses.json(accessToken: "obo-\(number)", scope: scopes.joined(separator: " "), refreshToken: "rt-obo-\(number)")
+        }
+
+        // README snippet 4 begin
+        // Server flows. Yours: the client, the app's client id and tenant, and two grants of your token endpoint, each
+        // returning its response body as it came.
+        //   let client: TokenClient
+        //   let clientID: String
+        //   let tenant: Authority
+        //   func clientCredentials(scopes: [String], fmiPath: String) async throws -> String
+        //   func exchange(assertion: String, scopes: [String]) async throws -> String   // on-behalf-of (jwt-bearer)
+
+        // The app's own token in its tenant, for one federated managed identity path.
+        func appToken(fmiPath: String) async throws -> String {
+            let request = TokenRequest.app(clientID: clientID, authority: tenant, scopes: ["api://backend/.default"],
+                                           extendedCacheKey: ExtendedCacheKey(parameters: ["fmi_path": fmiPath]))
+            return try await client.token(for: request) { scopes in
+                try TokenResponse(json: await clientCredentials(scopes: scopes, fmiPath: fmiPath))
+            }.value
+        }
+
+        // A token to call the next API for the caller whose incoming token is `assertion`.
+        func downstreamToken(assertion: String) async throws -> String {
+            let request = TokenRequest.onBehalfOf(OnBehalfOfKey(assertion: Secret(assertion)), clientID: clientID,
+                                                  authority: tenant, scopes: ["User.Read"])
+            return try await client.token(for: request) { scopes in
+                try TokenResponse(json: await exchange(assertion: assertion, scopes: scopes))
+            }.value
+        }
+        // README snippet 4 end
+
+        for _ in 0..<2 {
+            #expect(try await appToken(fmiPath: "Agents/a") == "app-1")
+            #expect(try await appToken(fmiPath: "Agents/b") == "app-2")
+            #expect(try await downstreamToken(assertion: "caller-1-token") == "obo-3")
+            #expect(try await downstreamToken(assertion: "caller-2-token") == "obo-4")
+        }
+        #expect(calls.withLock { $0 } == ["Agents/a", "Agents/b", "caller-1-token", "caller-2-token"])
+    }
+
+    @Test func theServerFlowsSnippetMatchesTheReadme() throws {
+        let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
+        let blocks = try ReadmeSnippets().blocks.filter { ($0.first ?? "").hasPrefix("// Server flows.") }
+        #expect(blocks.count == 1)
+        let block = try #require(blocks.first)
+        let problems = ReadmeSnippets.problems(block: block, number: 4, source: source, droppingImport: "")
+        #expect(problems.isEmpty, "\(problems)")
+        #expect(ReadmeSnippets.declarationsLeftToTheReader(block).count == 5)
+    }
+
     @Test func snippetMatchesTheReadme() throws {
         let here = URL(fileURLWithPath: #filePath)
         let source = try String(contentsOf: here, encoding: .utf8)

@@ -49,6 +49,7 @@ func describedToken(_ client: TokenClient) async throws -> String {
     case .refresh where after.refreshes == before.refreshes && after.leaseWaits > before.leaseWaits:
         return "refreshed by another process (this one waited for its refresh lease)"
     case .refresh: return "refreshed (the refresh token was redeemed and rotated)"
+    case .acquired: return "acquired (a new grant, without a refresh token)"
     }
 }
 

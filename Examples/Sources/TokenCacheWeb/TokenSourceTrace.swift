@@ -27,7 +27,8 @@ final class TokenSourceTrace: Sendable {
         let notes = notes.withLock { $0 }
         switch result.source {
         case .cache: return notes.l1Hit ? .l1 : .store
-        case .refresh: return notes.redeemed ? .refreshed : .joined
+        // The farm's hosts ask for users' tokens only; an acquisition (an app's own token) would count as a redemption.
+        case .refresh, .acquired: return notes.redeemed ? .refreshed : .joined
         }
     }
 }

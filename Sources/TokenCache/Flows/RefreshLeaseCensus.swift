@@ -6,7 +6,8 @@ internal import TokenCacheSodium
 /// to see that refreshes are under way, or stuck (`cachetool status`). A lease's key names the refresh token it is on
 /// (a blind key, FORMAT.md §5.7) and its body a holder and a pid: none of that is reported.
 public struct RefreshLeaseCensus: Sendable, Equatable {
-    /// Leases held and unexpired: a process is redeeming that refresh token now (or was, until the lease lapses).
+    /// Leases held and unexpired: a process is redeeming that refresh token (or acquiring that token) now, or was until
+    /// the lease lapses.
     public var held = 0
     /// Leases past their expiry still stored (a holder that stopped; the next lease taken removes them).
     public var lapsed = 0

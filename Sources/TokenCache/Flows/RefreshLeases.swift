@@ -74,13 +74,7 @@ extension CacheWriter {
             case .held(let until): return .held(until: until)
             case .free: break
             }
-            let milliseconds = Self.milliseconds(duration)
-            let lease = RecordStore.StoredRefreshLease(
-                holder: Random.hexIdentifier(bytes: 16),
-                expiresAt: now.addingReportingOverflow(max(1, milliseconds)).partialValue, pid: Int64(getpid())
-            )
-            try store.putRefreshLease(lease, at: leaseKey, now: now / 1000, in: writeTransaction)
-            try removeExpiredLeases(except: leaseKey, now: now, limit: 16)
+            let lease = try takeLease(at: leaseKey, duration: duration, now: now)
             // A lease still there, lapsed, and not refused: its holder stopped before it released it.
             let followsLapsed = previous.map { $0.refusedRevision == nil } ?? false
             return .taken(
@@ -121,14 +115,10 @@ extension CacheWriter {
     public func renewRefreshLease(_ lease: RefreshLease, duration: Duration, now: Int64) throws -> RefreshLease? {
         try mappingErrors {
             let now = try leaseTime(now)
-            let leaseKey = refreshLeaseKey(of: lease.refreshToken)
-            guard var held = try store.refreshLease(at: leaseKey, in: writeTransaction), held.holder == lease.holder,
-                held.refusedRevision == nil
+            guard let expiresAt = try renewLease(at: refreshLeaseKey(of: lease.refreshToken), holder: lease.holder, duration: duration, now: now)
             else { return nil }
-            held.expiresAt = now.addingReportingOverflow(max(1, Self.milliseconds(duration))).partialValue
-            try store.putRefreshLease(held, at: leaseKey, now: now / 1000, in: writeTransaction)
             return RefreshLease(
-                refreshToken: lease.refreshToken, holder: lease.holder, expiresAt: held.expiresAt, followsLapsedLease: lease.followsLapsedLease
+                refreshToken: lease.refreshToken, holder: lease.holder, expiresAt: expiresAt, followsLapsedLease: lease.followsLapsedLease
             )
         }
     }
@@ -141,13 +131,36 @@ extension CacheWriter {
     /// Whether it was.
     @discardableResult
     public func releaseRefreshLease(_ lease: RefreshLease) throws -> Bool {
-        try mappingErrors {
-            let leaseKey = refreshLeaseKey(of: lease.refreshToken)
-            guard let held = try store.refreshLease(at: leaseKey, in: writeTransaction), held.holder == lease.holder,
-                held.refusedRevision == nil
-            else { return false }
-            return try writeTransaction.delete(in: KeySpace.meta, key: leaseKey)
-        }
+        try mappingErrors { try releaseLease(at: refreshLeaseKey(of: lease.refreshToken), holder: lease.holder) }
+    }
+
+    // The steps every lease shares, refresh or acquisition, at its `meta` key; `now` is the lease clock's already.
+
+    /// Writes a new lease at `leaseKey`, lapsing `duration` from `now`, and removes up to 16 other lapsed leases.
+    func takeLease(at leaseKey: [UInt8], duration: Duration, now: Int64) throws -> RecordStore.StoredRefreshLease {
+        let lease = RecordStore.StoredRefreshLease(
+            holder: Random.hexIdentifier(bytes: 16),
+            expiresAt: now.addingReportingOverflow(max(1, Self.milliseconds(duration))).partialValue, pid: Int64(getpid())
+        )
+        try store.putRefreshLease(lease, at: leaseKey, now: now / 1000, in: writeTransaction)
+        try removeExpiredLeases(except: leaseKey, now: now, limit: 16)
+        return lease
+    }
+
+    /// Moves the lease at `leaseKey` to lapse `duration` from `now` if `holder` still holds it: its new expiry, or nil.
+    func renewLease(at leaseKey: [UInt8], holder: String, duration: Duration, now: Int64) throws -> Int64? {
+        guard var held = try store.refreshLease(at: leaseKey, in: writeTransaction), held.holder == holder, held.refusedRevision == nil
+        else { return nil }
+        held.expiresAt = now.addingReportingOverflow(max(1, Self.milliseconds(duration))).partialValue
+        try store.putRefreshLease(held, at: leaseKey, now: now / 1000, in: writeTransaction)
+        return held.expiresAt
+    }
+
+    /// Deletes the lease at `leaseKey` if `holder` still holds it (a refusal record stays). Whether it did.
+    func releaseLease(at leaseKey: [UInt8], holder: String) throws -> Bool {
+        guard let held = try store.refreshLease(at: leaseKey, in: writeTransaction), held.holder == holder, held.refusedRevision == nil
+        else { return false }
+        return try writeTransaction.delete(in: KeySpace.meta, key: leaseKey)
     }
 
     private func removeExpiredLeases(except kept: [UInt8], now: Int64, limit: Int) throws {
