@@ -14,9 +14,10 @@ extension Environment {
     package static let partialCopyName = "." + StoreFileName.data + ".partial"
 
     /// Writes a consistent copy of this environment as `data.mdb` in `directory` (an existing directory), while other
-    /// threads and processes go on reading and writing: `mdb_env_copyfd2` copies one read transaction's snapshot,
-    /// compacted (free pages left out) when `compact` is set. The copy is an environment of its own, with the same
-    /// databases and records.
+    /// threads and processes go on reading and writing: one read transaction's snapshot of the named `databases`, every
+    /// entry copied in key order and appended, so that the copy's pages are full (free pages and the empty third of
+    /// pages filled in random key order left out). The copy is an environment of its own, with the same databases and
+    /// records.
     ///
     /// The file is created by this library, not by LMDB's `mdb_env_copy2` (which creates it with mode 0666 less the
     /// umask): exactly 0600, under ``partialCopyName``, synced, then linked to `data.mdb` and the directory synced. So
@@ -29,7 +30,7 @@ extension Environment {
     /// - Throws: `LMDBError`: `EEXIST` when `directory` already holds `data.mdb` or a
     ///   leftover partial copy, `ENOSPC` and `EIO` from writing; `.usedAfterFork`; LMDB's errors from the copy.
     package func copy(
-        intoDirectory directory: String, compact: Bool, progress: (@Sendable (Int) -> Void)? = nil
+        intoDirectory directory: String, databases: [String], progress: (@Sendable (Int) -> Void)? = nil
     ) throws(LMDBError) -> Int {
         try checkUsable()
         let partial = directory + "/" + Self.partialCopyName
@@ -44,7 +45,7 @@ extension Environment {
         do {
             let monitor = progress.map { FileGrowthMonitor(fd: fd, report: $0) }
             defer { monitor?.stop() }
-            try writeCopy(to: fd, compact: compact)
+            try writeCopy(to: fd, path: partial, databases: databases)
             try FileSystem.sync(fd: fd)
             size = try FileSystem.status(of: fd).size
         }
@@ -53,19 +54,36 @@ extension Environment {
         return size
     }
 
-    /// Runs `mdb_env_copyfd2` until it succeeds, adopting a map another process grew (the copy's read transaction
-    /// fails with `MDB_MAP_RESIZED` then) and clearing dead readers' slots once when the table is full, each time
-    /// starting the file again from empty.
-    private func writeCopy(to fd: Int32, compact: Bool) throws(LMDBError) {
+    /// Copies in key order until it succeeds, adopting a map another process grew (the copy's read transaction fails
+    /// with `MDB_MAP_RESIZED` then) and clearing dead readers' slots once when the table is full, each time starting the
+    /// file again from empty.
+    private func writeCopy(to fd: Int32, path: String, databases: [String]) throws(LMDBError) {
         let state = ThreadState.current
         var recovery = ReadFailureRecovery()
         while true {
             enterShared(state)
-            let rc = lmdb_env_copyfd(handle, fd, compact: compact)
+            let rc = copyOnce(path: path, databases: databases)
             leaveShared(state)
             if rc == MDB_SUCCESS { return }
             try recovery.recover(from: LMDBError(code: rc), in: self, state)
             try FileSystem.restart(fd: fd)
+        }
+    }
+
+    /// One attempt of ``writeCopy(to:path:databases:)``: its result code.
+    private func copyOnce(path: String, databases: [String]) -> Int32 {
+        do throws(LMDBError) {
+            var pointer: OpaquePointer?
+            try LMDBError.check(lmdb_txn_begin(handle, readOnly: true, &pointer))
+            guard let source = pointer else { throw .invalidArgument }
+            defer { lmdb_txn_abort(source) }
+            let copy = try DetachedEnvironment(
+                writingDataFile: path, maxDatabases: databases.count + 1, mapSize: Int(lmdb_env_info(handle).me_mapsize)
+            )
+            try DetachedEnvironment.copyInKeyOrder(from: source, databases, to: copy)
+            return MDB_SUCCESS
+        } catch {
+            return error.code
         }
     }
 }

@@ -6,8 +6,10 @@ import Musl
 import Darwin
 #endif
 
-/// Rewrites a store directory's `data.mdb` compacted (LMDB's compacting copy: live pages only, renumbered from the
-/// start) and puts it in place of the old one, so that the file shrinks to the records it holds.
+/// Rewrites a store directory's `data.mdb` compacted and puts it in place of the old one, so that the file shrinks to
+/// the records it holds: every entry copied in key order into a new file, each appended, so that its leaf pages are
+/// full (LMDB's own compacting copy keeps each page as it is, and pages of a store whose keys arrived in random order,
+/// as blind-index keys do, are a third empty).
 ///
 /// It needs the store to itself. A process that has the old `data.mdb` mapped would go on reading and writing the old
 /// file after it is replaced: its later commits would be lost. So compaction first takes the open lock (`OpenLock`:
@@ -18,8 +20,8 @@ import Darwin
 ///
 /// Steps, and what a crash (the process killed, or the machine stopped) at each leaves:
 /// 1. A leftover ``partialFileName`` of an earlier, interrupted compaction is removed. *Old store.*
-/// 2. The compacted copy is written as ``partialFileName`` in the store directory (created 0600, exclusively) and
-///    fsynced. *Old store intact; a partial file is left, which LMDB never opens and the next compaction removes.*
+/// 2. The compacted copy is written as ``partialFileName`` in the store directory (created 0600, exclusively; LMDB
+///    writes it without a lock table) and fsynced. *Old store intact; a partial file is left, which LMDB never opens and the next compaction removes.*
 /// 3. The copy is opened by itself and must hold as many entries in every database as the store. *Old store.*
 /// 4. `rename` puts it in place of `data.mdb`, and the directory is fsynced. *A crash before the rename leaves the old
 ///    store, one after it the new: never neither, and both hold the same records (nobody could write meanwhile). Until
@@ -75,7 +77,10 @@ package enum StoreCompaction {
             defer { close(fd) }
             let monitor = progress.map { FileGrowthMonitor(fd: fd, report: $0) }
             defer { monitor?.stop() }
-            try source.copyCompacted(to: fd)
+            do {
+                let copy = try DetachedEnvironment(writingDataFile: partial, maxDatabases: maxDatabases, mapSize: source.mapSize)
+                try source.copyInKeyOrder(databases, to: copy)
+            }
             try FileSystem.sync(fd: fd)
             let copy = try DetachedEnvironment(path: partial, isDataFile: true, maxDatabases: maxDatabases)
             guard try copy.entryCounts(databases) == entries else { throw LMDBError.corrupted }

@@ -153,8 +153,8 @@ package final class LMDBRecordBackend: RecordBackend {
 }
 
 extension LMDBRecordBackend: SnapshotCopyingBackend {
-    /// `mdb_env_copyfd2`, compacting, into a new data file in the destination directory (see
-    /// `Environment.copy(intoDirectory:compact:progress:)`): with it, the directory is a store directory whose
+    /// Every key space copied in key order into a new data file in the destination directory (see
+    /// `Environment.copy(intoDirectory:databases:progress:)`): with it, the directory is a store directory whose
     /// environment LMDB creates its lock file for on first open.
     package func copy(to destination: any StorageLocation, progress: (@Sendable (Int) -> Void)?) throws -> Int {
         guard let destination = destination as? LMDBStorageLocation else {
@@ -164,7 +164,7 @@ extension LMDBRecordBackend: SnapshotCopyingBackend {
         }
         let directory = destination.options.directory
         do {
-            return try environment.copy(intoDirectory: directory, compact: true, progress: progress)
+            return try environment.copy(intoDirectory: directory, databases: KeySpace.allCases.map(\.name), progress: progress)
         } catch where error.code == EEXIST {
             throw StorageError(
                 .invalidArgument,

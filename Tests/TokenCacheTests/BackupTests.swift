@@ -39,6 +39,24 @@ import TokenCacheOperations
         }
     }
 
+    /// A store whose records arrived in random key order (one per transaction, as ingests do) is copied in key order:
+    /// the backup's pages are full, so it is a fifth or more smaller than the store, and holds the same records.
+    @Test func theCopyIsPackedInKeyOrder() throws {
+        try TestStore.with { store, cache in
+            let padding = String(repeating: "z", count: 1000)
+            for index in 0..<1500 { try cache.put(Samples.accessToken(target: "scope.\(index)", secret: "at-\(index)-\(padding)")) }
+            let destination = store.root + "/packed"
+            let report = try cache.backup(to: destination)
+            let storeSize = try #require(try FileManager.default.attributesOfItem(atPath: store.directory + "/data.mdb")[.size] as? Int)
+            #expect(report.bytesWritten * 10 <= storeSize * 8, "\(storeSize) → \(report.bytesWritten)")
+            var copyConfiguration = store.configuration
+            copyConfiguration.directory = destination
+            let copy = try TokenStore.open(copyConfiguration)
+            #expect(try copy.list(AccessToken.self).records.map(\.entity.secret) == cache.list(AccessToken.self).records.map(\.entity.secret))
+            #expect(try copy.verify().isClean)
+        }
+    }
+
     @Test func theCopyIsASnapshotThatLaterWritesDoNotReach() throws {
         try TestStore.with { store, cache in
             try Self.populate(cache)

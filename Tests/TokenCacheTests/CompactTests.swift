@@ -62,6 +62,27 @@ import TokenCacheOperations
         }
     }
 
+    /// A store whose records arrived in random key order (blind-index keys do) has leaf pages about a third empty,
+    /// which a page-for-page copy keeps; compaction copies in key order and fills them, so even a store with no free
+    /// page shrinks by a fifth or more, and holds the same records.
+    @Test func recordsWrittenInRandomOrderArePackedIntoFullPages() throws {
+        try withTemporaryDirectory { root in
+            let store = TestStore(root: root)
+            try KeyFile.create(at: store.keyFile)
+            do {
+                let cache = try TokenStore.create(store.configuration)
+                let padding = String(repeating: "y", count: 1000)
+                // One token per transaction, as ingests arrive: nothing deleted, so no free page to drop.
+                for index in 0..<1500 { try cache.put(Samples.accessToken(target: "scope.\(index)", secret: "at-\(index)-\(padding)")) }
+            }
+            let before = try Self.secrets(store.configuration)
+            let report = try TokenStore.compact(store.configuration)
+            #expect(report.sizeAfter * 10 <= report.sizeBefore * 8, "\(report.sizeBefore) → \(report.sizeAfter)")
+            #expect(try Self.secrets(store.configuration) == before && before.count == 1500)
+            #expect(try TokenStore.open(store.configuration).verify().isClean)
+        }
+    }
+
     @Test func refusedWhileTheStoreIsOpenInThisProcess() throws {
         try Self.withClosedStore { store in
             let sizeBefore = try Self.dataFileSize(store.directory)

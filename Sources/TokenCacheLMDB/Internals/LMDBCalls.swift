@@ -70,12 +70,6 @@ import Synchronization
     mdb_reader_list(env, function, context)
 }
 
-/// `mdb_env_copyfd2`: writes a consistent copy of the environment (one read transaction's snapshot) to `fd`, from its
-/// current offset, compacted (free pages left out, pages renumbered) when `compact` is set.
-@inline(__always) func lmdb_env_copyfd(_ env: OpaquePointer, _ fd: Int32, compact: Bool) -> Int32 {
-    mdb_env_copyfd2(env, fd, compact ? UInt32(MDB_CP_COMPACT) : 0)
-}
-
 @inline(__always) func lmdb_reader_check(_ env: OpaquePointer, _ dead: inout Int32) -> Int32 {
     mdb_reader_check(env, &dead)
 }
@@ -141,6 +135,16 @@ import Synchronization
     if let injected = LMDBFaultInjection.consume(.put, env: mdb_txn_env(txn)) { return injected }
     #endif
     return mdb_put(txn, dbi, &key, &value, reserve ? UInt32(MDB_RESERVE) : 0)
+}
+
+/// `mdb_put` with `MDB_APPEND`: the key sorts after every key of the database (a copy in key order), so LMDB fills each
+/// leaf page before it starts the next instead of splitting pages in half.
+@inline(__always) func lmdb_put_appending(_ txn: OpaquePointer, _ dbi: UInt32, _ key: inout MDB_val, _ value: inout MDB_val) -> Int32 {
+    mdb_put(txn, dbi, &key, &value, UInt32(MDB_APPEND))
+}
+
+@inline(__always) func lmdb_env_sync(_ env: OpaquePointer) -> Int32 {
+    mdb_env_sync(env, 1)
 }
 
 @inline(__always) func lmdb_del(_ txn: OpaquePointer, _ dbi: UInt32, _ key: inout MDB_val) -> Int32 {
