@@ -153,10 +153,8 @@ import TokenCache
             #expect(try secret(["--on-behalf-of", hash]) == nil)
             let both = try store.run(["remove-account", "--account", "uid1.utid1", "--on-behalf-of", hash, "--all-clients"])
             #expect(both.status == 64 && both.stderr.contains("--account cannot be combined"), "\(both.output)")
-            for name in try FileManager.default.subpathsOfDirectory(atPath: store.directory) {
-                let bytes = try Data(contentsOf: URL(fileURLWithPath: store.directory + "/" + name))
-                #expect(!bytes.contains(Data(canary.utf8)), "\(name) holds the assertion")
-            }
+            let holding = try files(under: store.directory, holding: canary)
+            #expect(holding.isEmpty, "\(holding) hold the assertion")
         }
     }
 

@@ -229,9 +229,9 @@ import TokenCache
             // Each exchange's refresh token is kept in its partition (for a long-running continuation).
             #expect(try await client.lookup(requests[1]).refreshToken?.entity.secret.reveal() == "rt-obo-1-4")
             // Canary: the partition keys are hashes; no assertion is in any file of the store.
-            for name in try FileManager.default.subpathsOfDirectory(atPath: client.store.configuration.directory) {
-                let bytes = (try? Data(contentsOf: URL(fileURLWithPath: client.store.configuration.directory + "/" + name))) ?? Data()
-                for assertion in assertions { #expect(bytes.range(of: Data(assertion.utf8)) == nil, "\(name) holds an assertion") }
+            for assertion in assertions {
+                let holding = try files(under: client.store.configuration.directory, holding: assertion)
+                #expect(holding.isEmpty, "\(holding) hold an assertion")
             }
         }
     }

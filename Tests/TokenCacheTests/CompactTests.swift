@@ -30,13 +30,23 @@ import TokenCacheOperations
         try #require(try FileManager.default.attributesOfItem(atPath: directory + "/data.mdb")[.size] as? Int)
     }
 
-    /// A store created, filled and closed: compaction needs it closed in this process.
-    private static func withClosedStore(_ body: (TestStore) throws -> Void) throws {
+    /// 1,500 access tokens of about 1 KiB, one per transaction as ingests arrive, under blind-index keys (random
+    /// order); nothing deleted, so no free page to drop.
+    private static func populateInRandomOrder(_ configuration: Configuration) throws {
+        let cache = try TokenStore.open(configuration)
+        let padding = String(repeating: "y", count: 1000)
+        for index in 0..<1500 { try cache.put(Samples.accessToken(target: "scope.\(index)", secret: "at-\(index)-\(padding)")) }
+    }
+
+    /// A store created, filled by `populate` and closed: compaction needs it closed in this process.
+    private static func withClosedStore(
+        populatedBy populate: (Configuration) throws -> Void = populateAndThin, _ body: (TestStore) throws -> Void
+    ) throws {
         try withTemporaryDirectory { root in
             let store = TestStore(root: root)
             try KeyFile.create(at: store.keyFile)
             _ = try TokenStore.create(store.configuration)
-            try populateAndThin(store.configuration)
+            try populate(store.configuration)
             try body(store)
         }
     }
@@ -66,15 +76,7 @@ import TokenCacheOperations
     /// which a page-for-page copy keeps; compaction copies in key order and fills them, so even a store with no free
     /// page shrinks by a fifth or more, and holds the same records.
     @Test func recordsWrittenInRandomOrderArePackedIntoFullPages() throws {
-        try withTemporaryDirectory { root in
-            let store = TestStore(root: root)
-            try KeyFile.create(at: store.keyFile)
-            do {
-                let cache = try TokenStore.create(store.configuration)
-                let padding = String(repeating: "y", count: 1000)
-                // One token per transaction, as ingests arrive: nothing deleted, so no free page to drop.
-                for index in 0..<1500 { try cache.put(Samples.accessToken(target: "scope.\(index)", secret: "at-\(index)-\(padding)")) }
-            }
+        try Self.withClosedStore(populatedBy: Self.populateInRandomOrder) { store in
             let before = try Self.secrets(store.configuration)
             let report = try TokenStore.compact(store.configuration)
             #expect(report.sizeAfter * 10 <= report.sizeBefore * 8, "\(report.sizeBefore) → \(report.sizeAfter)")

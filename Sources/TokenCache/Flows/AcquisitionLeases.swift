@@ -36,10 +36,7 @@ extension CacheWriter {
         try mappingErrors {
             let now = try leaseTime(now)
             let leaseKey = acquisitionLeaseKey(of: accessToken)
-            // A refusal record binds only the refresh token it names; none is written under an acquisition's key.
-            if let previous = try store.refreshLease(at: leaseKey, in: writeTransaction), previous.refusedRevision == nil, previous.expiresAt > now {
-                return .held(until: previous.expiresAt)
-            }
+            if let until = try heldLeaseExpiry(at: leaseKey, now: now) { return .held(until: until) }
             let lease = try takeLease(at: leaseKey, duration: duration, now: now)
             return .taken(AcquisitionLease(accessToken: accessToken, holder: lease.holder, expiresAt: lease.expiresAt))
         }
@@ -71,12 +68,6 @@ extension CacheReader {
 
     /// When the lease on acquiring `accessToken` lapses, if another holds it unexpired at `now` (Unix milliseconds).
     public func acquisitionLeaseExpiry(for accessToken: AccessToken.Key, now: Int64) throws -> Int64? {
-        try mappingErrors {
-            let now = try leaseTime(now)
-            guard let held = try store.refreshLease(at: acquisitionLeaseKey(of: accessToken), in: transaction), held.refusedRevision == nil,
-                held.expiresAt > now
-            else { return nil }
-            return held.expiresAt
-        }
+        try mappingErrors { try heldLeaseExpiry(at: acquisitionLeaseKey(of: accessToken), now: leaseTime(now)) }
     }
 }

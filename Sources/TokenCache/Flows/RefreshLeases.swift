@@ -194,12 +194,14 @@ extension CacheReader {
     /// The lease on `refreshToken`'s key, if one is held and unexpired at `now` (Unix milliseconds). A refusal record
     /// is no lease: see ``refreshLeaseState(on:now:)``.
     public func refreshLeaseExpiry(on refreshToken: RefreshToken.Key, now: Int64) throws -> Int64? {
-        try mappingErrors {
-            let now = try leaseTime(now)
-            let leaseKey = refreshLeaseKey(of: refreshToken)
-            guard let held = try store.refreshLease(at: leaseKey, in: transaction), held.refusedRevision == nil, held.expiresAt > now else { return nil }
-            return held.expiresAt
-        }
+        try mappingErrors { try heldLeaseExpiry(at: refreshLeaseKey(of: refreshToken), now: leaseTime(now)) }
+    }
+
+    /// When the lease at `leaseKey` lapses, if one is held there unexpired at `now` (the lease clock's): a refusal
+    /// record is no lease.
+    func heldLeaseExpiry(at leaseKey: [UInt8], now: Int64) throws -> Int64? {
+        guard let held = try store.refreshLease(at: leaseKey, in: transaction), held.refusedRevision == nil, held.expiresAt > now else { return nil }
+        return held.expiresAt
     }
 
     /// What the lease record on `refreshToken` says at `now` (Unix milliseconds), for the revision of it that was read:

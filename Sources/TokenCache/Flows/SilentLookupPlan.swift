@@ -43,7 +43,7 @@ struct SilentLookupPlan {
     /// extended cache key in that realm. Derived when asked (a keyed hash), so a hit in the first realm derives no other.
     func bucket(_ realm: String, of query: SilentLookupQuery, index: BlindIndex) -> [UInt8] {
         AccessToken.bucketPrefix(
-            accountPrefix: partitionPrefix ?? accountPrefix, clientID: query.clientID, realm: realm, tokenType: query.tokenType, keyID: query.keyID,
+            accountPrefix: tokenPrefix, clientID: query.clientID, realm: realm, tokenType: query.tokenType, keyID: query.keyID,
             extendedCacheKey: query.extendedCacheKey?.value, index: index
         )
     }
