@@ -223,8 +223,9 @@ compare-selftest: release compare-venv
 # on PostgreSQL"): lookups (1 and BENCH_SHARED_HOSTS callers), durable writes, BENCH_SHARED_HOSTS host processes on a
 # mix, lost updates of concurrent writers to one user, sizes on the server. Scripts/with-postgresql starts the server
 # with TCP on loopback too (the headline transport). Prints the tables and writes Benchmarks/results/shared-store.json
-# and .md. About 5 minutes at the default sizes on a 2-core VM, after the release build of the driver (several
-# minutes the first time). Not part of `make test`.
+# and .md, keeping the sizes of the results already there that this run does not measure (a million tokens, from
+# `make bench-shared-large`). About 5 minutes at the default sizes on a 2-core VM, after the release build of the
+# driver (several minutes the first time). Not part of `make test`.
 #   make bench-shared BENCH_SHARED_SIZES=10000           one size
 #   make bench-shared BENCH_SHARED_MIX_SECONDS=60 BENCH_SHARED_LOOKUPS=50000 BENCH_SHARED_WRITES=5000   longer
 BENCH_SHARED_SIZES ?= 10000 100000
@@ -240,6 +241,7 @@ bench-shared: deps
 	  --sizes "$(BENCH_SHARED_SIZES)" --lookups $(BENCH_SHARED_LOOKUPS) --writes $(BENCH_SHARED_WRITES) \
 	  --throughput-seconds $(BENCH_SHARED_THROUGHPUT_SECONDS) --mix-seconds $(BENCH_SHARED_MIX_SECONDS) \
 	  --lost-writes $(BENCH_SHARED_LOST_WRITES) --hosts $(BENCH_SHARED_HOSTS) \
+	  --merge Benchmarks/results/shared-store.json \
 	  --output Benchmarks/results/shared-store.json --markdown Benchmarks/results/shared-store.md
 
 # The shared store at BENCH_SHARED_LARGE_SIZES access tokens (default a million), for the size gate only: the

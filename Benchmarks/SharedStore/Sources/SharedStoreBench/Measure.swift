@@ -337,7 +337,9 @@ struct SizeRun {
     /// `UNION ALL` of one subquery per range, with the ranges' bounds as values, sent unnamed (parsed and planned at
     /// every call). Same ranges, same rows; both timed in one loop, one of each in turn.
     func replay(_ statement: LoggedStatement?) throws -> StatementReplay? {
-        guard let statement, statement.parameters.count == 7 else { return nil }
+        // The fetch's values: the ranges (4 arrays), the counts (3), whether it reads the revision floor, the buckets
+        // whose versions it reads.
+        guard let statement, statement.parameters.count == 9 else { return nil }
         let table = "\"\(ourSchema)\".records"
         let spaces = LoggedStatement.elements(statement.parameters[0]).map { Int16($0) ?? 0 }
         let firsts = LoggedStatement.elements(statement.parameters[1]).map(LoggedStatement.bytes)
@@ -369,12 +371,16 @@ struct SizeRun {
         let values = [
             Self.value(spaces), Self.value(firsts.map { ByteBuffer(bytes: $0) }), Self.value(bounds.map { ByteBuffer(bytes: $0) }),
             Self.value(limits), Self.value([Int16]()), Self.value([Int16]()), Self.value([ByteBuffer]()),
+            PostgresData(bool: statement.parameters[7] == "t"),
+            Self.value(LoggedStatement.elements(statement.parameters[8]).map { ByteBuffer(bytes: LoggedStatement.bytes($0)) }),
         ]
         let connection = try Connection(primary)
         try connection.query("SET plan_cache_mode = force_generic_plan")
         let prepared = try connection.connection.prepare(query: statement.sql).wait()
         var rows = 0, bytes = 0
         for row in try prepared.execute(values).wait() {
+            // A record's row, not a bucket version's (whose key is NULL): the statement before read no versions.
+            guard row.dropFirst().first?.bytes != nil else { continue }
             rows += 1
             bytes += row.dropFirst().prefix(2).reduce(0) { $0 + ($1.bytes?.readableBytes ?? 0) }
         }
