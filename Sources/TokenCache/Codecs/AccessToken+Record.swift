@@ -24,15 +24,19 @@ extension AccessToken: StorableEntity {
     }
 
     package init(decoding fields: FieldTable) throws(FormatError) {
-        try self.init(decoding: fields, homeAccountID: nil, environment: nil, clientID: nil, realm: nil)
+        self = try Self.decoded(from: fields, homeAccountID: nil, environment: nil, clientID: nil, realm: nil)
     }
 
     /// Decoding for a lookup: fields equal to the identifiers the caller already holds (a query's account, host,
     /// client and realm: the usual case) share its strings, so a hit copies only what the caller does not hold.
-    init(
-        decoding fields: FieldTable, homeAccountID knownAccount: String?, environment knownEnvironment: String?,
+    ///
+    /// A function that returns the token it builds rather than an initializer that delegates to the memberwise one,
+    /// which, declared in another module than the type, cost a lookup hit more reference-count operations (measured by
+    /// `make instructions`).
+    static func decoded(
+        from fields: FieldTable, homeAccountID knownAccount: String?, environment knownEnvironment: String?,
         clientID knownClient: String?, realm knownRealm: String?
-    ) throws(FormatError) {
+    ) throws(FormatError) -> AccessToken {
         var decoder = FieldDecoder(fields, kind: Self.kind)
         // Taken in name order, so that each field is where the previous one ended (see FieldDecoder).
         let cachedAt = try decoder.integer("cached_at")
@@ -50,11 +54,12 @@ extension AccessToken: StorableEntity {
         let target = try decoder.string("target")
         let tokenType = try decoder.optionalString("token_type")
         let userAssertionHash = try decoder.optionalString("user_assertion_hash")
-        self.init(
+        let additionalFields = try decoder.additionalFields()
+        return AccessToken(
             homeAccountID: homeAccountID, environment: environment, clientID: clientID, realm: realm, target: target, secret: secret,
             cachedAt: cachedAt, expiresOn: expiresOn, extendedExpiresOn: extendedExpiresOn, refreshOn: refreshOn,
             tokenType: tokenType, keyID: keyID, userAssertionHash: userAssertionHash, extendedCacheKey: extendedCacheKey,
-            additionalFields: try decoder.additionalFields()
+            additionalFields: additionalFields
         )
     }
 

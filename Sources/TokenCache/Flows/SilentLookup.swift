@@ -27,14 +27,20 @@ extension CacheReader {
         var choice = AccessTokenChoice(opener: store)
         var accessToken: StoredEntity<AccessToken>? = nil
         var realmUsed: String? = nil
+        // Taken from the token when it is chosen: read through the optional afterwards, it would be copied whole
+        // (every string of the token retained and released once more).
+        var tokenEnvironment: String? = nil
         buckets: for realm in plan.realms {
             let bucket = plan.bucket(realm, of: query, index: store.keyring.index)
             var contents = try BucketContents.read(bucket, in: transaction)
             while true {
-                switch choice.judge(contents, against: plan, for: query) {
+                // Switched over as consumed, so that the chosen token is moved out of the verdict, not copied.
+                let verdict = choice.judge(contents, against: plan, for: query)
+                switch consume verdict {
                 case .decided(nil):
                     continue buckets
                 case .decided(let token?):
+                    tokenEnvironment = token.entity.environment
                     accessToken = token
                     realmUsed = realm
                     break buckets
@@ -44,9 +50,9 @@ extension CacheReader {
             }
         }
         let corrupt = choice.corrupt
-        // The token is read in place (a copy of an access token retains and releases its nine strings).
-        let request = plan.companionRequest(of: query, accessTokenEnvironment: accessToken?.entity.environment, inRealm: realmUsed)
-        if let accessToken {
+        let request = plan.companionRequest(of: query, accessTokenEnvironment: tokenEnvironment, inRealm: realmUsed)
+        // Moved out of the optional, not bound to a copy of it (which would retain every string of the token again).
+        if let accessToken = accessToken.take() {
             let refreshRecommended = plan.refreshRecommended(accessToken.entity)
             let snapshotID = transaction.snapshotID
             let bucketStamp = transaction.bucketStamp
@@ -273,8 +279,8 @@ extension RecordStore: AccessTokenOpening {
 
     func decodeAccessToken(_ entry: BucketEntry, reusing query: SilentLookupQuery) -> Result<StoredEntity<AccessToken>, CorruptRecord> {
         decode(AccessToken.self, value: entry.value, key: Array(entry.key)) { fields throws(FormatError) in
-            try AccessToken(
-                decoding: fields, homeAccountID: query.homeAccountID, environment: query.environment, clientID: query.clientID,
+            try AccessToken.decoded(
+                from: fields, homeAccountID: query.homeAccountID, environment: query.environment, clientID: query.clientID,
                 realm: query.realm)
         }
     }

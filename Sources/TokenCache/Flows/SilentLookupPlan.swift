@@ -30,7 +30,7 @@ struct SilentLookupPlan {
 
     /// - Throws: ``TokenCacheError`` `.invalidArgument` when the request holds no scope besides
     ///   openid/profile/offline_access, or a malformed scope.
-    init(_ query: SilentLookupQuery, aliases: EnvironmentAliases, index: BlindIndex) throws {
+    init(_ query: borrowing SilentLookupQuery, aliases: EnvironmentAliases, index: BlindIndex) throws {
         requested = try ScopeSet.request(query.scopes)
         hosts = aliases.group(of: query.environment)
         accountPrefix = index.accountPrefix(query.homeAccountID)

@@ -385,28 +385,27 @@ package final class RecordStore: Sendable {
     }
 
     /// ``decode(_:value:key:)`` with the entity built by `make` from the (borrowed) field table.
+    ///
+    /// The stored entity is built inside the body's scope and returned from it as it is: a tuple of its parts taken
+    /// apart afterwards would copy the entity (every string of an access token retained and released once more).
     func decode<S: StorableEntity>(
         _ type: S.Type, value: UnsafeRawBufferPointer, key: [UInt8], fields make: (FieldTable) throws(FormatError) -> S
     ) -> Result<StoredEntity<S>, CorruptRecord> {
         let database = KeySpace(S.kind)
-        let space = database.name
-        let decoded = key.withUnsafeBytes { keyBytes in
-            Result { () throws(FormatError) in
-                try withBody(value, key: keyBytes, database: database) { body throws(FormatError) in
-                    (try make(body.fields), body.revision, body.updatedAt)
-                }
-            }
-        }
-        switch decoded {
-        case .success(let (entity, revision, updatedAt)):
+        do {
             return .success(
-                StoredEntity(
-                    entity: entity, revision: revision, updatedAt: updatedAt,
-                    record: RecordFingerprint(space: space, key: key, deriver: keyring)
-                )
+                try key.withUnsafeBytes { keyBytes in
+                    try withBody(value, key: keyBytes, database: database) { body throws(FormatError) in
+                        StoredEntity(
+                            entity: try make(body.fields), revision: body.revision, updatedAt: body.updatedAt,
+                            record: RecordFingerprint(space: database.name, key: key, deriver: keyring)
+                        )
+                    }
+                }
             )
-        case .failure(let error):
-            return .failure(corrupt(S.kind, database, key, error.message))
+        } catch {
+            // `withUnsafeBytes` rethrows untyped; what it rethrows is the body's `FormatError`.
+            return .failure(corrupt(S.kind, database, key, (error as? FormatError)?.message ?? "\(error)"))
         }
     }
 
