@@ -36,11 +36,14 @@ struct RunResult: Codable {
     var sizes: [String: SizeResult]
 
     /// This run's sizes added to `earlier`'s (replacing any it measured too). The run's meta is `earlier`'s when this
-    /// run measured large sizes only (the full sizes and their parameters are then `earlier`'s), else this run's.
+    /// run measured large sizes only (the full sizes and their parameters are then `earlier`'s), else this run's; a
+    /// full run keeps only `earlier`'s large sizes, each of which names its own run, so that no size measured in
+    /// another full run is shown under this run's date.
     func merged(into earlier: RunResult) -> RunResult {
         let measuredLarge = Set(meta.parameters.large_sizes ?? [])
-        var merged = meta.parameters.sizes.allSatisfy(measuredLarge.contains) ? earlier : self
-        for (size, result) in earlier.sizes where sizes[size] == nil {
+        let largeOnly = meta.parameters.sizes.allSatisfy(measuredLarge.contains)
+        var merged = largeOnly ? earlier : self
+        for (size, result) in earlier.sizes where sizes[size] == nil && (largeOnly || result.large != nil) {
             merged.sizes[size] = result
             merged.gates.results[size] = earlier.gates.results[size]
         }
