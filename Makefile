@@ -224,8 +224,8 @@ compare-selftest: release compare-venv
 # mix, lost updates of concurrent writers to one user, sizes on the server. Scripts/with-postgresql starts the server
 # with TCP on loopback too (the headline transport). Prints the tables and writes Benchmarks/results/shared-store.json
 # and .md, keeping the sizes of the results already there that `make bench-shared-large` measured (each names its own
-# run). About 5 minutes at the default sizes on a 2-core VM, after the release build of the
-# driver (several minutes the first time). Not part of `make test`.
+# run). About 5 minutes at the default sizes on a 2-core VM, after the release build of the driver (several minutes
+# the first time). Not part of `make test`.
 #   make bench-shared BENCH_SHARED_SIZES=10000           one size
 #   make bench-shared BENCH_SHARED_MIX_SECONDS=60 BENCH_SHARED_LOOKUPS=50000 BENCH_SHARED_WRITES=5000   longer
 BENCH_SHARED_SIZES ?= 10000 100000

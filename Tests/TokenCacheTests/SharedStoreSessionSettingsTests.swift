@@ -8,8 +8,8 @@ import TokenCacheStorage
 
 /// The session settings a shared store's connections ask the server for, read back from the server itself: what
 /// bounds every statement and idle transaction, the isolation writers rely on, the generic plans readers keep, and no
-/// JIT compilation (which, past a few hundred thousand records, cost each lookup 10–25 ms of compiling a statement
-/// that runs in tens of microseconds).
+/// JIT compilation (past a few hundred thousand records the lookup's generic plan is estimated above
+/// `jit_above_cost`, and the server would compile the statement at every execution).
 @Suite(.enabled(if: PostgreSQLTestServer.url != nil, "needs the run's PostgreSQL server (make test starts one)"))
 struct SharedStoreSessionSettingsTests {
     static let names = [

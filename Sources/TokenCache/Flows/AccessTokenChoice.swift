@@ -40,9 +40,7 @@ struct AccessTokenChoice<Opener: AccessTokenOpening> {
         case .empty:
             return .decided(nil)
         case .lone(let only), .one(let only):
-            // Switched over as consumed, so that the token is moved out of the result rather than copied.
-            let decoded = opener.decodeAccessToken(only, reusing: query)
-            switch consume decoded {
+            switch opener.decodeAccessToken(only, reusing: query) {
             case .success(let stored):
                 return .decided(plan.accepts(stored.entity) ? stored : nil)
             case .failure(let record):

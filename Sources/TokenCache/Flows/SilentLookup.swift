@@ -34,9 +34,7 @@ extension CacheReader {
             let bucket = plan.bucket(realm, of: query, index: store.keyring.index)
             var contents = try BucketContents.read(bucket, in: transaction)
             while true {
-                // Switched over as consumed, so that the chosen token is moved out of the verdict, not copied.
-                let verdict = choice.judge(contents, against: plan, for: query)
-                switch consume verdict {
+                switch choice.judge(contents, against: plan, for: query) {
                 case .decided(nil):
                     continue buckets
                 case .decided(let token?):
