@@ -36,9 +36,18 @@ public struct Configuration: Sendable {
     /// Authority hosts that name the same cloud. Lookups, intersect-delete and sign-out match environments by
     /// these groups; the built-in table can be extended (``EnvironmentAliases/adding(_:)``).
     public var environmentAliases: EnvironmentAliases = .builtIn
+    /// The cipher a store created with this configuration seals its records with, and the one an open that upgrades
+    /// a store of format version 1 or 2 converts it to (FORMAT.md §7); nil (the default): ``StoreCipher/preferred``,
+    /// AES-256-GCM where this machine runs it. A store shared by hosts of which some lack AES-NI (ARM64) needs
+    /// ``StoreCipher/xchacha20Poly1305`` on every host that may create or upgrade it. An existing store keeps the cipher
+    /// it has whatever this says: a data-key rotation changes it.
+    public var cipher: StoreCipher? = nil
     /// Where the records live when a package module chose the backend itself (a test's, or a server store's), instead
     /// of the directory or memory that ``directory`` names.
     package var storageLocation: (any StorageLocation)? = nil
+    /// Whether a writable open finishes a data-key rotation it finds under way. Off only where a caller runs the
+    /// rotation's steps itself (a rotation's own open, a test stopping one halfway).
+    package var finishesRotation = true
 
     /// A configuration with the default limits for a store in `directory`, keyed by `keySource`.
     public init(directory: String, keySource: KeySource) {
@@ -80,6 +89,8 @@ public struct Configuration: Sendable {
         /// A duration, more than 0 and at most a day: `30`, `30s`, `500ms` or `2m` (a bare number is seconds); sets
         /// ``Configuration/lockTimeout`` (``lockTimeout(parsing:)``).
         public static let lockTimeout = "TOKEN_CACHE_LOCK_TIMEOUT"
+        /// `aes-256-gcm` or `xchacha20-poly1305`: sets ``Configuration/cipher``.
+        public static let cipher = "TOKEN_CACHE_CIPHER"
     }
 
     /// `TOKEN_CACHE_DIR`, else `$XDG_DATA_HOME/token-cache`, else `~/.local/share/token-cache`.
@@ -106,8 +117,8 @@ public struct Configuration: Sendable {
     }
 
     /// The configuration the defaults above describe.
-    /// An unknown `TOKEN_CACHE_MAX_PASSPHRASE_COST` value, and a `TOKEN_CACHE_LOCK_TIMEOUT` that is not a number of
-    /// seconds between 0 and a day, leave the default in place.
+    /// An unknown `TOKEN_CACHE_MAX_PASSPHRASE_COST` or `TOKEN_CACHE_CIPHER` value, and a `TOKEN_CACHE_LOCK_TIMEOUT` that
+    /// is not a number of seconds between 0 and a day, leave the default in place.
     public static func fromEnvironment(_ environment: [String: String]) -> Configuration {
         var configuration = Configuration(
             directory: defaultDirectory(environment: environment), keySource: defaultKeySource(environment: environment)
@@ -117,6 +128,9 @@ public struct Configuration: Sendable {
         }
         if let timeout = environment[Variable.lockTimeout].flatMap(lockTimeout(parsing:)) {
             configuration.lockTimeout = timeout
+        }
+        if let cipher = environment[Variable.cipher].flatMap(StoreCipher.init(rawValue:)) {
+            configuration.cipher = cipher
         }
         return configuration
     }

@@ -232,6 +232,7 @@ public final class TokenStore: Sendable {
             keyProtection: header.rootKind == .passphrase ? "passphrase (Argon2id)" : "key",
             dataKeyCount: header.wrappedKeys.count,
             activeDataKeyID: store.keyring.activeKeyID,
+            cipher: StoreCipher(store.keyring.activeCipher),
             readOnly: store.readOnly,
             formatWritable: header.writeVersion <= FormatConstants.writeVersion,
             mapSize: usage.currentCapacity,
@@ -262,6 +263,8 @@ public struct StoreInfo: Sendable {
     public var dataKeyCount: Int
     /// The id of the data key new records are sealed with (the largest).
     public var activeDataKeyID: UInt32
+    /// The cipher new records are sealed with: the active data key's.
+    public var cipher: StoreCipher
     /// Whether this handle was opened read-only (asked for, or forced by a newer format write version).
     public var readOnly: Bool
     /// Whether this library may write the store's format version at all (its write version is not newer).

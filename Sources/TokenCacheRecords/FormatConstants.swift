@@ -1,9 +1,9 @@
-/// Constants of FORMAT.md v2. Changing any of them changes the bytes on disk.
+/// Constants of FORMAT.md v3. Changing any of them changes the bytes on disk.
 package enum FormatConstants {
     /// Readers refuse stores whose read version is above this.
-    package static let readVersion: UInt16 = 2
+    package static let readVersion: UInt16 = 3
     /// Readers that understand the read version but not the write version open read-only.
-    package static let writeVersion: UInt16 = 2
+    package static let writeVersion: UInt16 = 3
     /// The first 8 bytes of the header record.
     package static let headerMagic: [UInt8] = [0x54, 0x4B, 0x43, 0x41, 0x43, 0x48, 0x45, 0x00]  // "TKCACHE\0"
     package static let headerKey: [UInt8] = Array("header".utf8)

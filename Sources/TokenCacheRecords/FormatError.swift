@@ -8,6 +8,8 @@ package struct FormatError: Error, Equatable, CustomStringConvertible {
         case unknownKeyID
         case authenticationFailure
         case invalidContent
+        /// Sealed with a cipher this machine cannot run (AES-256-GCM without AES-NI): not damage.
+        case unavailableCipher
     }
 
     package let kind: Kind

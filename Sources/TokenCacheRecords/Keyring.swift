@@ -16,7 +16,7 @@ package final class Keyring: Sendable {
     package let header: StoreHeader
     package let activeKeyID: UInt32
     private let dataKeys: [UInt32: SecureKey]
-    private let recordKeys: [UInt32: SecureKey]
+    private let recordKeys: [UInt32: RecordKey]
     package let index: BlindIndex
     private let fingerprintKey: SecureKey
 
@@ -28,9 +28,13 @@ package final class Keyring: Sendable {
         let ids = dataKeys.keys.sorted()
         activeKeyID = ids.last!
         (recordKeys, index, fingerprintKey) = try KeyringError.mappingSodium {
-            var recordKeys: [UInt32: SecureKey] = [:]
+            let ciphers = Dictionary(uniqueKeysWithValues: header.wrappedKeys.map { ($0.keyID, $0.cipher) })
+            var recordKeys: [UInt32: RecordKey] = [:]
             for (id, key) in dataKeys {
-                recordKeys[id] = try KeyDerivation.deriveKey(from: key, id: 1, context: FormatConstants.subkeyContext)
+                recordKeys[id] = RecordKey(
+                    cipher: ciphers[id] ?? .xchacha20Poly1305,
+                    key: try KeyDerivation.deriveKey(from: key, id: 1, context: FormatConstants.subkeyContext)
+                )
             }
             let first = dataKeys[ids.first!]!
             let index = try KeyDerivation.deriveKey(from: first, id: 2, context: FormatConstants.subkeyContext)
@@ -39,8 +43,17 @@ package final class Keyring: Sendable {
         }
     }
 
-    package func recordKey(_ id: UInt32) -> SecureKey? { recordKeys[id] }
-    package var activeRecordKey: SecureKey { recordKeys[activeKeyID]! }
+    package func recordKey(_ id: UInt32) -> RecordKey? { recordKeys[id] }
+    package var activeRecordKey: RecordKey { recordKeys[activeKeyID]! }
+
+    /// The cipher new records are sealed with: the active data key's.
+    package var activeCipher: RecordCipher { activeRecordKey.cipher }
+
+    /// The ciphers of the header's data keys that this machine cannot run: a store naming one is not opened here
+    /// (its records under that key would not open, and a write could not seal).
+    package var unavailableCiphers: [RecordCipher] {
+        Array(Set(header.wrappedKeys.map(\.cipher)).filter { !$0.isAvailable }).sorted { $0.rawValue < $1.rawValue }
+    }
 
     /// A non-secret, stable name for a record: the first 8 bytes of `BLAKE2b-128(fingerprint key, u32be(len db) ‖ db ‖ key)`, in hex.
     /// It identifies a record in errors and in `cachetool` output without revealing its key bytes; only a
@@ -89,7 +102,7 @@ package final class Keyring: Sendable {
     /// root was stretched with (kept in the header). `fixed` supplies the random parts (store id, data key, nonce) for
     /// test vectors.
     package static func create(
-        rootKind: RootKind, root: SecureKey, salt: [UInt8], cost: (opsLimit: UInt64, memLimit: UInt64)?, now: Int64,
+        rootKind: RootKind, root: SecureKey, salt: [UInt8], cost: (opsLimit: UInt64, memLimit: UInt64)?, cipher: RecordCipher, now: Int64,
         fixed: (storeID: [UInt8], dataKey: SecureKey, nonce: [UInt8])? = nil
     ) throws(KeyringError) -> Keyring {
         var header = StoreHeader(storeID: fixed?.storeID ?? Random.bytes(FormatConstants.storeIDCount), rootKind: rootKind)
@@ -106,8 +119,10 @@ package final class Keyring: Sendable {
         }
         let nonce = fixed?.nonce ?? Random.bytes(XChaCha20Poly1305.nonceByteCount)
         // The key list (ids and dates) is part of every wrap's associated data: lay it out first.
-        header.wrappedKeys = [WrappedKey(keyID: 1, createdAt: now, nonce: nonce, sealedKey: [])]
-        header.wrappedKeys = [try wrap(dataKey, keyID: 1, createdAt: now, nonce: nonce, header: header, kek: try keyEncryptionKey(root: root))]
+        header.wrappedKeys = [WrappedKey(keyID: 1, createdAt: now, cipher: cipher, nonce: nonce, sealedKey: [])]
+        header.wrappedKeys = [
+            try wrap(dataKey, keyID: 1, createdAt: now, cipher: cipher, nonce: nonce, header: header, kek: try keyEncryptionKey(root: root))
+        ]
         return try Keyring(header: header, dataKeys: [1: dataKey])
     }
 
@@ -121,17 +136,20 @@ package final class Keyring: Sendable {
     /// the active one.
     package var keyIDs: [UInt32] { header.wrappedKeys.map(\.keyID) }
 
-    /// The header with a new random data key added as the active one (id one above the largest), every key re-sealed
-    /// under `root` (the key list is in each wrap's associated data, §6.3), and the keyring that opens it.
-    package func addingDataKey(createdAt now: Int64, root: SecureKey) throws(KeyringError) -> Keyring {
+    /// The header with a new random data key added as the active one (id one above the largest), sealing records with
+    /// `cipher`, every key re-sealed under `root` (the key list is in each wrap's associated data, §6.3), and the
+    /// keyring that opens it. `header` replaces this keyring's header first (an upgrade's new versions), when given.
+    package func addingDataKey(
+        createdAt now: Int64, cipher: RecordCipher, root: SecureKey, header replacement: StoreHeader? = nil
+    ) throws(KeyringError) -> Keyring {
         guard header.wrappedKeys.count < FormatConstants.maximumDataKeys, let last = keyIDs.last, last < UInt32.max else {
             throw KeyringError(.unknownDataKey, "the store already holds \(FormatConstants.maximumDataKeys) data keys; finish or retire some first")
         }
         let key = try KeyringError.mappingSodium { try SecureKey(randomCount: FormatConstants.dataKeyCount) }
         var keys = dataKeys
         keys[last + 1] = key
-        var target = header
-        target.wrappedKeys.append(WrappedKey(keyID: last + 1, createdAt: now, nonce: [], sealedKey: []))
+        var target = replacement ?? header
+        target.wrappedKeys.append(WrappedKey(keyID: last + 1, createdAt: now, cipher: cipher, nonce: [], sealedKey: []))
         return try Keyring(header: try Self.wrapping(keys, as: target, root: root), dataKeys: keys)
     }
 
@@ -153,7 +171,10 @@ package final class Keyring: Sendable {
         for listed in header.wrappedKeys {
             guard let key = keys[listed.keyID] else { throw KeyringError(.unknownDataKey, "data key \(listed.keyID) is not in this keyring") }
             result.wrappedKeys.append(
-                try wrap(key, keyID: listed.keyID, createdAt: listed.createdAt, nonce: Random.bytes(XChaCha20Poly1305.nonceByteCount), header: header, kek: kek)
+                try wrap(
+                    key, keyID: listed.keyID, createdAt: listed.createdAt, cipher: listed.cipher,
+                    nonce: Random.bytes(XChaCha20Poly1305.nonceByteCount), header: header, kek: kek
+                )
             )
         }
         return result
@@ -161,7 +182,7 @@ package final class Keyring: Sendable {
 
     /// Seals one data key under the KEK with the wrap associated data of `header` (FORMAT.md §6.3).
     private static func wrap(
-        _ dataKey: SecureKey, keyID: UInt32, createdAt: Int64, nonce: [UInt8], header: StoreHeader, kek: SecureKey
+        _ dataKey: SecureKey, keyID: UInt32, createdAt: Int64, cipher: RecordCipher, nonce: [UInt8], header: StoreHeader, kek: SecureKey
     ) throws(KeyringError) -> WrappedKey {
         let ad = header.wrapAssociatedData(keyID: keyID)
         var sealed = [UInt8](repeating: 0, count: FormatConstants.dataKeyCount + XChaCha20Poly1305.tagByteCount)
@@ -176,7 +197,7 @@ package final class Keyring: Sendable {
                 }
             }
         }
-        return WrappedKey(keyID: keyID, createdAt: createdAt, nonce: nonce, sealedKey: sealed)
+        return WrappedKey(keyID: keyID, createdAt: createdAt, cipher: cipher, nonce: nonce, sealedKey: sealed)
     }
 }
 

@@ -31,12 +31,17 @@ package struct FixedNonces {
 /// 0   u8     envelope version (0x01)
 /// 1   u32be  data key id
 /// 5   u32be  S = length of the summary section (0 = none)
-/// 9   S      summary section: nonce[24] ‖ XChaCha20-Poly1305(summary plaintext) ‖ tag[16]
-/// 9+S …      body section:    nonce[24] ‖ XChaCha20-Poly1305(body plaintext) ‖ tag[16]
+/// 9   S      summary section: nonce[24] ‖ Seal(summary plaintext) ‖ tag[16]
+/// 9+S …      body section:    nonce[24] ‖ Seal(body plaintext) ‖ tag[16]
 /// ```
+///
+/// `Seal` is the cipher of the named data key (``RecordCipher``): XChaCha20-Poly1305, whose nonce is the 24 bytes, or
+/// AES-256-GCM, for which they are the seed of a one-message key (``AES256GCM``). A section is the same size under both.
 package enum RecordEnvelope {
     package static let headerCount = 9
-    package static let sectionOverhead = XChaCha20Poly1305.nonceByteCount + XChaCha20Poly1305.tagByteCount
+    package static let sectionOverhead = nonceByteCount + XChaCha20Poly1305.tagByteCount
+    /// The nonce (or seal seed) in front of each section's ciphertext: the same 24 bytes for either cipher.
+    package static let nonceByteCount = XChaCha20Poly1305.nonceByteCount
 
     package enum Section {
         case summary
@@ -85,7 +90,7 @@ package enum RecordEnvelope {
 
     /// Seals `summary` (optional) and `body` into `output`, which must hold exactly `sealedCount` bytes.
     package static func seal(
-        summary: UnsafeRawBufferPointer?, body: UnsafeRawBufferPointer, slot: RecordSlot, keyID: UInt32, key: SecureKey,
+        summary: UnsafeRawBufferPointer?, body: UnsafeRawBufferPointer, slot: RecordSlot, keyID: UInt32, key: RecordKey,
         into output: UnsafeMutableRawBufferPointer, nonces: FixedNonces? = nil
     ) throws {
         precondition(output.count == sealedCount(summaryPlaintext: summary?.count, bodyPlaintext: body.count))
@@ -97,21 +102,21 @@ package enum RecordEnvelope {
         var summarySection: UnsafeRawBufferPointer? = nil
         if let summary {
             let sectionStart = writer.position
-            let nonce = writer.reserve(XChaCha20Poly1305.nonceByteCount)
+            let nonce = writer.reserve(nonceByteCount)
             fillNonce(nonce, nonces?.summary)
             let sealed = writer.reserve(summary.count + XChaCha20Poly1305.tagByteCount)
             let ad = associatedData(slot: slot, keyID: keyID, section: FormatConstants.summarySection, summarySection: nil)
             try ad.withUnsafeBytes { ad in
-                try XChaCha20Poly1305.seal(summary, associatedData: ad, nonce: UnsafeRawBufferPointer(nonce), key: key, into: sealed)
+                try key.seal(summary, associatedData: ad, nonce: UnsafeRawBufferPointer(nonce), into: sealed)
             }
             summarySection = UnsafeRawBufferPointer(rebasing: output[sectionStart..<writer.position])
         }
-        let nonce = writer.reserve(XChaCha20Poly1305.nonceByteCount)
+        let nonce = writer.reserve(nonceByteCount)
         fillNonce(nonce, nonces?.body)
         let sealed = writer.reserve(body.count + XChaCha20Poly1305.tagByteCount)
         let ad = associatedData(slot: slot, keyID: keyID, section: FormatConstants.bodySection, summarySection: summarySection)
         try ad.withUnsafeBytes { ad in
-            try XChaCha20Poly1305.seal(body, associatedData: ad, nonce: UnsafeRawBufferPointer(nonce), key: key, into: sealed)
+            try key.seal(body, associatedData: ad, nonce: UnsafeRawBufferPointer(nonce), into: sealed)
         }
     }
 
@@ -172,18 +177,18 @@ package enum RecordEnvelope {
     /// reader needs to size its output buffer before ``decrypt(_:storeID:database:key:into:)``.
     package struct Located {
         package let keyID: UInt32
-        package let key: SecureKey
+        package let key: RecordKey
         package let tag: UInt8
         package let sealed: UnsafeRawBufferPointer
         /// The summary section, which the body's associated data covers.
         package let coveredSummary: UnsafeRawBufferPointer?
 
-        package var plaintextCount: Int { sealed.count - XChaCha20Poly1305.nonceByteCount - XChaCha20Poly1305.tagByteCount }
+        package var plaintextCount: Int { sealed.count - sectionOverhead }
     }
 
     /// Structural checks and key lookup, before any decryption; nil when the summary is asked for and there is none.
     package static func locate(
-        _ section: Section, of value: UnsafeRawBufferPointer, keys: (UInt32) -> SecureKey?
+        _ section: Section, of value: UnsafeRawBufferPointer, keys: (UInt32) -> RecordKey?
     ) throws(FormatError) -> Located? {
         let parsed = try parse(value)
         guard let key = keys(parsed.keyID) else {
@@ -202,21 +207,31 @@ package enum RecordEnvelope {
     package static func decrypt(
         _ located: Located, storeID: [UInt8], database: String, key: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer
     ) throws(FormatError) {
-        let nonce = UnsafeRawBufferPointer(rebasing: located.sealed[..<XChaCha20Poly1305.nonceByteCount])
-        let ciphertext = UnsafeRawBufferPointer(rebasing: located.sealed[XChaCha20Poly1305.nonceByteCount...])
+        let nonce = UnsafeRawBufferPointer(rebasing: located.sealed[..<nonceByteCount])
+        let ciphertext = UnsafeRawBufferPointer(rebasing: located.sealed[nonceByteCount...])
         let authenticated = withAssociatedData(
             storeID: storeID, database: database, key: key, keyID: located.keyID, section: located.tag,
             summarySection: located.coveredSummary
-        ) { ad in
-            (try? XChaCha20Poly1305.open(ciphertext, associatedData: ad, nonce: nonce, key: located.key, into: output)) != nil
+        ) { ad -> SodiumError.Code? in
+            do throws(SodiumError) {
+                try located.key.open(ciphertext, associatedData: ad, nonce: nonce, into: output)
+                return nil
+            } catch {
+                return error.code
+            }
         }
-        guard authenticated else { throw FormatError("authentication failed", kind: .authenticationFailure) }
+        switch authenticated {
+        case nil: return
+        case .unavailable?:
+            throw FormatError("sealed with \(located.key.cipher), which this machine cannot run", kind: .unavailableCipher)
+        default: throw FormatError("authentication failed", kind: .authenticationFailure)
+        }
     }
 
     /// Authenticates and decrypts one section into a zeroizing buffer. Returns nil when the summary is asked for
     /// and the record has none.
     package static func open(
-        _ section: Section, of value: UnsafeRawBufferPointer, slot: RecordSlot, keys: (UInt32) -> SecureKey?
+        _ section: Section, of value: UnsafeRawBufferPointer, slot: RecordSlot, keys: (UInt32) -> RecordKey?
     ) throws(FormatError) -> SecureBuffer? {
         guard let located = try locate(section, of: value, keys: keys) else { return nil }
         let plaintext = SecureBuffer(count: located.plaintextCount)

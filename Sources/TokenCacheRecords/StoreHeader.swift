@@ -8,18 +8,22 @@ package enum RootKind: UInt8 {
     case passphrase = 0x02
 }
 
-/// One data key, sealed under the key-encryption key.
+/// One data key, sealed under the key-encryption key, with the cipher its records are sealed with.
 package struct WrappedKey: Equatable {
     package var keyID: UInt32
     package var createdAt: Int64
+    /// Named in the header from format version 3 on; every data key of an older header is XChaCha20-Poly1305's.
+    package var cipher: RecordCipher
     package var nonce: [UInt8]  // 24
     package var sealedKey: [UInt8]  // 32 + 16
 
-    package static let encodedCount = 4 + 8 + 24 + 48
+    /// Bytes of one wrapped key in a header of `readVersion`: version 3 added the cipher byte.
+    package static func encodedCount(readVersion: UInt16) -> Int { readVersion >= 3 ? 4 + 8 + 1 + 24 + 48 : 4 + 8 + 24 + 48 }
 
-    package init(keyID: UInt32, createdAt: Int64, nonce: [UInt8], sealedKey: [UInt8]) {
+    package init(keyID: UInt32, createdAt: Int64, cipher: RecordCipher, nonce: [UInt8], sealedKey: [UInt8]) {
         self.keyID = keyID
         self.createdAt = createdAt
+        self.cipher = cipher
         self.nonce = nonce
         self.sealedKey = sealedKey
     }
@@ -37,9 +41,11 @@ package struct WrappedKey: Equatable {
 /// 37   u64be  Argon2id memlimit   (0 for raw keys)
 /// 45   16     Argon2id salt       (zeros for raw keys)
 /// 61   u8     N, number of wrapped data keys (1…32)
-/// 62   84·N   wrapped keys: u32be key id ‖ i64be created_at ‖ nonce[24] ‖ sealed key[48]
+/// 62   85·N   wrapped keys: u32be key id ‖ i64be created_at ‖ u8 cipher ‖ nonce[24] ‖ sealed key[48]
 /// …    16     checksum = BLAKE2b-128(all preceding bytes)
 /// ```
+///
+/// A header of read version 1 or 2 has no cipher byte (84 bytes a key): its keys are XChaCha20-Poly1305's.
 package struct StoreHeader: Equatable {
     package static let fixedPrefixCount = 61
     package static let checksumCount = 16
@@ -71,27 +77,36 @@ package struct StoreHeader: Equatable {
         return bytes
     }
 
-    /// `AD_W = "tcache/v1/wrap" ‖ header[0..<61] ‖ u8(N) ‖ (u32be(id_i) ‖ i64be(created_at_i)) for every key ‖ u32be(key id)`
+    /// `AD_W = "tcache/v1/wrap" ‖ header[0..<61] ‖ u8(N) ‖ (u32be(id_i) ‖ i64be(created_at_i) [‖ u8(cipher_i)]) for every key ‖ u32be(key id)`
+    /// (the cipher from read version 3 on).
     ///
-    /// Every wrap authenticates the whole key list, so dropping, adding or re-dating a key (to undo a rotation,
-    /// say) makes every key fail to open.
+    /// Every wrap authenticates the whole key list, so dropping, adding, re-dating a key (to undo a rotation, say) or
+    /// naming another cipher for one (to have records opened with the wrong algorithm) makes every key fail to open.
     package func wrapAssociatedData(keyID: UInt32) -> [UInt8] {
         var ad = FormatConstants.wrapADLabel + fixedPrefix
         ad.append(UInt8(wrappedKeys.count))
         for key in wrappedKeys {
             withUnsafeBytes(of: key.keyID.bigEndian) { ad += $0 }
             withUnsafeBytes(of: key.createdAt.bigEndian) { ad += $0 }
+            if namesCiphers { ad.append(key.cipher.rawValue) }
         }
         withUnsafeBytes(of: keyID.bigEndian) { ad += $0 }
         return ad
     }
 
+    /// Whether the header names each data key's cipher (read version 3 on).
+    package var namesCiphers: Bool { readVersion >= 3 }
+
     package func encoded() -> [UInt8] {
+        // A header that cannot name ciphers says XChaCha20-Poly1305 for every key: writing one with another would make
+        // the records under that key unreadable.
+        precondition(namesCiphers || wrappedKeys.allSatisfy { $0.cipher == .xchacha20Poly1305 }, "a version-\(readVersion) header names no cipher")
         var bytes = fixedPrefix
         bytes.append(UInt8(wrappedKeys.count))
         for key in wrappedKeys {
             withUnsafeBytes(of: key.keyID.bigEndian) { bytes += $0 }
             withUnsafeBytes(of: key.createdAt.bigEndian) { bytes += $0 }
+            if namesCiphers { bytes.append(key.cipher.rawValue) }
             bytes += key.nonce
             bytes += key.sealedKey
         }
@@ -123,7 +138,7 @@ package struct StoreHeader: Equatable {
         }
         guard bytes.count >= fixedPrefixCount + 1 + checksumCount else { throw .malformed("the header record is truncated") }
         let count = Int(bytes[fixedPrefixCount])
-        let expected = fixedPrefixCount + 1 + count * WrappedKey.encodedCount + checksumCount
+        let expected = fixedPrefixCount + 1 + count * WrappedKey.encodedCount(readVersion: readVersion) + checksumCount
         guard bytes.count == expected else {
             throw .malformed("the header record has \(bytes.count) bytes where \(count) wrapped keys need \(expected)")
         }
@@ -160,10 +175,20 @@ package struct StoreHeader: Equatable {
                     let keyID = try reader.read(UInt32.self, "key id")
                     guard keyID > previousID else { throw DecodeError.malformed("data key ids are not strictly ascending from 1") }
                     previousID = keyID
+                    let createdAt = try reader.read(Int64.self, "created_at")
+                    var cipher = RecordCipher.xchacha20Poly1305
+                    if header.namesCiphers {
+                        let byte = try reader.readByte("cipher")
+                        guard let named = RecordCipher(rawValue: byte) else {
+                            throw DecodeError.malformed("data key \(keyID) names unknown cipher 0x\(String(byte, radix: 16))")
+                        }
+                        cipher = named
+                    }
                     header.wrappedKeys.append(
                         WrappedKey(
                             keyID: keyID,
-                            createdAt: try reader.read(Int64.self, "created_at"),
+                            createdAt: createdAt,
+                            cipher: cipher,
                             nonce: Array(try reader.read(count: 24, "nonce")),
                             sealedKey: Array(try reader.read(count: 48, "sealed key"))
                         )

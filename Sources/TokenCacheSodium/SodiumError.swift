@@ -34,6 +34,8 @@ package struct SodiumError: Error, Hashable, Sendable, CustomStringConvertible {
         case invalidParameters
         /// Text is not strictly valid in the requested encoding.
         case invalidEncoding
+        /// The operation needs processor instructions this machine lacks (AES-256-GCM without AES-NI).
+        case unavailable
     }
 
     /// What went wrong.

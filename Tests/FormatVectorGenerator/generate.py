@@ -5,9 +5,9 @@ golden test vectors in Tests/TokenCacheTests/FormatVectors/.
 This script is derived from FORMAT.md only (not from the Swift sources), so that the vectors cross-check the
 Swift implementation. Section numbers (§n) below refer to FORMAT.md.
 
-Run it with a Python that has PyNaCl (libsodium bindings):
+Run it with a Python that has PyNaCl (libsodium bindings) and cryptography (OpenSSL's AES-256-GCM):
 
-    python3 -m venv /work/venv-vectors && /work/venv-vectors/bin/pip install pynacl
+    python3 -m venv /work/venv-vectors && /work/venv-vectors/bin/pip install pynacl cryptography
     /work/venv-vectors/bin/python Tests/FormatVectorGenerator/generate.py
 
 It is deterministic: every nonce, key and timestamp is a fixed, obviously synthetic constant, so running it
@@ -49,6 +49,8 @@ from pathlib import Path
 
 import nacl.bindings as sodium
 import nacl.exceptions
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 # --------------------------------------------------------------------------------------------------------------
 # §1 Conventions: integers, length prefixes, ascii_lower, primitives
@@ -101,6 +103,34 @@ def open_(k: bytes, n: bytes, c: bytes, ad: bytes) -> bytes:
         return sodium.crypto_aead_xchacha20poly1305_ietf_decrypt(c, ad, n, k)
     except nacl.exceptions.CryptoError as e:
         raise AuthenticationFailure(str(e)) from None
+
+
+CIPHER_XCHACHA, CIPHER_AES = 0x01, 0x02  # §6.1: the cipher a data key names
+
+
+def aes_seal_key(k: bytes, seed: bytes) -> bytes:
+    """§1: the one-message AES key of a seal: BLAKE2b-256 keyed by k, salt seed[0..<16], personalization
+    seed[16..<24] ‖ "tcAESgcm", empty message."""
+    assert len(k) == 32 and len(seed) == 24
+    return hashlib.blake2b(b"", digest_size=32, key=k, salt=seed[:16], person=seed[16:24] + b"tcAESgcm").digest()
+
+
+def aead_seal(cipher: int, k: bytes, n: bytes, p: bytes, ad: bytes) -> bytes:
+    """Seal with a data key's cipher: XChaCha20-Poly1305 with nonce n, or AES-256-GCM under the key n seeds, nonce 0^12."""
+    if cipher == CIPHER_XCHACHA:
+        return seal(k, n, p, ad)
+    assert cipher == CIPHER_AES and len(n) == 24
+    return AESGCM(aes_seal_key(k, n)).encrypt(bytes(12), p, ad)
+
+
+def aead_open(cipher: int, k: bytes, n: bytes, c: bytes, ad: bytes) -> bytes:
+    if cipher == CIPHER_XCHACHA:
+        return open_(k, n, c, ad)
+    assert cipher == CIPHER_AES and len(n) == 24
+    try:
+        return AESGCM(aes_seal_key(k, n)).decrypt(bytes(12), c, ad)
+    except InvalidTag:
+        raise AuthenticationFailure("AES-256-GCM tag") from None
 
 
 def H(x: bytes, n: int, key: bytes | None = None) -> bytes:
@@ -488,6 +518,7 @@ def seal_record(
     summary_nonce: bytes | None,
     body_plain: bytes,
     body_nonce: bytes,
+    cipher: int = CIPHER_XCHACHA,
 ) -> bytes:
     rk = record_key(data_key)
     base = ad_base(store_id, db, lmdb_key, key_id)
@@ -495,9 +526,9 @@ def seal_record(
         summary_section = b""
         summary_bound = b""
     else:
-        summary_section = summary_nonce + seal(rk, summary_nonce, summary_plain, base + b"\x53")
+        summary_section = summary_nonce + aead_seal(cipher, rk, summary_nonce, summary_plain, base + b"\x53")
         summary_bound = summary_section  # §5.2: AD_B covers the whole summary section
-    body_section = body_nonce + seal(rk, body_nonce, body_plain, base + b"\x42" + summary_bound)
+    body_section = body_nonce + aead_seal(cipher, rk, body_nonce, body_plain, base + b"\x42" + summary_bound)
     S, B = len(summary_section), len(body_section)
     assert S == 0 or S_MIN <= S <= S_MAX
     assert B_MIN <= B <= B_MAX
@@ -505,7 +536,7 @@ def seal_record(
 
 
 def open_record(
-    value: bytes, store_id: bytes, db: str, lmdb_key: bytes, data_keys: dict[int, bytes]
+    value: bytes, store_id: bytes, db: str, lmdb_key: bytes, data_keys: dict[int, bytes], ciphers: dict[int, int] | None = None
 ) -> tuple[bytes | None, bytes]:
     """Reader. Order of checks: version, lengths (all before any decryption), key id, summary AEAD, body AEAD."""
     if len(value) < 9:
@@ -522,20 +553,22 @@ def open_record(
     if key_id not in data_keys:
         raise UnknownKeyId(f"key id {key_id}")
     rk = record_key(data_keys[key_id])
+    cipher = (ciphers or {}).get(key_id, CIPHER_XCHACHA)
     base = ad_base(store_id, db, lmdb_key, key_id)
     summary_section = value[9 : 9 + S]
     body_section = value[9 + S :]
     summary_plain = None
     if S:
-        summary_plain = open_(rk, summary_section[:24], summary_section[24:], base + b"\x53")
+        summary_plain = aead_open(cipher, rk, summary_section[:24], summary_section[24:], base + b"\x53")
     summary_bound = summary_section if S else b""
-    body_plain = open_(rk, body_section[:24], body_section[24:], base + b"\x42" + summary_bound)
+    body_plain = aead_open(cipher, rk, body_section[:24], body_section[24:], base + b"\x42" + summary_bound)
     return summary_plain, body_plain
 
 
-def read_record(value: bytes, store_id: bytes, db: str, lmdb_key: bytes, data_keys: dict[int, bytes]):
+def read_record(value: bytes, store_id: bytes, db: str, lmdb_key: bytes, data_keys: dict[int, bytes],
+                ciphers: dict[int, int] | None = None):
     """Full reader path: envelope, body, field map, model checks, and invariant 3 (storage key from fields)."""
-    summary_plain, body_plain = open_record(value, store_id, db, lmdb_key, data_keys)
+    summary_plain, body_plain = open_record(value, store_id, db, lmdb_key, data_keys, ciphers)
     revision, updated_at, fields = decode_body(body_plain)
     if revision < 1:
         raise CorruptRecord("revision 0")
@@ -577,24 +610,31 @@ MAGIC = b"TKCACHE\x00"
 ROOT_RAW, ROOT_PASSPHRASE = 0x01, 0x02
 
 
-FORMAT_READ_VERSION = 2  # §7: version 2 stores a bucket's lone access token under the bucket prefix (§4.3)
-FORMAT_WRITE_VERSION = 2
+FORMAT_READ_VERSION = 3  # §7: version 3 names each data key's cipher (§6.1); version 2 placed lone tokens (§4.3)
+FORMAT_WRITE_VERSION = 3
+
+
+def key_entry_count(version: int) -> int:
+    """Bytes of one wrapped key (§6.1): version 3 added the cipher byte."""
+    return 85 if version >= 3 else 84
 
 
 def kek_of(root: bytes) -> bytes:
     return KDF(root, 1, "tcKEKv01")
 
 
-def header_prefix(store_id: bytes, root_kind: int, opslimit: int, memlimit: int, salt: bytes) -> bytes:
-    """header[0 ..< 61]"""
-    p = MAGIC + u16be(FORMAT_READ_VERSION) + u16be(FORMAT_WRITE_VERSION) + store_id + u8(root_kind) + u64be(opslimit) + u64be(memlimit) + salt
+def header_prefix(store_id: bytes, root_kind: int, opslimit: int, memlimit: int, salt: bytes,
+                  version: int = FORMAT_READ_VERSION) -> bytes:
+    """header[0 ..< 61] (read and write version alike)"""
+    p = MAGIC + u16be(version) + u16be(version) + store_id + u8(root_kind) + u64be(opslimit) + u64be(memlimit) + salt
     assert len(p) == 61
     return p
 
 
-def ad_wrap(prefix: bytes, key_list: list[tuple[int, int]], key_id: int) -> bytes:
-    """AD_W (§6.3): the fixed prefix, then the whole key list (ids and dates), then this key's id."""
-    listed = u8(len(key_list)) + b"".join(u32be(i) + i64be(c) for i, c in key_list)
+def ad_wrap(prefix: bytes, key_list: list[tuple[int, int, int]], key_id: int, version: int) -> bytes:
+    """AD_W (§6.3): the fixed prefix, then the whole key list (ids, dates and, from version 3, ciphers), then this
+    key's id."""
+    listed = u8(len(key_list)) + b"".join(u32be(i) + i64be(c) + (u8(a) if version >= 3 else b"") for i, c, a in key_list)
     return b"tcache/v1/wrap" + prefix + listed + u32be(key_id)
 
 
@@ -605,19 +645,21 @@ def build_header(
     memlimit: int,
     salt: bytes,
     kek: bytes,
-    keys: list[tuple[int, int, bytes, bytes]],  # (key_id, created_at, data_key, nonce)
+    keys: list[tuple[int, int, bytes, bytes, int]],  # (key_id, created_at, data_key, nonce, cipher)
+    version: int = FORMAT_READ_VERSION,
 ) -> bytes:
     assert 1 <= len(keys) <= 32
     assert keys[0][0] >= 1 and all(a[0] < b[0] for a, b in zip(keys, keys[1:]))
-    prefix = header_prefix(store_id, root_kind, opslimit, memlimit, salt)
+    assert version >= 3 or all(k[4] == CIPHER_XCHACHA for k in keys)  # before version 3, every key is XChaCha's
+    prefix = header_prefix(store_id, root_kind, opslimit, memlimit, salt, version)
     h = bytearray(prefix + u8(len(keys)))
-    key_list = [(key_id, created_at) for key_id, created_at, _, _ in keys]
-    for key_id, created_at, dk, nonce in keys:
-        sealed = seal(kek, nonce, dk, ad_wrap(prefix, key_list, key_id))
+    key_list = [(key_id, created_at, cipher) for key_id, created_at, _, _, cipher in keys]
+    for key_id, created_at, dk, nonce, cipher in keys:
+        sealed = seal(kek, nonce, dk, ad_wrap(prefix, key_list, key_id, version))  # wraps are always XChaCha's
         assert len(sealed) == 48
-        h += u32be(key_id) + i64be(created_at) + nonce + sealed
+        h += u32be(key_id) + i64be(created_at) + (u8(cipher) if version >= 3 else b"") + nonce + sealed
     h += H(bytes(h), 16)
-    assert len(h) == 62 + 84 * len(keys) + 16
+    assert len(h) == 62 + key_entry_count(version) * len(keys) + 16
     return bytes(h)
 
 
@@ -630,7 +672,8 @@ class WrongKey(Exception):
 
 
 def parse_header(h: bytes, raw_root: bytes | None = None, passphrase: bytes | None = None):
-    """Reader: returns (store_id, root_kind, opslimit, memlimit, salt, {key_id: data_key}, root, kek)."""
+    """Reader: returns (store_id, root_kind, opslimit, memlimit, salt, {key_id: data_key}, root, kek); the ciphers of
+    the keys are in parse_header.ciphers afterwards."""
     if len(h) < 12 or h[:8] != MAGIC:
         raise CorruptHeader("magic")
     read_v, write_v = struct.unpack(">HH", h[8:12])
@@ -639,9 +682,10 @@ def parse_header(h: bytes, raw_root: bytes | None = None, passphrase: bytes | No
     if len(h) < 62:
         raise CorruptHeader("short header")
     n = h[61]
-    if not (1 <= n <= 32) or len(h) != 62 + 84 * n + 16:
+    E = key_entry_count(read_v)
+    if not (1 <= n <= 32) or len(h) != 62 + E * n + 16:
         raise CorruptHeader("key count / length")
-    if H(h[: 62 + 84 * n], 16) != h[62 + 84 * n :]:
+    if H(h[: 62 + E * n], 16) != h[62 + E * n :]:
         raise CorruptHeader("checksum")
     store_id = h[12:28]
     root_kind = h[28]
@@ -660,19 +704,21 @@ def parse_header(h: bytes, raw_root: bytes | None = None, passphrase: bytes | No
     kek = kek_of(root)
     prefix = h[:61]
     keys: dict[int, bytes] = {}
-    key_list = [struct.unpack(">Iq", h[62 + 84 * i : 62 + 84 * i + 12]) for i in range(n)]
+    entries = [h[62 + E * i : 62 + E * (i + 1)] for i in range(n)]
+    key_list = [(*struct.unpack(">Iq", e[:12]), e[12] if read_v >= 3 else CIPHER_XCHACHA) for e in entries]
+    if any(cipher not in (CIPHER_XCHACHA, CIPHER_AES) for _, _, cipher in key_list):
+        raise CorruptHeader("unknown cipher")
     prev = 0
-    for i in range(n):
-        e = h[62 + 84 * i : 62 + 84 * (i + 1)]
-        key_id = struct.unpack(">I", e[0:4])[0]
-        created_at = struct.unpack(">q", e[4:12])[0]
+    for e, (key_id, _, _) in zip(entries, key_list):
         if key_id <= prev:
             raise CorruptHeader("key ids not strictly ascending from 1")
         prev = key_id
+        nonce, sealed = e[E - 72 : E - 48], e[E - 48 :]
         try:
-            keys[key_id] = open_(kek, e[12:36], e[36:84], ad_wrap(prefix, key_list, key_id))
+            keys[key_id] = open_(kek, nonce, sealed, ad_wrap(prefix, key_list, key_id, read_v))
         except AuthenticationFailure:
             raise WrongKey(f"data key {key_id} does not open") from None
+    parse_header.ciphers = {key_id: cipher for key_id, _, cipher in key_list}
     return store_id, root_kind, opslimit, memlimit, salt, keys, root, kek
 
 
@@ -1005,12 +1051,14 @@ def v_field_maps() -> None:
 
 
 def v_headers() -> None:
-    # Raw root key
+    # Raw root key, format version 3: one data key sealing with AES-256-GCM (what a store created on a processor
+    # with AES-NI names).
     kek = kek_of(ROOT_KEY)
-    hdr = build_header(STORE_ID, ROOT_RAW, 0, 0, bytes(16), kek, [(KEY_ID, CREATED_AT, DATA_KEY, NONCE_WRAP_RAW)])
+    hdr = build_header(STORE_ID, ROOT_RAW, 0, 0, bytes(16), kek, [(KEY_ID, CREATED_AT, DATA_KEY, NONCE_WRAP_RAW, CIPHER_AES)])
     sid, kind, ops, mem, salt, keys, _, kek2 = parse_header(hdr, raw_root=ROOT_KEY)
     assert (sid, kind, ops, mem, salt, keys, kek2) == (STORE_ID, ROOT_RAW, 0, 0, bytes(16), {KEY_ID: DATA_KEY}, kek)
-    assert len(hdr) == 62 + 84 + 16
+    assert parse_header.ciphers == {KEY_ID: CIPHER_AES}
+    assert len(hdr) == 62 + 85 + 16
     try:
         parse_header(hdr, raw_root=bytes(32))
         raise AssertionError("wrong root key accepted")
@@ -1023,38 +1071,77 @@ def v_headers() -> None:
         raise AssertionError("damaged header accepted")
     except CorruptHeader:
         pass
+    # Naming the other cipher for the key (with a checksum that matches) breaks its wrap: the key list is authenticated.
+    renamed = bytearray(hdr[: 62 + 85])
+    renamed[62 + 12] = CIPHER_XCHACHA
+    try:
+        parse_header(bytes(renamed) + H(bytes(renamed), 16), raw_root=ROOT_KEY)
+        raise AssertionError("a header naming another cipher opened")
+    except WrongKey:
+        pass
     write_vector("header-raw-key.txt", [
-        ("description_text", "a complete header record for a raw root key with one data key (key id 1): KEK "
-                             "derivation, data-key wrapping and checksum (FORMAT.md §6.1-§6.3)."),
+        ("description_text", "a complete header record of format version 3 for a raw root key with one data key (key "
+                             "id 1) sealing with AES-256-GCM: KEK derivation, data-key wrapping and checksum "
+                             "(FORMAT.md §6.1-§6.3)."),
         ("expect_text", "success"),
+        ("read_version_int", 3),
         ("root_key", ROOT_KEY),
         ("store_id", STORE_ID),
         ("key_id_int", KEY_ID),
+        ("cipher_int", CIPHER_AES),
         ("data_key", DATA_KEY),
         ("nonce", NONCE_WRAP_RAW),
         ("created_at_int", CREATED_AT),
         ("kek", kek),
     ], hdr)
 
-    # Two data keys (§6.5, after a rotation's first step): key 2 is the active key, key 1 still roots the index.
+    # The same store as format version 2 wrote it: no cipher byte, the key XChaCha20-Poly1305's. Readers still read it.
+    hdr_v2 = build_header(STORE_ID, ROOT_RAW, 0, 0, bytes(16), kek,
+                          [(KEY_ID, CREATED_AT, DATA_KEY, NONCE_WRAP_RAW, CIPHER_XCHACHA)], version=2)
+    _, _, _, _, _, keys, _, _ = parse_header(hdr_v2, raw_root=ROOT_KEY)
+    assert keys == {KEY_ID: DATA_KEY} and parse_header.ciphers == {KEY_ID: CIPHER_XCHACHA} and len(hdr_v2) == 62 + 84 + 16
+    write_vector("header-raw-key-v2.txt", [
+        ("description_text", "a header record of format version 2 for a raw root key with one data key (key id 1): "
+                             "no cipher byte, every key XChaCha20-Poly1305's; what an upgrade to version 3 starts "
+                             "from (FORMAT.md §6.1, §7)."),
+        ("expect_text", "success"),
+        ("read_version_int", 2),
+        ("root_key", ROOT_KEY),
+        ("store_id", STORE_ID),
+        ("key_id_int", KEY_ID),
+        ("cipher_int", CIPHER_XCHACHA),
+        ("data_key", DATA_KEY),
+        ("nonce", NONCE_WRAP_RAW),
+        ("created_at_int", CREATED_AT),
+        ("kek", kek),
+    ], hdr_v2)
+
+    # Two data keys (§6.5, after a rotation's first step): key 2 is the active key, key 1 still roots the index. The
+    # rotation converts the store: key 1 seals with XChaCha20-Poly1305, key 2 with AES-256-GCM.
     kek = kek_of(ROOT_KEY)
     hdr2 = build_header(STORE_ID, ROOT_RAW, 0, 0, bytes(16), kek, [
-        (KEY_ID, CREATED_AT, DATA_KEY, NONCE_WRAP_RAW), (2, CREATED_AT_2, DATA_KEY_2, NONCE_WRAP_SECOND)])
+        (KEY_ID, CREATED_AT, DATA_KEY, NONCE_WRAP_RAW, CIPHER_XCHACHA),
+        (2, CREATED_AT_2, DATA_KEY_2, NONCE_WRAP_SECOND, CIPHER_AES)])
     sid, kind, ops, mem, salt, keys, _, _ = parse_header(hdr2, raw_root=ROOT_KEY)
-    assert keys == {KEY_ID: DATA_KEY, 2: DATA_KEY_2} and len(hdr2) == 62 + 2 * 84 + 16
+    assert keys == {KEY_ID: DATA_KEY, 2: DATA_KEY_2} and len(hdr2) == 62 + 2 * 85 + 16
+    assert parse_header.ciphers == {KEY_ID: CIPHER_XCHACHA, 2: CIPHER_AES}
     write_vector("header-two-keys.txt", [
-        ("description_text", "a header with two data keys, as a data-key rotation's first step leaves it: key 2 is the "
-                             "active key (records are sealed under its record key), key 1 still gives the index and "
-                             "fingerprint keys (FORMAT.md §6.3-§6.5)."),
+        ("description_text", "a header of format version 3 with two data keys, as a data-key rotation's first step "
+                             "leaves it: key 2 is the active key (records are sealed under its record key, with "
+                             "AES-256-GCM), key 1 (XChaCha20-Poly1305) still gives the index and fingerprint keys "
+                             "(FORMAT.md §6.3-§6.5)."),
         ("expect_text", "success"),
+        ("read_version_int", 3),
         ("root_key", ROOT_KEY),
         ("store_id", STORE_ID),
         ("key_id_int", KEY_ID),
         ("created_at_int", CREATED_AT),
+        ("cipher_int", CIPHER_XCHACHA),
         ("data_key", DATA_KEY),
         ("nonce", NONCE_WRAP_RAW),
         ("key_id_2_int", 2),
         ("created_at_2_int", CREATED_AT_2),
+        ("cipher_2_int", CIPHER_AES),
         ("data_key_2", DATA_KEY_2),
         ("nonce_2", NONCE_WRAP_SECOND),
         ("record_key_2", record_key(DATA_KEY_2)),
@@ -1062,25 +1149,28 @@ def v_headers() -> None:
         ("kek", kek),
     ], hdr2)
 
-    # Passphrase root key (Argon2id13)
+    # Passphrase root key (Argon2id13), format version 3, XChaCha20-Poly1305 (a store created on a machine without
+    # AES-NI, or asked for it)
     root = argon2id(PASSPHRASE.encode("utf-8"), SALT, OPSLIMIT, MEMLIMIT)
     kek = kek_of(root)
     hdr = build_header(STORE_ID, ROOT_PASSPHRASE, OPSLIMIT, MEMLIMIT, SALT, kek,
-                       [(KEY_ID, CREATED_AT, DATA_KEY, NONCE_WRAP_PASSPHRASE)])
+                       [(KEY_ID, CREATED_AT, DATA_KEY, NONCE_WRAP_PASSPHRASE, CIPHER_XCHACHA)])
     sid, kind, ops, mem, salt, keys, root2, kek2 = parse_header(hdr, passphrase=PASSPHRASE.encode("utf-8"))
     assert (sid, kind, ops, mem, salt, keys, root2, kek2) == (
         STORE_ID, ROOT_PASSPHRASE, OPSLIMIT, MEMLIMIT, SALT, {KEY_ID: DATA_KEY}, root, kek)
     write_vector("header-passphrase.txt", [
-        ("description_text", "a complete header record for a passphrase root key (Argon2id13, opslimit 2, "
-                             "memlimit 64 MiB; passphrase taken as its UTF-8 bytes) with one data key, key id 1 "
-                             "(FORMAT.md §6)."),
+        ("description_text", "a complete header record of format version 3 for a passphrase root key (Argon2id13, "
+                             "opslimit 2, memlimit 64 MiB; passphrase taken as its UTF-8 bytes) with one data key, key "
+                             "id 1, sealing with XChaCha20-Poly1305 (FORMAT.md §6)."),
         ("expect_text", "success"),
+        ("read_version_int", 3),
         ("passphrase_text", PASSPHRASE),
         ("salt", SALT),
         ("opslimit_int", OPSLIMIT),
         ("memlimit_int", MEMLIMIT),
         ("store_id", STORE_ID),
         ("key_id_int", KEY_ID),
+        ("cipher_int", CIPHER_XCHACHA),
         ("data_key", DATA_KEY),
         ("nonce", NONCE_WRAP_PASSPHRASE),
         ("created_at_int", CREATED_AT),
@@ -1359,6 +1449,58 @@ def v_records(blind_index_at_key: bytes) -> None:
         *record_inputs("access_tokens", other_key),
     ], envelope)
 
+    # ---- The same token sealed with AES-256-GCM (a data key that names cipher 0x02, §6.1) -------------------
+    aes = {KEY_ID: CIPHER_AES}
+    aes_envelope = seal_record(STORE_ID, "access_tokens", at_key, KEY_ID, DATA_KEY,
+                               summary_plain, NONCE_AT_SUMMARY, body_plain, NONCE_AT_BODY, CIPHER_AES)
+    assert len(aes_envelope) == len(envelope) and aes_envelope[:33] == envelope[:33]  # same shape, same seeds
+    assert open_record(aes_envelope, STORE_ID, "access_tokens", at_key, keys, aes) == (summary_plain, body_plain)
+    # Opened with the other cipher, either way: authentication failure (which cipher is the header's to say).
+    expect_failure("authentication failure", lambda: open_record(aes_envelope, STORE_ID, "access_tokens", at_key, keys))
+    expect_failure("authentication failure", lambda: open_record(envelope, STORE_ID, "access_tokens", at_key, keys, aes))
+    # Each seed gives its own key: the body's key is not the summary's.
+    assert aes_seal_key(RECORD_KEY, NONCE_AT_SUMMARY) != aes_seal_key(RECORD_KEY, NONCE_AT_BODY)
+    write_vector("record-access-token-aes.txt", [
+        ("description_text", "the token of record-access-token.txt sealed under a data key that names AES-256-GCM "
+                             "(cipher_int 2): each section's 24 bytes in front of its ciphertext seed a one-message "
+                             "key, BLAKE2b-256(record key, salt = seed[0..<16], personal = seed[16..<24] || "
+                             "\"tcAESgcm\"), used with the all-zero 96-bit nonce (FORMAT.md §1, §5.1)."),
+        ("expect_text", "success"),
+        *record_inputs("access_tokens", at_key),
+        ("cipher_int", CIPHER_AES),
+        ("summary_nonce", NONCE_AT_SUMMARY),
+        ("body_nonce", NONCE_AT_BODY),
+        ("summary_seal_key", aes_seal_key(RECORD_KEY, NONCE_AT_SUMMARY)),
+        ("body_seal_key", aes_seal_key(RECORD_KEY, NONCE_AT_BODY)),
+        ("revision_int", at_revision),
+        ("updated_at_int", at_updated_at),
+        *field_lines(at_fields),
+        ("summary_plaintext", summary_plain),
+        ("body_plaintext", body_plain),
+        ("record_key", RECORD_KEY),
+    ], aes_envelope)
+
+    aes_tampered = bytearray(aes_envelope)
+    aes_tampered[flip_at] ^= 0x01
+    aes_tampered = bytes(aes_tampered)
+    expect_failure("authentication failure", lambda: open_record(aes_tampered, STORE_ID, "access_tokens", at_key, keys, aes))
+    write_vector("record-tampered-aes.txt", [
+        ("description_text", f"the record of record-access-token-aes.txt with bit 0 of byte {flip_at} (in the "
+                             "middle of the body ciphertext) flipped: authentication failure (FORMAT.md §9)."),
+        ("expect_text", "authentication failure"),
+        *record_inputs("access_tokens", at_key),
+        ("cipher_int", CIPHER_AES),
+    ], aes_tampered)
+
+    expect_failure("authentication failure", lambda: open_record(aes_envelope, STORE_ID, "access_tokens", other_key, keys, aes))
+    write_vector("record-moved-aes.txt", [
+        ("description_text", "the unmodified record of record-access-token-aes.txt read under another key (its own "
+                             "key with the last byte XOR 0x01): authentication failure (FORMAT.md §5.2)."),
+        ("expect_text", "authentication failure"),
+        *record_inputs("access_tokens", other_key),
+        ("cipher_int", CIPHER_AES),
+    ], aes_envelope)
+
     # Unknown key id: key id field set to 7, the rest unchanged; the store only has key id 1.
     unknown = envelope[:1] + u32be(7) + envelope[5:]
     expect_failure("unknown key id", lambda: open_record(unknown, STORE_ID, "access_tokens", at_key, keys))
@@ -1434,32 +1576,35 @@ def replay_all() -> None:
                 kind, ops, mem, salt = ROOT_RAW, 0, 0, bytes(16)
             kek = kek_of(root)
             assert kek == vals["kek"]
-            listed = [(vals["key_id_int"], vals["created_at_int"], vals["data_key"], vals["nonce"])]
+            listed = [(vals["key_id_int"], vals["created_at_int"], vals["data_key"], vals["nonce"], vals["cipher_int"])]
             if "data_key_2" in vals:
-                listed.append((vals["key_id_2_int"], vals["created_at_2_int"], vals["data_key_2"], vals["nonce_2"]))
+                listed.append((vals["key_id_2_int"], vals["created_at_2_int"], vals["data_key_2"], vals["nonce_2"],
+                               vals["cipher_2_int"]))
                 assert record_key(vals["data_key_2"]) == vals["record_key_2"]
                 assert index_key_of(vals["data_key"]) == vals["index_key"]
-            hdr = build_header(vals["store_id"], kind, ops, mem, salt, kek, listed)
+            hdr = build_header(vals["store_id"], kind, ops, mem, salt, kek, listed, version=vals["read_version_int"])
             assert hdr == block
         elif name.startswith("record-"):
             db, lk, sid = vals["database_text"], vals["lmdb_key"], vals["store_id"]
             keys = {vals["key_id_int"]: vals["data_key"]}
+            ciphers = {vals["key_id_int"]: vals.get("cipher_int", CIPHER_XCHACHA)}
             if expect == "success":
-                rev, upd, got, summ = read_record(block, sid, db, lk, keys)
+                rev, upd, got, summ = read_record(block, sid, db, lk, keys, ciphers)
                 assert (rev, upd) == (vals["revision_int"], vals["updated_at_int"])
                 assert got == {n: (k, v) for n, k, v in fields}
                 assert encode_body(rev, upd, fields) == vals["body_plaintext"]
                 assert record_key(vals["data_key"]) == vals["record_key"]
-                s_plain, b_plain = open_record(block, sid, db, lk, keys)
+                s_plain, b_plain = open_record(block, sid, db, lk, keys, ciphers)
                 assert b_plain == vals["body_plaintext"]
                 assert s_plain == vals.get("summary_plaintext")
                 if "summary_plaintext" in vals:
                     assert encode_field_map(summary_fields_of(got)) == s_plain
                 # Re-sealing from the file's inputs reproduces the envelope byte for byte.
                 assert seal_record(sid, db, lk, vals["key_id_int"], vals["data_key"], vals.get("summary_plaintext"),
-                                   vals.get("summary_nonce"), vals["body_plaintext"], vals["body_nonce"]) == block
+                                   vals.get("summary_nonce"), vals["body_plaintext"], vals["body_nonce"],
+                                   ciphers[vals["key_id_int"]]) == block
             else:
-                expect_failure(expect, lambda: open_record(block, sid, db, lk, keys))
+                expect_failure(expect, lambda: open_record(block, sid, db, lk, keys, ciphers))
         else:
             raise AssertionError(f"no replay for {name}")
 

@@ -26,7 +26,8 @@ import TokenCacheRecords
         Array(entryKey(cache, token).prefix(prefixCount))
     }
 
-    /// Turns the store into what a version-1 writer leaves: every token under its entry key, header versions 1.
+    /// Turns the store into what a version-1 writer leaves: every token under its entry key, header versions 1. The
+    /// store must seal with XChaCha20-Poly1305, the only cipher a version-1 header can name.
     static func downgradeToVersion1(_ store: TestStore, _ cache: TokenStore) throws {
         for (key, value) in try store.rawEntries(KeySpace.accessTokens) where key.count == RecordStore.bucketPrefixCount {
             let entryKey = try #require(value.withUnsafeBytes { cache.store.entryKey(ofTokenAt: key, value: $0) })
@@ -270,7 +271,7 @@ import TokenCacheRecords
     }
 
     @Test func aVersion1StoreIsReadAsItIsAndUpgradedOnWritableOpen() throws {
-        try TestStore.with { store, cache in
+        try TestStore.with(cipher: .xchacha20Poly1305) { store, cache in
             try Self.populate(cache, accounts: 20)
             try Self.downgradeToVersion1(store, cache)
             #expect(try Self.storedKeys(store).allSatisfy { $0.count > Self.prefixCount })
@@ -299,7 +300,7 @@ import TokenCacheRecords
     }
 
     @Test func anInterruptedPlacementIsValidAndResumedByTheNextWritableOpen() throws {
-        try TestStore.with { store, cache in
+        try TestStore.with(cipher: .xchacha20Poly1305) { store, cache in
             try Self.populate(cache, accounts: 30)
             try Self.downgradeToVersion1(store, cache)
             // What the upgrade's first transaction leaves: version 2 and the cursor, no token moved yet.

@@ -90,12 +90,14 @@ import TokenCacheRecords
             }
             let before = try Self.contents(store.configuration)
             let root = try KeyFile.read(at: store.keyFile)
-            _ = try cache.store.beginRotation(root: root, now: 1_800_000_000)
-            let working = try TokenStore.open(store.configuration)
+            _ = try cache.store.beginRotation(to: cache.store.keyring.activeCipher, root: root, now: 1_800_000_000)
+            var stopping = store.configuration
+            stopping.finishesRotation = false
+            let working = try TokenStore.open(stopping)
             let step = try working.store.backend.write { txn in try working.store.rotationStep(in: txn) }
             #expect(step.resealed > 0 && !step.finished)
 
-            let middle = try TokenStore.open(store.configuration).verify()
+            let middle = try TokenStore.open(stopping).verify()
             #expect(middle.isClean && middle.dataKeyRotationPending && (middle.recordsByDataKey[1] ?? 0) > 0 && (middle.recordsByDataKey[2] ?? 0) > 0)
             Self.expectSame(try Self.contents(store.configuration), before)
 

@@ -81,11 +81,17 @@ struct FormatVector {
         return map
     }
 
-    /// A keyring whose only data key (id 1) and store id are the vector's.
+    /// The cipher the vector's (first) data key names: `cipher_int`, XChaCha20-Poly1305's when absent.
+    func cipher(_ key: String = "cipher") throws -> RecordCipher {
+        guard has(key + "_int") else { return .xchacha20Poly1305 }
+        return try #require(RecordCipher(rawValue: UInt8(try int(key))))
+    }
+
+    /// A keyring whose only data key (id 1), its cipher and the store id are the vector's.
     func keyring() throws -> Keyring {
         let root = try SecureKey(randomCount: 32)
         return try Keyring.create(
-            rootKind: .rawKey, root: root, salt: [UInt8](repeating: 0, count: 16), cost: nil, now: 0,
+            rootKind: .rawKey, root: root, salt: [UInt8](repeating: 0, count: 16), cost: nil, cipher: try cipher(), now: 0,
             fixed: (storeID: try bytes("store_id"), dataKey: try key("data_key"), nonce: [UInt8](repeating: 0, count: 24))
         )
     }
@@ -130,7 +136,8 @@ extension SecureBuffer {
     @Test func blindIndexKeysAndFingerprints() throws {
         let vector = try FormatVector("blind-index.txt")
         let keyring = try Keyring.create(
-            rootKind: .rawKey, root: try SecureKey(randomCount: 32), salt: [UInt8](repeating: 0, count: 16), cost: nil, now: 0,
+            rootKind: .rawKey, root: try SecureKey(randomCount: 32), salt: [UInt8](repeating: 0, count: 16), cost: nil,
+            cipher: .xchacha20Poly1305, now: 0,
             fixed: (storeID: [UInt8](repeating: 0, count: 16), dataKey: try vector.key("data_key"), nonce: [UInt8](repeating: 0, count: 24))
         )
         let index = keyring.index
@@ -201,19 +208,45 @@ extension SecureBuffer {
         #expect(header.encoded() == vector.expected)
         let dates = [try vector.int("created_at"), try vector.int("created_at_2")]
         #expect(header.wrappedKeys.map(\.keyID) == [1, 2] && header.wrappedKeys.map(\.createdAt) == dates)
+        #expect(header.wrappedKeys.map(\.cipher) == [try vector.cipher(), try vector.cipher("cipher_2")])
         let keyring = try Keyring.unlock(header: header, root: root)
         #expect(keyring.activeKeyID == 2 && keyring.keyIDs == [1, 2])
-        #expect(keyring.activeRecordKey.bytes == (try vector.bytes("record_key_2")))
+        #expect(keyring.activeRecordKey.key.bytes == (try vector.bytes("record_key_2")))
+        #expect(keyring.activeCipher == .aes256GCM && keyring.recordKey(1)?.cipher == .xchacha20Poly1305)
         #expect(keyring.index.key.bytes == (try vector.bytes("index_key")))
         let retired = try keyring.retiring([1, 2], root: root)
         #expect(retired.keyIDs == [1, 2], "neither the first nor the active key is ever retired")
-        let added = try keyring.addingDataKey(createdAt: 1_795_500_000, root: root)
+        let added = try keyring.addingDataKey(createdAt: 1_795_500_000, cipher: .xchacha20Poly1305, root: root)
         #expect(added.keyIDs == [1, 2, 3] && added.index.key.bytes == keyring.index.key.bytes)
         let reopened = try Keyring.unlock(header: try StoreHeader.decode(added.header.encoded()), root: root)
-        #expect(reopened.recordKey(2)?.bytes == (try vector.bytes("record_key_2")))
+        #expect(reopened.recordKey(2)?.key.bytes == (try vector.bytes("record_key_2")) && reopened.activeCipher == .xchacha20Poly1305)
         let withoutSecond = try added.retiring([2], root: root)
         #expect(withoutSecond.keyIDs == [1, 3] && withoutSecond.recordKey(2) == nil && withoutSecond.index.key.bytes == keyring.index.key.bytes)
         #expect(try Keyring.unlock(header: withoutSecond.header, root: root).keyIDs == [1, 3])
+    }
+
+    /// A header of format version 2 (no cipher byte) still reads, every key XChaCha20-Poly1305's, and writes back byte
+    /// for byte; renamed to another cipher in a version-3 header, a key no longer opens.
+    @Test func aVersion2HeaderStillReadsAndACipherRenamedBreaksTheWrap() throws {
+        let vector = try FormatVector("header-raw-key-v2.txt")
+        let root = try vector.key("root_key")
+        let header = try StoreHeader.decode(vector.expected)
+        #expect(header.readVersion == 2 && header.writeVersion == 2 && header.encoded() == vector.expected)
+        #expect(header.wrappedKeys.map(\.cipher) == [.xchacha20Poly1305])
+        let keyring = try Keyring.unlock(header: header, root: root)
+        #expect(keyring.recordKey(1)?.key.bytes == (try FormatVector("record-access-token.txt").bytes("record_key")))
+
+        var renamed = try StoreHeader.decode(try FormatVector("header-raw-key.txt").expected)
+        #expect(renamed.wrappedKeys[0].cipher == .aes256GCM)
+        renamed.wrappedKeys[0].cipher = .xchacha20Poly1305
+        let error = #expect(throws: KeyringError.self) { try Keyring.unlock(header: renamed, root: root) }
+        #expect(error?.code == .wrongKey)
+        // An unknown cipher byte is a malformed header, checksum and all.
+        var bytes = try FormatVector("header-raw-key.txt").expected
+        bytes[62 + 12] = 0x07
+        let body = Array(bytes[..<(bytes.count - 16)])
+        bytes = body + StoreHeader.checksum(body)
+        #expect(throws: StoreHeader.DecodeError.self) { try StoreHeader.decode(bytes) }
     }
 
     @Test(arguments: ["header-raw-key.txt", "header-passphrase.txt"])
@@ -234,7 +267,8 @@ extension SecureBuffer {
         }
         #expect(try Keyring.keyEncryptionKey(root: root).bytes == (try vector.bytes("kek")))
         let created = try Keyring.create(
-            rootKind: cost == nil ? .rawKey : .passphrase, root: root, salt: salt, cost: cost.map { ($0.opsLimit, $0.memLimit) }, now: try vector.int("created_at"),
+            rootKind: cost == nil ? .rawKey : .passphrase, root: root, salt: salt, cost: cost.map { ($0.opsLimit, $0.memLimit) },
+            cipher: try vector.cipher(), now: try vector.int("created_at"),
             fixed: (storeID: try vector.bytes("store_id"), dataKey: try vector.key("data_key"), nonce: try vector.bytes("nonce"))
         )
         #expect(created.header.encoded() == vector.expected)
@@ -249,11 +283,23 @@ extension SecureBuffer {
         #expect(error?.code == .wrongKey)
     }
 
-    @Test(arguments: ["record-access-token.txt", "record-access-token-lone.txt", "record-account.txt", "record-foreign-sections.txt", "record-access-token-cap.txt", "record-refresh-lease.txt", "record-refresh-lease-refused.txt"])
+    @Test(arguments: [
+        "record-access-token.txt", "record-access-token-lone.txt", "record-access-token-aes.txt", "record-account.txt", "record-foreign-sections.txt",
+        "record-access-token-cap.txt", "record-refresh-lease.txt", "record-refresh-lease-refused.txt",
+    ])
     func recordsMatchByteForByteAndDecode(file: String) throws {
         let vector = try FormatVector(file)
         let keyring = try vector.keyring()
-        #expect(try #require(keyring.recordKey(1)).bytes == (try vector.bytes("record_key")))
+        #expect(try #require(keyring.recordKey(1)).key.bytes == (try vector.bytes("record_key")))
+        #expect(keyring.recordKey(1)?.cipher == (try vector.cipher()))
+        // AES-256-GCM: each section's one-message key, from the record key and the section's seed (§1).
+        for section in ["summary", "body"] where vector.has("\(section)_seal_key") {
+            var sealKey = [UInt8](repeating: 0, count: 32)
+            try (try vector.bytes("\(section)_nonce")).withUnsafeBytes { seed in
+                try sealKey.withUnsafeMutableBytes { try AES256GCM.sealKey(from: keyring.recordKey(1)!.key, seed: seed, into: $0) }
+            }
+            #expect(sealKey == (try vector.bytes("\(section)_seal_key")))
+        }
         let database = try vector.text("database")
         let lmdbKey = try vector.bytes("lmdb_key")
         let slot = RecordSlot(storeID: try vector.bytes("store_id"), database: database, key: lmdbKey)
@@ -347,6 +393,8 @@ extension SecureBuffer {
     @Test(arguments: [
         ("record-tampered.txt", FormatError.Kind.authenticationFailure),
         ("record-moved.txt", .authenticationFailure),
+        ("record-tampered-aes.txt", .authenticationFailure),
+        ("record-moved-aes.txt", .authenticationFailure),
         ("record-unknown-key.txt", .unknownKeyID),
         ("record-bad-length.txt", .lengthOutOfRange),
         ("record-bad-version.txt", .unsupportedVersion),

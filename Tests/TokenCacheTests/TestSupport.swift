@@ -45,6 +45,8 @@ struct TestStore {
 
     /// The shared store's URL, for a PostgreSQL store: a schema of its own.
     let sharedStoreURL: String?
+    /// The cipher the store is created with (nil: the machine's preferred one).
+    var cipher: StoreCipher? = nil
 
     init(root: String, backend: TestBackend = .lmdb) {
         self.root = root
@@ -61,8 +63,14 @@ struct TestStore {
     }
     var keyFile: String { root + "/keys/key" }
     var configuration: Configuration {
-        if let sharedStoreURL { return try! Configuration.sharedStore(sharedStoreURL, keySource: .keyFile(path: keyFile), timeout: PostgreSQLTestServer.timeout) }
-        return Configuration(directory: directory, keySource: .keyFile(path: keyFile))
+        var configuration =
+            if let sharedStoreURL {
+                try! Configuration.sharedStore(sharedStoreURL, keySource: .keyFile(path: keyFile), timeout: PostgreSQLTestServer.timeout)
+            } else {
+                Configuration(directory: directory, keySource: .keyFile(path: keyFile))
+            }
+        configuration.cipher = cipher
+        return configuration
     }
 
     /// The store opened read-only: as it is on disk, with no upgrade and no placement run.
@@ -72,9 +80,12 @@ struct TestStore {
         return try TokenStore.open(readOnly)
     }
 
-    static func with<R>(_ backend: TestBackend = .lmdb, _ body: (TestStore, TokenStore) throws -> R) throws -> R {
+    static func with<R>(
+        _ backend: TestBackend = .lmdb, cipher: StoreCipher? = nil, _ body: (TestStore, TokenStore) throws -> R
+    ) throws -> R {
         try withTemporaryDirectory { root in
             var store = TestStore(root: root, backend: backend)
+            store.cipher = cipher
             try KeyFile.create(at: store.keyFile)
             let cache = try TokenStore.create(store.configuration)
             store.records = cache.store.backend

@@ -25,7 +25,7 @@ public struct VerificationReport: Sendable {
     public var activeDataKeyID: UInt32 = 0
     /// How many records name each data key id: which keys are in use. After a finished rotation, only the active one.
     public var recordsByDataKey: [UInt32: Int] = [:]
-    /// A data-key rotation was started and not finished (`rotateDataKey(progress:)`, in TokenCacheOperations,
+    /// A data-key rotation was started and not finished (`rotateDataKey(to:progress:)`, in TokenCacheOperations,
     /// continues it).
     public var dataKeyRotationPending = false
 

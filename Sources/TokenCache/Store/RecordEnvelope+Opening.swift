@@ -11,7 +11,7 @@ extension RecordEnvelope {
     /// unspecialised (about 2,800 instructions more per lookup, measured with callgrind).
     package static func withOpened<R>(
         _ section: Section, of value: UnsafeRawBufferPointer, storeID: [UInt8], database: String, key: UnsafeRawBufferPointer,
-        keys: (UInt32) -> SecureKey?, _ body: (UnsafeRawBufferPointer) throws(FormatError) -> R
+        keys: (UInt32) -> RecordKey?, _ body: (UnsafeRawBufferPointer) throws(FormatError) -> R
     ) throws(FormatError) -> R? {
         guard let located = try locate(section, of: value, keys: keys) else { return nil }
         return try Memory.withWipedTemporary(byteCount: located.plaintextCount) { output throws(FormatError) -> R in

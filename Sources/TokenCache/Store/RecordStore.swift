@@ -22,7 +22,7 @@ package final class RecordStore: Sendable {
     private struct SealingHeader {
         var bytes: [UInt8]
         var keyID: UInt32
-        var recordKey: SecureKey
+        var recordKey: RecordKey
     }
     /// Where the next opportunistic sweep of expired access tokens starts (``CacheWriter/sweepExpiredAccessTokens(now:protecting:)``):
     /// kept in memory only, since a sweep that starts over after a restart loses nothing.
@@ -37,7 +37,7 @@ package final class RecordStore: Sendable {
     /// opened (a data-key rotation another handle began): records sealed under them stay readable here.
     private let root: SecureKey
     /// Record keys of data keys added to the header since this store was opened, learned when first met.
-    private let laterRecordKeys = Mutex<[UInt32: SecureKey]>([:])
+    private let laterRecordKeys = Mutex<[UInt32: RecordKey]>([:])
 
     /// Whether creating this store completed one whose creation an older build had left without a header.
     let completedInterruptedCreation: Bool
@@ -121,11 +121,14 @@ package final class RecordStore: Sendable {
         _ backend: any RecordBackend, options: Options, newRoot: NewRootKey?, completing: Bool = false, now: Int64
     ) throws -> RecordStore {
         let directory = backend.location
-        let (existing, placementPending, recordCount) = try backend.read { txn in
+        let (existing, placementPending, rotationPending, recordCount) = try backend.read { txn in
             let header = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { $0.withUnsafeBytes { Array($0) } }
             // Counted only where there is no header: what a headerless store holds decides whether it may be completed.
             let records = header != nil ? 0 : try KeySpace.allCases.reduce(0) { $0 + (try txn.count(in: $1)) }
-            return (header, try Self.loneTokenPlacement.isPending(in: txn), records)
+            return (
+                header, try Self.loneTokenPlacement.isPending(in: txn),
+                try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.rotationCursorKey) { _ in true } ?? false, records
+            )
         }
 
         let keyring: Keyring
@@ -155,8 +158,13 @@ package final class RecordStore: Sendable {
             throw TokenCacheError(.storeAlreadyExists, "a token cache already exists at \(directory)")
         case (nil, .some(let generated)):
             root = generated.root
+            guard options.cipher.isAvailable else {
+                throw TokenCacheError(
+                    .unsupportedEnvironment, "cannot create a store sealed with \(options.cipher): this machine lacks AES-NI and PCLMULQDQ"
+                )
+            }
             keyring = try Keyring.create(
-                rootKind: generated.kind, root: generated.root, salt: generated.salt, cost: generated.cost, now: now
+                rootKind: generated.kind, root: generated.root, salt: generated.salt, cost: generated.cost, cipher: options.cipher, now: now
             )
             let bytes = keyring.header.encoded()
             try backend.write { txn in
@@ -180,11 +188,20 @@ package final class RecordStore: Sendable {
                 throw TokenCacheError(.corruptStore, "the store header at \(directory) is invalid: \(reason)")
             }
             if header.writeVersion > FormatConstants.writeVersion { readOnly = true }
+            // Before the key: a machine that cannot run a cipher the store names says so, whatever key it was given.
+            let missing = Set(header.wrappedKeys.map(\.cipher)).filter { !$0.isAvailable }
+            if let cipher = missing.first {
+                throw TokenCacheError(
+                    .unsupportedEnvironment,
+                    "the store at \(directory) seals records with \(cipher), which this machine cannot run (it needs AES-NI and "
+                        + "PCLMULQDQ): open it on a machine that can, and convert it there with `cachetool rekey --rotate-data-key --cipher xchacha20-poly1305`"
+                )
+            }
             let derived = try options.rootKey.rootKey(for: header)
             root = derived
             let unlocked = try Keyring.unlock(header: header, root: derived)
             if header.readVersion < FormatConstants.readVersion, !readOnly {
-                try upgrade(bytes, backend: backend, keyring: unlocked, root: derived)
+                try upgrade(bytes, backend: backend, keyring: unlocked, root: derived, cipher: options.cipher, now: now)
                 return try open(backend, options: options, newRoot: nil, now: now)
             }
             keyring = unlocked
@@ -194,24 +211,37 @@ package final class RecordStore: Sendable {
             completedInterruptedCreation: completing && existing == nil
         )
         if placementPending, !readOnly { try store.finishLoneTokenPlacement() }
+        if rotationPending, !readOnly, options.finishesRotation { try store.continueRotation(root: root) }
         return store
     }
 
-    /// Upgrades a store of an older format version to this one (FORMAT.md §7): in one write transaction, the
-    /// header's versions (which every wrapped data key authenticates, so the keys are re-sealed) and, from version 1,
-    /// the placement cursor that has lone access tokens moved under their bucket prefix (§4.3) afterwards, in
-    /// transactions of bounded size (``finishLoneTokenPlacement()``). Does nothing if another process changed the
-    /// header meanwhile (it upgraded the store first); the caller opens the store again as it now is.
-    private static func upgrade(_ storedHeader: [UInt8], backend: any RecordBackend, keyring: Keyring, root: SecureKey) throws {
+    /// Upgrades a store of an older format version to this one (FORMAT.md §7), in one write transaction: the
+    /// header's versions (which every wrapped data key authenticates, so the keys are re-sealed; their cipher, which
+    /// version 3 names, is XChaCha20-Poly1305's); from version 1, the placement cursor that has lone access tokens
+    /// moved under their bucket prefix (§4.3) afterwards (``finishLoneTokenPlacement()``); and, when `cipher` is
+    /// another, a new data key sealing with it and a rotation's cursor (§6.5), so that the records are re-sealed with
+    /// it afterwards (``continueRotation(root:progress:)``). Both run in transactions of bounded size, resumed by any
+    /// writable open. Does nothing if another process changed the header meanwhile (it upgraded the store first); the
+    /// caller opens the store again as it now is.
+    private static func upgrade(
+        _ storedHeader: [UInt8], backend: any RecordBackend, keyring: Keyring, root: SecureKey, cipher: RecordCipher, now: Int64
+    ) throws {
         var target = keyring.header
+        let placesLoneTokens = target.readVersion < 2
         target.readVersion = FormatConstants.readVersion
         target.writeVersion = FormatConstants.writeVersion
-        let header = try keyring.rewrapped(as: target, root: root).encoded()
+        let rotates = cipher != keyring.activeCipher && keyring.keyIDs.count < FormatConstants.maximumDataKeys
+        let header = try (
+            rotates
+                ? keyring.addingDataKey(createdAt: now, cipher: cipher, root: root, header: target).header
+                : keyring.rewrapped(as: target, root: root)
+        ).encoded()
         try backend.write { txn in
             let current = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { $0.withUnsafeBytes { Array($0) } }
             guard current == storedHeader else { return }
             try header.withUnsafeBytes { try txn.put(in: KeySpace.meta, key: FormatConstants.headerKey, value: $0) }
-            try loneTokenPlacement.begin(in: txn)
+            if placesLoneTokens { try loneTokenPlacement.begin(in: txn) }
+            if rotates { try txn.put(in: KeySpace.meta, key: FormatConstants.rotationCursorKey, value: UnsafeRawBufferPointer(start: nil, count: 0)) }
         }
     }
 
@@ -329,9 +359,9 @@ package final class RecordStore: Sendable {
     /// The record key of data key `id`: from the keyring this store was opened with, else (a key added to the header
     /// since: a data-key rotation begun elsewhere) from the header as stored now, unwrapped with the root key. Only
     /// a record naming a key this handle does not know takes the second way; nil when the header has no such key.
-    func recordKey(_ id: UInt32) -> SecureKey? {
+    func recordKey(_ id: UInt32) -> RecordKey? {
         if let key = keyring.recordKey(id) { return key }
-        return laterRecordKeys.withLock { learned -> SecureKey? in
+        return laterRecordKeys.withLock { learned -> RecordKey? in
             if let key = learned[id] { return key }
             // A read nested in whatever transaction met the record: it sees the newest committed header.
             guard let bytes = try? backend.read({ txn in try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { $0.withUnsafeBytes { Array($0) } } }),

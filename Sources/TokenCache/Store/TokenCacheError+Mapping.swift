@@ -40,6 +40,9 @@ extension TokenCacheError {
         case .initializationFailed:
             // As ``TokenStore/open(_:)`` reports it: libsodium is unusable in this process.
             TokenCacheError(.unsupportedEnvironment, "libsodium cannot be used in this process (\(sodium))")
+        case .unavailable:
+            // The store opens check this first (a data key whose cipher this machine lacks); met later, it is the same.
+            TokenCacheError(.unsupportedEnvironment, "this machine cannot run the store's cipher (\(sodium))")
         case .outOfMemory:
             // As key loading reports it (``SodiumCall``): the system refused memory, nothing is wrong with the data.
             TokenCacheError(.ioFailure, "out of memory for key material (\(sodium))")

@@ -32,6 +32,7 @@ struct Info: ParsableCommand {
                 ("key_protection", .string(info.keyProtection)),
                 ("data_keys", .integer(Int64(info.dataKeyCount))),
                 ("active_data_key", .integer(Int64(info.activeDataKeyID))),
+                ("cipher", .string(info.cipher.rawValue)),
                 // Whether this build can write the store at all; `info` itself always opens it read-only.
                 ("read_only", .bool(!info.formatWritable)),
                 ("map_size", .integer(Int64(info.mapSize))),
@@ -63,7 +64,7 @@ struct Info: ParsableCommand {
             "store id    \(info.storeID)",
             "format      version \(info.readVersion) (read), \(info.writeVersion) (write); "
                 + (info.formatWritable ? "this build reads and writes it" : "newer than this build: read-only"),
-            "key         \(info.keyProtection == "key" ? "key file or raw key" : info.keyProtection); \(info.dataKeyCount) data key\(info.dataKeyCount == 1 ? "" : "s"), new records under key \(info.activeDataKeyID)",
+            "key         \(info.keyProtection == "key" ? "key file or raw key" : info.keyProtection); \(info.dataKeyCount) data key\(info.dataKeyCount == 1 ? "" : "s"), new records under key \(info.activeDataKeyID), sealed with \(info.cipher)",
         ]
         // A shared store's server keeps its own files: no map and no reader slots to show, its tables' size instead.
         if info.maximumMapSize == Int.max {

@@ -13,6 +13,11 @@ struct Init: ParsableCommand {
             existing store only checks that the key opens it: it never makes a key for a store that exists (a new key \
             cannot open it; restore the key file from a backup). A store whose creation was interrupted before it had \
             a key (an empty data file without a header) is completed.
+
+            Records are sealed with AES-256-GCM where the processor has AES-NI and PCLMULQDQ, else with \
+            XChaCha20-Poly1305; --cipher chooses. A store sealed with AES-256-GCM does not open on a machine without \
+            them (exit 78): give xchacha20-poly1305 for a store that such machines share. `rekey --rotate-data-key \
+            --cipher` converts a store later.
             """
     )
 
@@ -20,6 +25,19 @@ struct Init: ParsableCommand {
 
     @Option(help: "Argon2id cost for a passphrase-protected store: interactive, moderate or sensitive.")
     var passphraseCost: CostLevel = .interactive
+
+    @Option(help: ArgumentHelp(
+        "The cipher records are sealed with: aes-256-gcm (needs AES-NI) or xchacha20-poly1305 (runs everywhere). Default: $TOKEN_CACHE_CIPHER, else the faster one this machine runs.",
+        valueName: "cipher"
+    ))
+    var cipher: CipherChoice?
+
+    /// A ``StoreCipher`` by the name `cachetool` prints.
+    enum CipherChoice: String, ExpressibleByArgument, CaseIterable {
+        case aes256GCM = "aes-256-gcm"
+        case xchacha20Poly1305 = "xchacha20-poly1305"
+        var cipher: StoreCipher { StoreCipher(rawValue: rawValue)! }
+    }
 
     enum CostLevel: String, ExpressibleByArgument, CaseIterable {
         case interactive, moderate, sensitive
@@ -36,6 +54,7 @@ struct Init: ParsableCommand {
         try Failure.reporting {
             var configuration = options.configuration(readOnly: false)
             configuration.passphraseCost = passphraseCost.cost
+            if let cipher { configuration.cipher = cipher.cipher }
             let raisesCeiling = passphraseCost == .sensitive && configuration.maximumPassphraseCost != .sensitive
             if raisesCeiling { configuration.maximumPassphraseCost = .sensitive }  // asked for explicitly, here
             // Checked before a key file is created: a wrong --store must leave nothing behind.
@@ -59,7 +78,8 @@ struct Init: ParsableCommand {
             do {
                 let created = try TokenStore.create(configuration)
                 let verb = created.completedInterruptedCreation ? "Completed the store" : "Created store"
-                print("\(verb) \(configuration.directory) (format v\(try created.info().readVersion)), protected by \(configuration.keySource).")
+                let info = try created.info()
+                print("\(verb) \(configuration.directory) (format v\(info.readVersion), \(info.cipher)), protected by \(configuration.keySource).")
                 if created.completedInterruptedCreation {
                     print("Its creation had been interrupted before it had a key: it held no record, and now has its header.")
                 }

@@ -25,12 +25,16 @@ struct Rekey: ParsableCommand {
             Programs that have the store open keep reading, and write again once reopened after the rotation. \
             `cachetool verify` shows which data keys records use.
 
-            JSON keys: directory, protection, key_file; with --rotate-data-key: active_key_id, resumed, resealed, \
-            damaged, retired_key_ids, transactions.
+            With --cipher the new data key seals with another cipher: how a store moves between aes-256-gcm and \
+            xchacha20-poly1305 (before machines without AES-NI share it, say). Any writable open finishes a rotation \
+            that was stopped.
+
+            JSON keys: directory, protection, key_file; with --rotate-data-key: active_key_id, cipher, resumed, \
+            resealed, damaged, retired_key_ids, transactions.
 
             Exit codes: 0 done, 64 usage, 65 damaged store, 66 store or key not found, 74 storage full or I/O \
             error (what committed stays), 75 another process changed the header meanwhile (run it again), 77 wrong \
-            key or permissions.
+            key or permissions, 78 a cipher this machine cannot run.
             """
     )
 
@@ -45,6 +49,12 @@ struct Rekey: ParsableCommand {
     @Flag(help: "Keep the root key; seal every record under a new data key and retire the old ones.")
     var rotateDataKey = false
 
+    @Option(help: ArgumentHelp(
+        "With --rotate-data-key: the cipher the new data key seals with, aes-256-gcm or xchacha20-poly1305 (default: the store's).",
+        valueName: "cipher"
+    ))
+    var cipher: Init.CipherChoice?
+
     @Option(help: "Argon2id cost for --new-passphrase: interactive, moderate or sensitive.")
     var passphraseCost: Init.CostLevel = .interactive
 
@@ -58,15 +68,18 @@ struct Rekey: ParsableCommand {
         guard [newKeyFile != nil, newPassphrase, rotateDataKey].filter({ $0 }).count == 1 else {
             throw ValidationError("give exactly one of --new-key-file, --new-passphrase and --rotate-data-key")
         }
+        if cipher != nil, !rotateDataKey { throw ValidationError("--cipher goes with --rotate-data-key") }
     }
 
     func run() throws {
         let newPassphraseText = ProcessInfo.processInfo.environment[Self.newPassphraseVariable]
         unsetenv(Self.newPassphraseVariable)
         try Failure.reporting {
-            let configuration = options.configuration(readOnly: false)
+            var configuration = options.configuration(readOnly: false)
             let source: KeySource
             if rotateDataKey {
+                // A rotation left under way is this command's to finish and report, not the open's.
+                configuration.finishesRotation = false
                 try rotate(try TokenStore.open(configuration))
             } else if let newKeyFile {
                 if case .keyFile(let current) = configuration.keySource, Self.sameFile(current, newKeyFile) {
@@ -108,11 +121,12 @@ struct Rekey: ParsableCommand {
     private func rotate(_ cache: TokenStore) throws {
         let records = try cache.info().recordCounts.values.reduce(0, +)
         let bar = ProgressBar(label: "re-sealing", unit: "records", delay: 1.0)
-        let report = try cache.rotateDataKey { bar?.update(done: $0.resealed + $0.damaged, total: records) }
+        let report = try cache.rotateDataKey(to: cipher?.cipher) { bar?.update(done: $0.resealed + $0.damaged, total: records) }
         bar?.finish()
         if json {
             print(JSONValue.object([
                 "directory": .string(cache.configuration.directory), "active_key_id": .integer(Int64(report.activeKeyID)),
+                "cipher": .string(report.cipher.rawValue),
                 "resumed": .bool(report.resumed), "resealed": .integer(Int64(report.resealed)), "damaged": .integer(Int64(report.damaged)),
                 "retired_key_ids": .array(report.retiredKeyIDs.map { .integer(Int64($0)) }), "transactions": .integer(Int64(report.transactions)),
             ]).prettyPrinted())
@@ -121,7 +135,7 @@ struct Rekey: ParsableCommand {
         let retired = report.retiredKeyIDs.isEmpty ? "" : "; retired data key\(report.retiredKeyIDs.count == 1 ? "" : "s") "
             + report.retiredKeyIDs.map(String.init).joined(separator: ", ")
         print(Terminal.sanitize(
-            "\(report.resumed ? "Finished the rotation" : "Rotated") to data key \(report.activeKeyID): re-sealed "
+            "\(report.resumed ? "Finished the rotation" : "Rotated") to data key \(report.activeKeyID) (\(report.cipher)): re-sealed "
                 + "\(InspectTable.plural(report.resealed, "record")) in \(InspectTable.plural(report.transactions, "transaction"))\(retired)."
         ))
         if report.damaged > 0 {
