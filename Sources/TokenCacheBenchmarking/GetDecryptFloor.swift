@@ -6,7 +6,8 @@ internal import TokenCacheStorage
 extension TokenStore {
     /// The physical floor of a lookup, measured on this store's own records: `samples` timings (nanoseconds) of one
     /// read transaction that gets a stored access-token record by its key and authenticates and decrypts its body
-    /// (XChaCha20-Poly1305), and nothing else: no query planning, no bucket walk, no field decoding, no entity.
+    /// (with the store's own cipher, so the floor uses the AEAD the lookups pay for), and nothing else: no query planning, no
+    /// bucket walk, no field decoding, no entity.
     ///
     /// Why an SPI entry point in the library and not the loop in `cachetool`: the floor needs the storage backend,
     /// the records' keys and the keyring, none of which is (or should become) public API. Exposing those, even as

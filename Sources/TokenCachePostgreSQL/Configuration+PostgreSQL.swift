@@ -63,6 +63,7 @@ extension Configuration {
         shared.readOnly = configuration.readOnly
         shared.maximumPassphraseCost = configuration.maximumPassphraseCost
         shared.lockTimeout = configuration.lockTimeout
+        shared.cipher = configuration.cipher
         return shared
     }
 }

@@ -10,7 +10,7 @@ import TokenCache
         "lookup_hit", "lookup_miss", "lookup_refresh", "lookup_hit_companions", "client_token_hit", "client_token_l1_hit",
         "client_refresh", "ingest_durable", "cold_open_first_lookup", "process_start", "floor_get_decrypt",
     ]
-    static let documentedKeys = Set(["tokens", "cpu", "population", "store_bytes", "msal_json_bytes", "readers"] + figures)
+    static let documentedKeys = Set(["tokens", "cpu", "cipher", "population", "store_bytes", "msal_json_bytes", "readers"] + figures)
     static let readerKeys: Set = [
         "lookups_per_reader", "rounds", "one_thread_per_s", "two_threads_per_s", "two_threads_scaling", "one_process_per_s",
         "two_processes_per_s", "two_processes_scaling",
@@ -28,6 +28,7 @@ import TokenCache
             #expect(Set(object.keys) == Self.documentedKeys)
             #expect(object["tokens"] as? Int == 2000)
             #expect((object["cpu"] as? String)?.isEmpty == false)
+            #expect(object["cipher"] as? String == StoreCipher.preferred.rawValue)
             #expect((object["store_bytes"] as? Int ?? 0) > 0)
             #expect((object["msal_json_bytes"] as? Int ?? 0) > 0)
             let population = try #require(object["population"] as? [String: Any])

@@ -155,7 +155,13 @@ enum HelpText {
         the key file from a backup). A store whose creation was interrupted before it
         had a key (an empty data file without a header) is completed.
 
-        USAGE: cachetool init [--store <dir>] [--key-file <path>] [--passphrase-cost <passphrase-cost>]
+        Records are sealed with AES-256-GCM where the processor has AES-NI and
+        PCLMULQDQ, else with XChaCha20-Poly1305; --cipher chooses. A store sealed with
+        AES-256-GCM does not open on a machine without them (exit 78): give
+        xchacha20-poly1305 for a store that such machines share. `rekey
+        --rotate-data-key --cipher` converts a store later.
+
+        USAGE: cachetool init [--store <dir>] [--key-file <path>] [--passphrase-cost <passphrase-cost>] [--cipher <cipher>]
 
         OPTIONS:
           --store <dir>           Store directory.
@@ -165,6 +171,11 @@ enum HelpText {
                                   interactive, moderate or sensitive. (values:
                                   interactive, moderate, sensitive; default:
                                   interactive)
+          --cipher <cipher>       The cipher records are sealed with: aes-256-gcm
+                                  (needs AES-NI) or xchacha20-poly1305 (runs
+                                  everywhere). Default: $TOKEN_CACHE_CIPHER, else the
+                                  faster one this machine runs. (values: aes-256-gcm,
+                                  xchacha20-poly1305)
           --version               Show the version.
           -h, --help              Show help information.
 
@@ -734,7 +745,8 @@ enum HelpText {
         store_bytes (data.mdb; the store is loaded in key order, so its pages are full:
         a store grown by puts in random key order is about 40% larger) and
         msal_json_bytes (the MSAL JSON export of the same records, with secrets), the
-        CPU model and the population. Nothing secret is printed.
+        CPU model, the cipher (the store's: AES-256-GCM where the processor runs it, or
+        $TOKEN_CACHE_CIPHER) and the population. Nothing secret is printed.
 
         USAGE: cachetool bench --tokens <N> [--lookups <M>] [--dir <D>] [--keep] [--populate-only] [--json] [--population <profile>] [--seed <S>]
 
@@ -976,14 +988,20 @@ enum HelpText {
         open keep reading, and write again once reopened after the rotation. `cachetool
         verify` shows which data keys records use.
 
+        With --cipher the new data key seals with another cipher: how a store moves
+        between aes-256-gcm and xchacha20-poly1305 (before machines without AES-NI
+        share it, say). Any writable open finishes a rotation that was stopped.
+
         JSON keys: directory, protection, key_file; with --rotate-data-key:
-        active_key_id, resumed, resealed, damaged, retired_key_ids, transactions.
+        active_key_id, cipher, resumed, resealed, damaged, retired_key_ids,
+        transactions.
 
         Exit codes: 0 done, 64 usage, 65 damaged store, 66 store or key not found, 74
         storage full or I/O error (what committed stays), 75 another process changed
-        the header meanwhile (run it again), 77 wrong key or permissions.
+        the header meanwhile (run it again), 77 wrong key or permissions, 78 a cipher
+        this machine cannot run.
 
-        USAGE: cachetool rekey [--store <dir>] [--key-file <path>] [--new-key-file <path>] [--new-passphrase] [--rotate-data-key] [--passphrase-cost <passphrase-cost>] [--json]
+        USAGE: cachetool rekey [--store <dir>] [--key-file <path>] [--new-key-file <path>] [--new-passphrase] [--rotate-data-key] [--cipher <cipher>] [--passphrase-cost <passphrase-cost>] [--json]
 
         OPTIONS:
           --store <dir>           Store directory.
@@ -993,6 +1011,10 @@ enum HelpText {
                                   $TOKEN_CACHE_NEW_PASSPHRASE (Argon2id).
           --rotate-data-key       Keep the root key; seal every record under a new data
                                   key and retire the old ones.
+          --cipher <cipher>       With --rotate-data-key: the cipher the new data key
+                                  seals with, aes-256-gcm or xchacha20-poly1305
+                                  (default: the store's). (values: aes-256-gcm,
+                                  xchacha20-poly1305)
           --passphrase-cost <passphrase-cost>
                                   Argon2id cost for --new-passphrase: interactive,
                                   moderate or sensitive. (values: interactive,

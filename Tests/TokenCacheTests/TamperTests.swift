@@ -135,7 +135,8 @@ import TokenCacheRecords
             let first = TestStore(root: root + "/a")
             let second = TestStore(root: root + "/b")
             try KeyFile.create(at: first.keyFile)
-            try FileManager.default.createDirectory(atPath: root + "/b/keys", withIntermediateDirectories: true)
+            // Its mode given, not left to the umask (which a test beside this one may have lowered for a moment).
+            try FileManager.default.createDirectory(atPath: root + "/b/keys", withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             try FileManager.default.copyItem(atPath: first.keyFile, toPath: second.keyFile)
             let cacheA = try TokenStore.create(first.configuration)
             let cacheB = try TokenStore.create(second.configuration)

@@ -41,8 +41,8 @@ struct Bench: ParsableCommand {
             2M per reader, 1,000 to 200,000; the median of 3 rounds, run in turn), and the two scalings (two \
             over one). Also store_bytes (data.mdb; the store is loaded in key order, so its pages are full: a \
             store grown by puts in random key order is about 40% larger) and msal_json_bytes (the MSAL JSON \
-            export of the same records, with secrets), the CPU model and the population. Nothing secret is \
-            printed.
+            export of the same records, with secrets), the CPU model, the cipher (the store's: AES-256-GCM where \
+            the processor runs it, or $TOKEN_CACHE_CIPHER) and the population. Nothing secret is printed.
             """
     )
 
@@ -117,6 +117,9 @@ struct Bench: ParsableCommand {
     static func populatedStore(_ population: SyntheticPopulation, place: BenchPlace) throws -> (TokenStore, UInt64) {
         try KeyFile.create(at: place.key)
         var configuration = Configuration(directory: place.store, keySource: .keyFile(path: place.key))
+        // The cipher `TOKEN_CACHE_CIPHER` names, as for every store cachetool creates: how the floor and the lookups
+        // are measured under the other AEAD.
+        configuration.cipher = Configuration.fromEnvironment(ProcessInfo.processInfo.environment).cipher
         // Room for the whole population without map growth (about 5 KB per access token with its companions).
         configuration.initialMapSize = max(64 << 20, population.recordCount * 2_600)
         configuration.maximumMapSize = max(configuration.initialMapSize * 2, 1 << 30)
@@ -132,7 +135,7 @@ struct Bench: ParsableCommand {
 
     private func measure(_ population: SyntheticPopulation, place: BenchPlace) throws -> BenchResults {
         let (cache, populateNanoseconds) = try Self.populatedStore(population, place: place)
-        var results = BenchResults(population: population, lookups: lookups, cpu: Self.cpuModel())
+        var results = BenchResults(population: population, lookups: lookups, cpu: Self.cpuModel(), cipher: try cache.info().cipher)
         results.populateNanoseconds = populateNanoseconds
 
         // Silent lookups through the public API; every answer is checked, outside the timed region.
@@ -284,6 +287,8 @@ struct BenchResults {
     let population: SyntheticPopulation
     let lookups: Int
     let cpu: String
+    /// The store's cipher: the floor and every lookup open records with it.
+    let cipher: StoreCipher
     var figures: [String: LatencySummary] = [:]
     var probes: [String: BenchProbes.PerCall] = [:]
     var readers = BenchReaders()
@@ -322,6 +327,7 @@ struct BenchResults {
         var object: [String: JSONValue] = [
             "tokens": .integer(Int64(population.accessTokens)),
             "cpu": .string(cpu),
+            "cipher": .string(cipher.rawValue),
             "population": populationJSON,
             "store_bytes": .integer(Int64(storeBytes)),
             "msal_json_bytes": .integer(Int64(msalJSONBytes)),
@@ -356,7 +362,7 @@ struct BenchResults {
         let span = population.scopeSetsPerAccount
         var lines = [
             "token-cache bench: \(grouped(population.accessTokens)) access tokens, \(grouped(population.recordCount)) records, populated in \(Self.duration(populateNanoseconds))",
-            "CPU: \(Terminal.sanitize(cpu))",
+            "CPU: \(Terminal.sanitize(cpu)); records sealed with \(cipher)",
             "population: \(population.profile.rawValue) (seed \(population.seed)): \(grouped(population.accounts)) accounts; per account "
                 + "\(span.lowerBound == span.upperBound ? "\(span.lowerBound)" : "\(span.lowerBound)-\(span.upperBound)") scope sets (1-3 scopes) "
                 + "over 8 buckets (4 clients x 2 realms), 2 accounts, 3 refresh tokens, 8 ID tokens; secrets 1,000-1,299 bytes",
