@@ -33,7 +33,8 @@ public struct TokenCacheError: Error, Sendable, CustomStringConvertible, Localiz
         public static let keyUnavailable = Code("keyUnavailable")
         /// A key file, store directory or store file has permissions or ownership that expose it.
         public static let insecurePermissions = Code("insecurePermissions")
-        /// The store cannot be used safely here: network filesystem, use after fork, unsafe LMDB version, nested write.
+        /// The store cannot be used safely here: network filesystem, use after fork, unsafe LMDB version, nested write,
+        /// or a cipher the store is sealed with that this processor cannot run (AES-256-GCM without AES-NI).
         public static let unsupportedEnvironment = Code("unsupportedEnvironment")
         /// The store was written by a newer format version that this library cannot read (or write).
         public static let unsupportedFormatVersion = Code("unsupportedFormatVersion")

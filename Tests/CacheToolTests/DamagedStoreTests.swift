@@ -343,7 +343,7 @@ import TokenCacheLMDB
         try CLIStore.with { store in
             #expect(try store.run(["init"]).status == 0)
             #expect(try store.run(["sample-data"]).status == 0)
-            #expect(try store.run(["verify", "--repair"]).stdout.hasPrefix("Nothing to repair.\n17 records verified, 0 problems.\ndata keys: 1 (active) 17 records\n"))
+            #expect(try store.run(["verify", "--repair"]).stdout.hasPrefix("Nothing to repair.\n17 records verified, 0 problems.\ndata keys: 1 (active, aes-256-gcm) 17 records\n"))
             #expect(try store.run(["verify", "--backup-dir", store.root + "/b"]).status == 64)
             let environment = try Environment.open(
                 directory: store.directory, databases: ["meta", "accounts", "access_tokens", "refresh_tokens", "id_tokens", "app_metadata"]

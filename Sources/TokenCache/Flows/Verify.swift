@@ -23,6 +23,8 @@ public struct VerificationReport: Sendable {
     /// under.
     public var dataKeyIDs: [UInt32] = []
     public var activeDataKeyID: UInt32 = 0
+    /// The cipher each data key of the header seals with.
+    public var cipherByDataKey: [UInt32: StoreCipher] = [:]
     /// How many records name each data key id: which keys are in use. After a finished rotation, only the active one.
     public var recordsByDataKey: [UInt32: Int] = [:]
     /// A data-key rotation was started and not finished (`rotateDataKey(to:progress:)`, in TokenCacheOperations,
@@ -47,6 +49,7 @@ extension CacheReader {
         report.metaPageProblem = try store.backend.integrityProblem()
         report.dataKeyIDs = store.keyring.keyIDs
         report.activeDataKeyID = store.keyring.activeKeyID
+        report.cipherByDataKey = Dictionary(uniqueKeysWithValues: store.keyring.header.wrappedKeys.map { ($0.keyID, StoreCipher($0.cipher)) })
         report.dataKeyRotationPending = try store.isRotationPending(in: transaction)
         try forEachFinding(checked: progress, verified: { report.verified[$0] = $1 }, sealedUnder: { report.recordsByDataKey[$0, default: 0] += 1 }) { finding in
             guard let kind = finding.kind else {

@@ -21,7 +21,7 @@ struct Verify: ParsableCommand {
             nothing needs repair. Meta-page damage is not repaired: see "Recovering a damaged store" in the README.
 
             JSON keys: verified {kind: count}, lone_tokens_under_entry_key, meta_page_problem, data_keys [{id, active, \
-            records}], data_key_rotation_pending, problems [{kind, fingerprint, problem, reason}]; with --repair also repair {backup, changes [{record, fingerprint, action, \
+            cipher, records}], data_key_rotation_pending, problems [{kind, fingerprint, problem, reason}]; with --repair also repair {backup, changes [{record, fingerprint, action, \
             reason}], lone_tokens_placed, skipped}.
 
             Exit codes: 0 clean (after --repair: repaired and clean), 64 usage, 65 problems found (after \
@@ -76,7 +76,10 @@ struct Verify: ParsableCommand {
                     "lone_tokens_under_entry_key": .integer(Int64(report.loneTokensUnderEntryKey)),
                     "meta_page_problem": report.metaPageProblem.map { .string($0) } ?? .null,
                     "data_keys": .array(report.dataKeyIDs.map { id in
-                        .object(["id": .integer(Int64(id)), "active": .bool(id == report.activeDataKeyID), "records": .integer(Int64(report.recordsByDataKey[id] ?? 0))])
+                        .object([
+                            "id": .integer(Int64(id)), "active": .bool(id == report.activeDataKeyID),
+                            "cipher": .string(report.cipherByDataKey[id]?.rawValue ?? ""), "records": .integer(Int64(report.recordsByDataKey[id] ?? 0)),
+                        ])
                     }),
                     "data_key_rotation_pending": .bool(report.dataKeyRotationPending),
                     "problems": .array(problems.map { kind, fingerprint, problem, reason in
@@ -106,16 +109,17 @@ struct Verify: ParsableCommand {
         if !clean { throw ExitCode(65) }
     }
 
-    /// `data keys: 1 (blind index) 0 records, 2 (active) 17 records`, and a rotation left unfinished.
+    /// `data keys: 1 (blind index) 0 records, 2 (active, aes-256-gcm) 17 records`, and a rotation left unfinished.
     static func describeDataKeys(_ report: VerificationReport) -> String {
         let keys = report.dataKeyIDs.map { id in
-            let role = id == report.activeDataKeyID ? " (active)" : id == report.dataKeyIDs.first ? " (blind index)" : ""
+            let cipher = report.cipherByDataKey[id].map { ", \($0)" } ?? ""
+            let role = id == report.activeDataKeyID ? " (active\(cipher))" : id == report.dataKeyIDs.first ? " (blind index)" : ""
             return "\(id)\(role) \(InspectTable.plural(report.recordsByDataKey[id] ?? 0, "record"))"
         }
         let unknown = report.recordsByDataKey.filter { !report.dataKeyIDs.contains($0.key) }.values.reduce(0, +)
         var line = "data keys: " + keys.joined(separator: ", ")
         if unknown > 0 { line += "; \(InspectTable.plural(unknown, "record")) naming no key of the header" }
-        if report.dataKeyRotationPending { line += "\na data-key rotation is unfinished: `cachetool rekey --rotate-data-key` finishes it" }
+        if report.dataKeyRotationPending { line += "\na data-key rotation is unfinished: `cachetool rekey --rotate-data-key` (or any writable open) finishes it" }
         return line
     }
 
