@@ -6,7 +6,7 @@ extension Configuration {
     package var storeOptions: RecordStore.Options {
         var options = RecordStore.Options(
             storage: storage, name: directory, readOnly: readOnly, aliases: environmentAliases, rootKey: ConfiguredRootKey(self),
-            cipher: (cipher ?? .preferred).recordCipher
+            cipher: cipher?.recordCipher
         )
         options.finishesRotation = finishesRotation
         return options

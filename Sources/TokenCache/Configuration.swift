@@ -37,10 +37,11 @@ public struct Configuration: Sendable {
     /// these groups; the built-in table can be extended (``EnvironmentAliases/adding(_:)``).
     public var environmentAliases: EnvironmentAliases = .builtIn
     /// The cipher a store created with this configuration seals its records with, and the one an open that upgrades
-    /// a store of format version 1 or 2 converts it to (FORMAT.md §7); nil (the default): ``StoreCipher/preferred``,
-    /// AES-256-GCM where this machine runs it. A store shared by hosts of which some lack AES-NI (ARM64) needs
-    /// ``StoreCipher/xchacha20Poly1305`` on every host that may create or upgrade it. An existing store keeps the cipher
-    /// it has whatever this says: a data-key rotation changes it.
+    /// a store of format version 1 or 2 converts it to (FORMAT.md §7). nil (the default) chooses: for a store in a
+    /// directory (or memory), ``StoreCipher/preferred``, AES-256-GCM where this machine runs it; for a shared store on a
+    /// database server, whose hosts may include machines without AES-NI, XChaCha20-Poly1305 at creation and no
+    /// conversion at upgrade. An existing store keeps the cipher it has whatever this says: a data-key rotation
+    /// (`rotateDataKey(to:progress:)`) changes it. `TOKEN_CACHE_CIPHER` sets it (``Variable/cipher``).
     public var cipher: StoreCipher? = nil
     /// Where the records live when a package module chose the backend itself (a test's, or a server store's), instead
     /// of the directory or memory that ``directory`` names.
@@ -129,10 +130,16 @@ public struct Configuration: Sendable {
         if let timeout = environment[Variable.lockTimeout].flatMap(lockTimeout(parsing:)) {
             configuration.lockTimeout = timeout
         }
-        if let cipher = environment[Variable.cipher].flatMap(StoreCipher.init(rawValue:)) {
+        if let cipher = environment[Variable.cipher].flatMap(cipher(parsing:)) {
             configuration.cipher = cipher
         }
         return configuration
+    }
+
+    /// A cipher as `TOKEN_CACHE_CIPHER` gives it: `aes-256-gcm` or `xchacha20-poly1305`, in any case, spaces around
+    /// ignored; nil for anything else (which `cachetool` refuses, and ``fromEnvironment(_:)`` ignores).
+    public static func cipher(parsing text: String) -> StoreCipher? {
+        StoreCipher(rawValue: text.trimmingCharacters(in: .whitespaces).lowercased())
     }
 
     /// A lock timeout as `TOKEN_CACHE_LOCK_TIMEOUT` gives it: a decimal number with an optional unit, `ms`, `s` (the

@@ -31,8 +31,9 @@ package final class Keyring: Sendable {
             let ciphers = Dictionary(uniqueKeysWithValues: header.wrappedKeys.map { ($0.keyID, $0.cipher) })
             var recordKeys: [UInt32: RecordKey] = [:]
             for (id, key) in dataKeys {
+                guard let cipher = ciphers[id] else { preconditionFailure("data key \(id) is not in the header") }
                 recordKeys[id] = RecordKey(
-                    cipher: ciphers[id] ?? .xchacha20Poly1305,
+                    cipher: cipher,
                     key: try KeyDerivation.deriveKey(from: key, id: 1, context: FormatConstants.subkeyContext)
                 )
             }
@@ -49,11 +50,6 @@ package final class Keyring: Sendable {
     /// The cipher new records are sealed with: the active data key's.
     package var activeCipher: RecordCipher { activeRecordKey.cipher }
 
-    /// The ciphers of the header's data keys that this machine cannot run: a store naming one is not opened here
-    /// (its records under that key would not open, and a write could not seal).
-    package var unavailableCiphers: [RecordCipher] {
-        Array(Set(header.wrappedKeys.map(\.cipher)).filter { !$0.isAvailable }).sorted { $0.rawValue < $1.rawValue }
-    }
 
     /// A non-secret, stable name for a record: the first 8 bytes of `BLAKE2b-128(fingerprint key, u32be(len db) ‖ db ‖ key)`, in hex.
     /// It identifies a record in errors and in `cachetool` output without revealing its key bytes; only a
@@ -154,11 +150,15 @@ package final class Keyring: Sendable {
     }
 
     /// The header without the data keys `retired`, the others re-sealed under `root`, and the keyring that opens it.
-    /// The first key (the blind index's root) and the active one are never retired.
-    package func retiring(_ retired: Set<UInt32>, root: SecureKey) throws(KeyringError) -> Keyring {
+    /// The first key (the blind index's root) and the active one are never retired. With `relabelingFirst`, the first
+    /// key, when it is not the active one, names the active key's cipher from then on: a rotation's last step does so
+    /// (FORMAT.md §6.5), since no record is sealed under the first key any more, so that a store converted to
+    /// XChaCha20-Poly1305 names no other cipher and opens where AES-256-GCM does not run.
+    package func retiring(_ retired: Set<UInt32>, root: SecureKey, relabelingFirst: Bool = false) throws(KeyringError) -> Keyring {
         let kept = Set(keyIDs.filter { !retired.contains($0) || $0 == keyIDs.first || $0 == activeKeyID })
         var target = header
         target.wrappedKeys = header.wrappedKeys.filter { kept.contains($0.keyID) }
+        if relabelingFirst, target.namesCiphers, target.wrappedKeys.count > 1 { target.wrappedKeys[0].cipher = activeCipher }
         let keys = dataKeys.filter { kept.contains($0.key) }
         return try Keyring(header: try Self.wrapping(keys, as: target, root: root), dataKeys: keys)
     }

@@ -22,6 +22,11 @@ struct StoreOptions: ParsableArguments {
     func validate() throws {
         try Arguments.requireNonEmpty(store, "--store")
         try Arguments.requireNonEmpty(keyFile, "--key-file")
+        if let cipher = ProcessInfo.processInfo.environment[Configuration.Variable.cipher], Configuration.cipher(parsing: cipher) == nil {
+            throw ValidationError(
+                "\(Configuration.Variable.cipher)=\(Terminal.sanitize(cipher)) is not a cipher: aes-256-gcm or xchacha20-poly1305"
+            )
+        }
         if let timeout = ProcessInfo.processInfo.environment[Configuration.Variable.lockTimeout],
             Configuration.lockTimeout(parsing: timeout) == nil
         {

@@ -43,29 +43,91 @@ import TokenCacheStorage
         }
     }
 
-    /// A rotation converts every record, and back, in a directory and on a shared store; nothing reads differently,
-    /// and a handle opened before reads records of both ciphers.
+    /// A rotation converts every record to the other cipher, and back, in a directory and on a shared store; nothing
+    /// reads differently, and a handle opened before reads records of both ciphers. Its last step relabels the first
+    /// data key (kept for the blind index, sealing nothing) with the new cipher, so a store converted to
+    /// XChaCha20-Poly1305 names no other and opens on a machine without AES-NI.
     @Test(arguments: [TestBackend.lmdb, .postgresql])
     func aRotationConvertsTheStoreBetweenCiphersAndBack(backend: TestBackend) throws {
         try TestStore.with(backend) { store, cache in
             try DataKeyRotationTests.populate(cache)
             let before = try cache.snapshot()
-            let toXChaCha = try cache.rotateDataKey(to: .xchacha20Poly1305)
-            #expect(toXChaCha.cipher == .xchacha20Poly1305 && toXChaCha.resealed == 65 && toXChaCha.damaged == 0)
-            let converted = try TokenStore.open(store.configuration)
-            #expect(try converted.info().cipher == .xchacha20Poly1305)
-            #expect(try converted.snapshot().accessTokens.map(\.entity) == before.accessTokens.map(\.entity))
-            if backend == .lmdb { #expect(try Self.ciphersOfRecords(store, cache) == [.xchacha20Poly1305: 63]) }
+            let first = try cache.info().cipher
+            // A store of files starts with the machine's preferred cipher, a shared store with the portable one.
+            #expect(first == (backend == .lmdb ? .preferred : .xchacha20Poly1305))
+            let other: StoreCipher = first == .aes256GCM ? .xchacha20Poly1305 : .aes256GCM
+            let converted = try cache.rotateDataKey(to: other)
+            #expect(converted.cipher == other && converted.resealed == 65 && converted.damaged == 0)
+            let reopened = try TokenStore.open(store.configuration)
+            #expect(try reopened.info().cipher == other)
+            #expect(reopened.store.keyring.header.wrappedKeys.map(\.cipher) == [other.recordCipher, other.recordCipher])
+            #expect(try reopened.snapshot().accessTokens.map(\.entity) == before.accessTokens.map(\.entity))
+            if backend == .lmdb { #expect(try Self.ciphersOfRecords(store, cache) == [other.recordCipher: 63]) }
             // The handle opened before the rotation reads the converted records and writes under the new key.
             #expect(try cache.snapshot().refreshTokens.map(\.entity) == before.refreshTokens.map(\.entity))
             try cache.put(Samples.accessToken(home: "late.utid"))
 
-            let toAES = try converted.rotateDataKey(to: .aes256GCM)
-            #expect(toAES.cipher == .aes256GCM && toAES.resealed == 66 && toAES.retiredKeyIDs == [2])
-            let back = try TokenStore.open(store.configuration)
-            #expect(try back.info().cipher == .aes256GCM && back.verify().isClean)
-            #expect(try back.snapshot().idTokens.map(\.entity) == before.idTokens.map(\.entity))
-            if backend == .lmdb { #expect(try Self.ciphersOfRecords(store, cache) == [.aes256GCM: 64]) }
+            let back = try reopened.rotateDataKey(to: first)
+            #expect(back.cipher == first && back.resealed == 66 && back.retiredKeyIDs == [2])
+            let again = try TokenStore.open(store.configuration)
+            #expect(try again.info().cipher == first && again.verify().isClean)
+            #expect(again.store.keyring.header.wrappedKeys.map(\.cipher) == [first.recordCipher, first.recordCipher])
+            #expect(try again.snapshot().idTokens.map(\.entity) == before.idTokens.map(\.entity))
+            if backend == .lmdb { #expect(try Self.ciphersOfRecords(store, cache) == [first.recordCipher: 64]) }
+        }
+    }
+
+    /// Created with AES-256-GCM and converted: the store opens where AES-256-GCM does not run, and reads and writes.
+    @Test func aStoreConvertedToXChaChaOpensWithoutAESNI() throws {
+        try TestStore.with(cipher: .aes256GCM) { store, cache in
+            try cache.put(Samples.accessToken(secret: "kept"))
+            AES256GCM.$availabilityOverride.withValue(false) {
+                #expect(errorCode { try TokenStore.open(store.configuration) } == .unsupportedEnvironment)
+            }
+            try cache.rotateDataKey(to: .xchacha20Poly1305)
+            try AES256GCM.$availabilityOverride.withValue(false) {
+                let portable = try TokenStore.open(store.configuration)
+                #expect(try portable.get(Samples.accessToken().key)?.entity.secret.reveal() == "kept")
+                try portable.put(Samples.refreshToken())
+                #expect(try portable.verify().isClean)
+            }
+        }
+    }
+
+    /// A rotation under way to one cipher, asked for the other: the first is finished, then the store is converted.
+    @Test func aRotationAskedForTheOtherCipherFinishesTheOneUnderWayFirst() throws {
+        try TestStore.with(cipher: .aes256GCM) { store, cache in
+            try cache.write { writer in
+                for index in 0..<(RecordStore.rotationBatch + 10) { try writer.put(Samples.accessToken(home: "u\(index).utid", secret: "at-\(index)")) }
+            }
+            _ = try cache.store.beginRotation(to: .aes256GCM, root: try KeyFile.read(at: store.keyFile), now: 1_800_000_000)
+            var stopping = store.configuration
+            stopping.finishesRotation = false
+            let report = try TokenStore.open(stopping).rotateDataKey(to: .xchacha20Poly1305)
+            #expect(report.resumed && report.cipher == .xchacha20Poly1305 && report.activeKeyID == 3)
+            #expect(report.resealed == 2 * (RecordStore.rotationBatch + 10))
+            let verified = try TokenStore.open(store.configuration).verify()
+            #expect(verified.isClean && verified.recordsByDataKey == [3: RecordStore.rotationBatch + 10] && verified.dataKeyIDs == [1, 3])
+        }
+    }
+
+    /// Writes that store a header built from their own keyring (a change of root key, a rotation) refuse a header
+    /// another handle changed since, instead of writing back a key list without its new data key.
+    @Test func aHeaderWriteFromAStaleHandleIsRefusedAndLosesNothing() throws {
+        try TestStore.with { store, cache in
+            try cache.put(Samples.accessToken(secret: "kept"))
+            try TokenStore.open(store.configuration).rotateDataKey()
+            try withTemporaryDirectory { root in
+                let error = #expect(throws: TokenCacheError.self) { try cache.changeRootKey(to: .keyFile(path: root + "/new-key")) }
+                #expect(error?.code == .conflict || error?.code == .keyUnavailable)
+                try KeyFile.create(at: root + "/new-key")
+                #expect(errorCode { try cache.changeRootKey(to: .keyFile(path: root + "/new-key")) } == .conflict)
+            }
+            // The stale handle rotating again is refused too, the store unchanged: key 2 active, the token readable.
+            #expect(errorCode { try cache.store.beginRotation(to: .aes256GCM, root: try KeyFile.read(at: store.keyFile), now: 1_800_000_000) } == .conflict)
+            let reopened = try TokenStore.open(store.configuration)
+            #expect(try reopened.store.keyring.keyIDs == [1, 2] && reopened.verify().isClean)
+            #expect(try reopened.get(Samples.accessToken().key)?.entity.secret.reveal() == "kept")
         }
     }
 
@@ -125,13 +187,32 @@ import TokenCacheStorage
         }
     }
 
+    /// Asked to convert to a cipher this machine cannot run, the upgrade writes nothing: the store stays version 2.
+    @Test func anUpgradeToACipherThisMachineCannotRunWritesNothing() throws {
+        try TestStore.with(cipher: .xchacha20Poly1305) { store, cache in
+            try cache.put(Samples.accessToken())
+            try AccessTokenPlacementTests.setHeaderVersion(2, store, cache)
+            let before = try store.rawEntries(KeySpace.meta)
+            var configuration = store.configuration
+            configuration.cipher = .aes256GCM
+            try AES256GCM.$availabilityOverride.withValue(false) {
+                #expect(errorCode { try TokenStore.open(configuration) } == .unsupportedEnvironment)
+                #expect(try store.rawEntries(KeySpace.meta).map(\.1) == before.map(\.1))
+                // Left to choose, it keeps XChaCha20-Poly1305 and upgrades the header alone.
+                configuration.cipher = nil
+                let upgraded = try TokenStore.open(configuration)
+                #expect(try upgraded.info().readVersion == 3 && upgraded.info().cipher == .xchacha20Poly1305)
+            }
+        }
+    }
+
     /// On a machine without AES-NI: an AES-256-GCM store is refused as an unsupported environment, before any key is
     /// tried (a wrong key too), never as a wrong key or damage; creating one is refused; the preferred cipher is
     /// XChaCha20-Poly1305; an XChaCha20-Poly1305 store works; converting one to AES-256-GCM is refused.
     @Test func aMachineWithoutTheCipherRefusesTheStoreAsAnUnsupportedEnvironment() throws {
         try TestStore.with { store, cache in
             try cache.put(Samples.accessToken())
-            try AES256GCM.$availabilityOverride.withValue(false) {
+            AES256GCM.$availabilityOverride.withValue(false) {
                 #expect(StoreCipher.preferred == .xchacha20Poly1305 && !StoreCipher.aes256GCM.isAvailable)
                 let refused = #expect(throws: TokenCacheError.self) { try TokenStore.open(store.configuration) }
                 #expect(refused?.code == .unsupportedEnvironment)

@@ -33,16 +33,14 @@ extension RecordStore {
     /// one transaction. Returns the new key's id. The store must be reopened to seal under it.
     package func beginRotation(to cipher: RecordCipher, root: SecureKey, now: Int64) throws -> UInt32 {
         try checkWritable()
-        guard cipher.isAvailable else {
-            throw TokenCacheError(.unsupportedEnvironment, "this machine cannot seal with \(cipher) (it needs AES-NI and PCLMULQDQ)")
-        }
+        guard cipher.isAvailable else { throw Self.unavailable(cipher, "cannot seal with it") }
         let rotated: Keyring
         do { rotated = try keyring.addingDataKey(createdAt: now, cipher: cipher, root: root) } catch {
             throw TokenCacheError(.invalidArgument, error.message)
         }
         let header = rotated.header.encoded()
         try backend.write { txn in
-            try checkHeaderUnchanged(in: txn)
+            try checkHeaderIsTheOpenedOne(in: txn)
             try header.withUnsafeBytes { try txn.put(in: KeySpace.meta, key: FormatConstants.headerKey, value: $0) }
             try txn.put(in: KeySpace.meta, key: FormatConstants.rotationCursorKey, value: UnsafeRawBufferPointer(start: nil, count: 0))
         }
@@ -88,12 +86,13 @@ extension RecordStore {
         return (resealed, damaged, true)
     }
 
-    /// Ends a rotation in `txn`: the header without the older keys (all but the first and the active), the cursor
-    /// removed. Returns the retired ids.
+    /// Ends a rotation in `txn`: the header without the older keys (all but the first and the active), the first
+    /// relabelled with the active key's cipher (nothing is sealed under it any more), the cursor removed. Returns the
+    /// retired ids.
     package func finishRotation(root: SecureKey, in txn: any RecordWriting) throws -> [UInt32] {
         let retired = keyring.keyIDs.filter { $0 != keyring.keyIDs.first && $0 != keyring.activeKeyID }
         let header: [UInt8]
-        do { header = try keyring.retiring(Set(retired), root: root).header.encoded() } catch {
+        do { header = try keyring.retiring(Set(retired), root: root, relabelingFirst: true).header.encoded() } catch {
             throw TokenCacheError(.internalError, "the remaining data keys could not be sealed again: \(error.message)")
         }
         try header.withUnsafeBytes { try txn.put(in: KeySpace.meta, key: FormatConstants.headerKey, value: $0) }
@@ -118,14 +117,18 @@ extension RecordStore {
     /// older keys; `progress` is called after each transaction. This store must have been opened after the rotation
     /// began (it seals under the new key). Several processes may run it at once: each transaction reads the cursor,
     /// and one that finds the rotation finished by another stops.
+    ///
+    /// Every transaction requires the stored header to be the one this store was opened with, not merely one it can
+    /// follow: the last writes a header built from this store's keyring, which must not drop a data key another process
+    /// added meanwhile, nor undo its change of root key. Otherwise it throws `.conflict`, having written nothing.
     @discardableResult
     package func continueRotation(root: SecureKey, progress: ((RotationProgress) -> Void)? = nil) throws -> RotationProgress {
         var report = RotationProgress()
         while report.retiredKeyIDs == nil {
             let step = try backend.write { txn in
-                try checkHeaderUnchanged(in: txn)
                 // Another process may have finished it.
                 guard try isRotationPending(in: txn) else { return (resealed: 0, damaged: 0, retired: [UInt32]?.some([])) }
+                try checkHeaderIsTheOpenedOne(in: txn)
                 let step = try rotationStep(in: txn)
                 return (step.resealed, step.damaged, step.finished ? try finishRotation(root: root, in: txn) : nil)
             }

@@ -16,15 +16,16 @@ extension RecordStore {
         package var aliases: EnvironmentAliases
         /// Asked for the root key when the open needs it.
         package var rootKey: any RootKeyProviding
-        /// The cipher a new store seals with, and the one an upgrade from format version 1 or 2 converts to.
-        package var cipher: RecordCipher
+        /// The cipher a new store seals with, and the one an upgrade from format version 1 or 2 converts to; nil: the
+        /// automatic choice (``RecordStore/automaticCipher(for:)``).
+        package var cipher: RecordCipher?
         /// Whether a writable open finishes a data-key rotation it finds under way (an upgrade's, or one a killed
         /// `rotate-key` left): every open does, except the rotation's own, which reports and continues it itself.
         package var finishesRotation = true
 
         package init(
             storage: any StorageLocation, name: String, readOnly: Bool, aliases: EnvironmentAliases, rootKey: any RootKeyProviding,
-            cipher: RecordCipher = .preferred
+            cipher: RecordCipher? = nil
         ) {
             self.cipher = cipher
             self.storage = storage

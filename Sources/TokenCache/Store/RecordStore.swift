@@ -68,6 +68,8 @@ package final class RecordStore: Sendable {
     /// says: a directory, or memory (only `create` finds a store in memory, new).
     package static func open(_ options: Options, create: Bool, now: Int64) throws -> RecordStore {
         if create, options.readOnly { throw TokenCacheError(.readOnly, "cannot create a store read-only") }
+        // Before anything is made: a cipher this machine cannot run leaves no directory and no file behind.
+        if create, let cipher = options.cipher, !cipher.isAvailable { throw unavailable(cipher, "cannot create a store sealed with it") }
         // A new store's root key is in hand before anything is created: a missing key file, a malformed key or an
         // empty passphrase leaves no directory and no file behind, so the next attempt starts from nothing.
         let newRoot = create ? try options.rootKey.newRootKey() : nil
@@ -158,13 +160,9 @@ package final class RecordStore: Sendable {
             throw TokenCacheError(.storeAlreadyExists, "a token cache already exists at \(directory)")
         case (nil, .some(let generated)):
             root = generated.root
-            guard options.cipher.isAvailable else {
-                throw TokenCacheError(
-                    .unsupportedEnvironment, "cannot create a store sealed with \(options.cipher): this machine lacks AES-NI and PCLMULQDQ"
-                )
-            }
             keyring = try Keyring.create(
-                rootKind: generated.kind, root: generated.root, salt: generated.salt, cost: generated.cost, cipher: options.cipher, now: now
+                rootKind: generated.kind, root: generated.root, salt: generated.salt, cost: generated.cost,
+                cipher: options.cipher ?? automaticCipher(for: backend), now: now
             )
             let bytes = keyring.header.encoded()
             try backend.write { txn in
@@ -189,19 +187,17 @@ package final class RecordStore: Sendable {
             }
             if header.writeVersion > FormatConstants.writeVersion { readOnly = true }
             // Before the key: a machine that cannot run a cipher the store names says so, whatever key it was given.
-            let missing = Set(header.wrappedKeys.map(\.cipher)).filter { !$0.isAvailable }
-            if let cipher = missing.first {
-                throw TokenCacheError(
-                    .unsupportedEnvironment,
-                    "the store at \(directory) seals records with \(cipher), which this machine cannot run (it needs AES-NI and "
-                        + "PCLMULQDQ): open it on a machine that can, and convert it there with `cachetool rekey --rotate-data-key --cipher xchacha20-poly1305`"
-                )
+            if let cipher = header.wrappedKeys.map(\.cipher).first(where: { !$0.isAvailable }) {
+                throw unavailable(cipher, "the store at \(directory) is sealed with it", advice: true)
             }
             let derived = try options.rootKey.rootKey(for: header)
             root = derived
             let unlocked = try Keyring.unlock(header: header, root: derived)
             if header.readVersion < FormatConstants.readVersion, !readOnly {
-                try upgrade(bytes, backend: backend, keyring: unlocked, root: derived, cipher: options.cipher, now: now)
+                // A store several hosts share is converted only when asked: some of them may not run AES-256-GCM.
+                let cipher = options.cipher ?? (isServerStore(backend) ? unlocked.activeCipher : automaticCipher(for: backend))
+                if !cipher.isAvailable { throw unavailable(cipher, "cannot convert the store at \(directory) to it") }
+                try upgrade(bytes, backend: backend, keyring: unlocked, root: derived, cipher: cipher, now: now)
                 return try open(backend, options: options, newRoot: nil, now: now)
             }
             keyring = unlocked
@@ -211,8 +207,30 @@ package final class RecordStore: Sendable {
             completedInterruptedCreation: completing && existing == nil
         )
         if placementPending, !readOnly { try store.finishLoneTokenPlacement() }
-        if rotationPending, !readOnly, options.finishesRotation { try store.continueRotation(root: root) }
+        // Best effort: the store is valid however far the walk gets, and any writable open (or `rotateDataKey`)
+        // continues it; another process changing the header meanwhile, or a full map, does not fail this open.
+        if rotationPending, !readOnly, options.finishesRotation { _ = try? store.continueRotation(root: root) }
         return store
+    }
+
+    /// The cipher a store is created with when none is configured: the faster one this machine runs for a store of
+    /// files (or memory), which one machine uses; XChaCha20-Poly1305 for a store on a database server, which hosts of
+    /// other processors may share (and where the cipher's cost is a few microseconds against a round trip's hundreds).
+    static func automaticCipher(for backend: any RecordBackend) -> RecordCipher {
+        isServerStore(backend) ? .xchacha20Poly1305 : .preferred
+    }
+
+    /// Whether the records are on a database server that several hosts share.
+    private static func isServerStore(_ backend: any RecordBackend) -> Bool { backend is any RevisionFloorKeeping }
+
+    /// The error for a cipher this machine cannot run: `.unsupportedEnvironment`, never a wrong key or damage.
+    static func unavailable(_ cipher: RecordCipher, _ what: String, advice: Bool = false) -> TokenCacheError {
+        TokenCacheError(
+            .unsupportedEnvironment,
+            "\(cipher): \(what), and this machine cannot run it (libsodium's AES-256-GCM needs an x86-64 processor with AES-NI "
+                + "and PCLMULQDQ)"
+                + (advice ? "; open it on a machine that can, and convert it there with `cachetool rekey --rotate-data-key --cipher xchacha20-poly1305`" : "")
+        )
     }
 
     /// Upgrades a store of an older format version to this one (FORMAT.md §7), in one write transaction: the
@@ -252,8 +270,9 @@ package final class RecordStore: Sendable {
         let stored = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { $0.withUnsafeBytes { Array($0) } }
         guard stored != sealing.withLock({ $0.bytes }) else { return }
         // A newer read version is what the header parser refuses, reading nothing after it (§7).
+        var header: StoreHeader? = nil
         do {
-            if let stored, try adopt(StoreHeader.decode(stored), bytes: stored) { return }
+            if let stored { header = try StoreHeader.decode(stored) }
         } catch .unsupportedVersion(let readVersion, _) {
             throw TokenCacheError(
                 .unsupportedFormatVersion,
@@ -261,8 +280,30 @@ package final class RecordStore: Sendable {
                     + "open here; nothing was written (reopen it with a token-cache that reads that version)"
             )
         } catch {}  // malformed: reported as a changed header below
+        if let header, let stored {
+            // Another host converted the store to a cipher this one cannot run: nothing it writes could be read there.
+            if let cipher = header.wrappedKeys.map(\.cipher).first(where: { !$0.isAvailable }) {
+                throw Self.unavailable(cipher, "another process converted the store at \(directory) to it while open here; nothing was written")
+            }
+            if adopt(header, bytes: stored) { return }
+        }
         throw TokenCacheError(
             .conflict, "the header of the store at \(directory) changed since it was opened here; nothing was written (reopen the store)",
+            currentRevision: nil
+        )
+    }
+
+    /// Refuses to write unless the stored header is byte for byte the one this store was opened with. For writes that
+    /// store a header built from this store's keyring (a rotation, a change of root key): following another process's
+    /// header (as ``checkHeaderUnchanged(in:)`` does for ordinary writes) would write back a key list without the key it
+    /// added, or under the root key it replaced.
+    package func checkHeaderIsTheOpenedOne(in txn: any RecordReading) throws {
+        let stored = try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { $0.withUnsafeBytes { Array($0) } }
+        guard stored != headerBytes else { return }
+        throw TokenCacheError(
+            .conflict,
+            "the header of the store at \(directory) changed since it was opened here (another process rotated its data key, "
+                + "changed its root key or upgraded it); nothing was written: open the store again and retry",
             currentRevision: nil
         )
     }
@@ -366,7 +407,10 @@ package final class RecordStore: Sendable {
             // A read nested in whatever transaction met the record: it sees the newest committed header.
             guard let bytes = try? backend.read({ txn in try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.headerKey) { $0.withUnsafeBytes { Array($0) } } }),
                 let header = try? StoreHeader.decode(bytes), header.storeID == keyring.storeID,
-                let current = try? Keyring.unlock(header: header, root: root), let key = current.recordKey(id)
+                let current = try? Keyring.unlock(header: header, root: root), let key = current.recordKey(id),
+                // A record sealed with a cipher this machine cannot run is read as naming no key it holds; the next write
+                // meets the header and says why (``checkHeaderUnchanged(in:)``).
+                key.cipher.isAvailable
             else { return nil }
             learned[id] = key
             return key

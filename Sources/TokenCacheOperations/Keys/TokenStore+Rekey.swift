@@ -46,7 +46,8 @@ extension TokenStore {
             }
             // One value replaced in one commit: the old root key opens the store or the new one, never neither.
             try store.backend.write { txn in
-                try store.checkHeaderUnchanged(in: txn)
+                // The header as this handle opened it, not one it could follow: the data keys sealed here are its own.
+                try store.checkHeaderIsTheOpenedOne(in: txn)
                 try header.withUnsafeBytes { try txn.put(in: KeySpace.meta, key: FormatConstants.headerKey, value: $0) }
             }
         } catch { throw TokenCacheError.wrap(error, directory: configuration.directory) }
@@ -92,13 +93,14 @@ extension TokenStore {
     /// root key meanwhile) refuses to write (`.conflict`: the header changed) until opened again.
     /// - Parameters:
     ///   - cipher: The cipher the new data key seals with (nil: the active key's): a rotation is how a store moves
-    ///     between AES-256-GCM and XChaCha20-Poly1305, for example before hosts without AES-NI join it. Ignored when
-    ///     the call continues a rotation already under way.
+    ///     between AES-256-GCM and XChaCha20-Poly1305, for example before hosts without AES-NI join it. A rotation
+    ///     already under way to the other cipher is finished first, and then one to `cipher` is made.
     ///   - progress: Called after each transaction with the report so far.
     /// - Throws: ``TokenCacheError``: `.invalidArgument` when the header already holds 32 data keys,
     ///   `.unsupportedEnvironment` for a cipher this machine cannot run, `.readOnly`,
     ///   `.conflict` when another process changed the header meanwhile (what committed stays; call again), the errors
-    ///   of deriving the root key and of ``write(_:)``.
+    ///   of deriving the root key and of ``write(_:)``. A `.conflict` leaves what committed: the next call (or any
+    ///   writable open) continues the rotation.
     @discardableResult
     public func rotateDataKey(to cipher: StoreCipher? = nil, progress: ((DataKeyRotationReport) -> Void)? = nil) throws -> DataKeyRotationReport {
         do {
@@ -113,7 +115,17 @@ extension TokenStore {
                 from: configuration.keySource, header: working.keyring.header, maximumCost: configuration.maximumPassphraseCost
             )
             report.resumed = try working.backend.read { try working.isRotationPending(in: $0) }
-            if !report.resumed {
+            var pending = report.resumed
+            if pending, let cipher, cipher.recordCipher != working.keyring.activeCipher {
+                // The rotation under way goes to the other cipher: it is finished first, then one to `cipher` begins.
+                let finished = try working.continueRotation(root: root)
+                report.resealed += finished.resealed
+                report.damaged += finished.damaged
+                report.transactions += finished.transactions
+                working = try RecordStore.open(options, create: false, now: Self.currentTime())
+                pending = false
+            }
+            if !pending {
                 _ = try working.beginRotation(to: cipher?.recordCipher ?? working.keyring.activeCipher, root: root, now: Self.currentTime())
                 report.transactions += 1
                 working = try RecordStore.open(options, create: false, now: Self.currentTime())

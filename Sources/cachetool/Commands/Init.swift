@@ -68,7 +68,17 @@ struct Init: ParsableCommand {
                 let info = try existing.info()
                 print("Store \(configuration.directory) already exists and opens with \(configuration.keySource).")
                 print("Store id \(info.storeID), \(info.recordCounts.values.reduce(0, +)) records.")
+                if let cipher, cipher.cipher != info.cipher {
+                    print("It seals records with \(info.cipher), not \(cipher.rawValue): `cachetool rekey --rotate-data-key --cipher \(cipher.rawValue)` converts it.")
+                }
                 return
+            }
+            // Before a key file is made: a cipher this machine cannot run leaves nothing behind.
+            if let cipher = configuration.cipher, !cipher.isAvailable {
+                throw TokenCacheError(
+                    .unsupportedEnvironment,
+                    "\(cipher): this machine cannot run it (libsodium's AES-256-GCM needs an x86-64 processor with AES-NI and PCLMULQDQ); nothing was created"
+                )
             }
             if case .keyFile(let path) = configuration.keySource, !FileManager.default.fileExists(atPath: path) {
                 try KeyFile.create(at: path)

@@ -78,8 +78,10 @@ struct Rekey: ParsableCommand {
             var configuration = options.configuration(readOnly: false)
             let source: KeySource
             if rotateDataKey {
-                // A rotation left under way is this command's to finish and report, not the open's.
+                // A rotation left under way is this command's to finish and report, not the open's; a store of an older
+                // format that the open upgrades is converted to the cipher asked for, if any.
                 configuration.finishesRotation = false
+                if let cipher { configuration.cipher = cipher.cipher }
                 try rotate(try TokenStore.open(configuration))
             } else if let newKeyFile {
                 if case .keyFile(let current) = configuration.keySource, Self.sameFile(current, newKeyFile) {
