@@ -364,7 +364,7 @@ enum HelpText {
         store" in the README.
 
         JSON keys: verified {kind: count}, lone_tokens_under_entry_key,
-        meta_page_problem, data_keys [{id, active, records}],
+        meta_page_problem, data_keys [{id, active, cipher, records}],
         data_key_rotation_pending, problems [{kind, fingerprint, problem, reason}];
         with --repair also repair {backup, changes [{record, fingerprint, action,
         reason}], lone_tokens_placed, skipped}.

@@ -60,7 +60,11 @@ struct Options {
     }
 
     func configuration(tokens population: Population) -> Configuration {
-        var configuration = Configuration(directory: store, keySource: .keyFile(path: key))
+        // Through the environment's defaults, so that `TOKEN_CACHE_CIPHER` chooses the cipher of the population's store
+        // (a tree that does not know the variable ignores it).
+        var environment = ["TOKEN_CACHE_DIR": store, "TOKEN_CACHE_KEY_FILE": key]
+        environment["TOKEN_CACHE_CIPHER"] = getenv("TOKEN_CACHE_CIPHER").map { String(cString: $0) }
+        var configuration = Configuration.fromEnvironment(environment)
         // Room for the whole population without map growth (about 5 KB per access token with its companions).
         configuration.initialMapSize = max(64 << 20, population.recordCount * 2_600)
         configuration.maximumMapSize = max(configuration.initialMapSize * 2, 1 << 30)
