@@ -222,7 +222,7 @@ public final class TokenStore: Sendable {
     /// - Throws: ``TokenCacheError``: the errors of ``read(_:)`` (the record counts are read in a transaction).
     public func info() throws -> StoreInfo {
         let usage = store.backend.usage()
-        let counts = try read { try $0.counts() }
+        let (counts, rotationPending) = try read { (try $0.counts(), try store.isRotationPending(in: $0.transaction)) }
         let header = store.keyring.header
         return StoreInfo(
             directory: store.directory,
@@ -233,6 +233,7 @@ public final class TokenStore: Sendable {
             dataKeyCount: header.wrappedKeys.count,
             activeDataKeyID: store.keyring.activeKeyID,
             cipher: StoreCipher(store.keyring.activeCipher),
+            dataKeyRotationPending: rotationPending,
             readOnly: store.readOnly,
             formatWritable: header.writeVersion <= FormatConstants.writeVersion,
             mapSize: usage.currentCapacity,
@@ -265,6 +266,9 @@ public struct StoreInfo: Sendable {
     public var activeDataKeyID: UInt32
     /// The cipher new records are sealed with: the active data key's.
     public var cipher: StoreCipher
+    /// Whether a data-key rotation (or an upgrade's conversion to another cipher) is under way: some records may still be
+    /// sealed under an older key, and with its cipher. Any writable open continues it.
+    public var dataKeyRotationPending: Bool
     /// Whether this handle was opened read-only (asked for, or forced by a newer format write version).
     public var readOnly: Bool
     /// Whether this library may write the store's format version at all (its write version is not newer).

@@ -147,7 +147,9 @@ import TokenCacheStorage
             #expect(step.resealed > 1_000 && !step.finished)
 
             #expect(try store.openReadOnly().verify().dataKeyRotationPending)
+            #expect(try store.openReadOnly().info().dataKeyRotationPending)
             let opened = try TokenStore.open(store.configuration)
+            #expect(try !opened.info().dataKeyRotationPending)
             let report = try opened.verify()
             #expect(report.isClean && !report.dataKeyRotationPending && report.recordsByDataKey == [2: RecordStore.rotationBatch + 10])
             #expect(report.dataKeyIDs == [1, 2])

@@ -33,6 +33,7 @@ struct Info: ParsableCommand {
                 ("data_keys", .integer(Int64(info.dataKeyCount))),
                 ("active_data_key", .integer(Int64(info.activeDataKeyID))),
                 ("cipher", .string(info.cipher.rawValue)),
+                ("data_key_rotation_pending", .bool(info.dataKeyRotationPending)),
                 // Whether this build can write the store at all; `info` itself always opens it read-only.
                 ("read_only", .bool(!info.formatWritable)),
                 ("map_size", .integer(Int64(info.mapSize))),
@@ -64,7 +65,8 @@ struct Info: ParsableCommand {
             "store id    \(info.storeID)",
             "format      version \(info.readVersion) (read), \(info.writeVersion) (write); "
                 + (info.formatWritable ? "this build reads and writes it" : "newer than this build: read-only"),
-            "key         \(info.keyProtection == "key" ? "key file or raw key" : info.keyProtection); \(info.dataKeyCount) data key\(info.dataKeyCount == 1 ? "" : "s"), new records under key \(info.activeDataKeyID), sealed with \(info.cipher)",
+            "key         \(info.keyProtection == "key" ? "key file or raw key" : info.keyProtection); \(info.dataKeyCount) data key\(info.dataKeyCount == 1 ? "" : "s"), new records under key \(info.activeDataKeyID), sealed with \(info.cipher)"
+                + (info.dataKeyRotationPending ? "; a rotation to it is under way (`cachetool verify` counts the records each key seals)" : ""),
         ]
         // A shared store's server keeps its own files: no map and no reader slots to show, its tables' size instead.
         if info.maximumMapSize == Int.max {
