@@ -29,7 +29,7 @@ Gates (exit status 1 naming each failed one with its numbers; the summary table 
   token meanwhile (the client's late store). --strict-reuse fails on any reuse at all. Every token the provider
   issued was served by some host, unless the user was exposed so or signed out;
 - no stale answer: after a sign-out is acknowledged, no host answers the user with a 200 for a request begun more
-  than STALE_BOUND s later; a host cut off then (which cannot hear of it, and serves its L1 meanwhile: the
+  than STALE_BOUND s later (unless the user signed in again before that request was answered); a host cut off then (which cannot hear of it, and serves its L1 meanwhile: the
   documented price) gets STALE_BOUND s after its change listener can be back: link up + RECONNECT s (deadline + 2 s);
 - hosts converged: every host answers from the store again (a 200 not from its L1) within CONVERGE s of PostgreSQL
   being back (of its link being back, for the cut-off host);

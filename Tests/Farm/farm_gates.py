@@ -185,6 +185,11 @@ def evaluate(inputs):
         if not ops or ops[-1]["op"] != "sign-out" or ops[-1]["status"] != 200 or ops[-1]["end"] > r["start"]:
             continue
         acknowledged = ops[-1]["end"]
+        # A request still under way when the user signed in again may rightly answer with the new sign-in's token (a
+        # request begun 0.3 s before a sign-in and answered 0.1 s after it, on a loaded machine): not stale.
+        if any(op["op"] == "sign-in" and op["status"] == 200 and acknowledged <= op["start"] < r["end"]
+               for op in timeline.get(r["user"], [])):
+            continue
         latest_after_ack = max(latest_after_ack, r["start"] - acknowledged)
         effective = acknowledged
         for w in host_windows(windows, r["host"]):
