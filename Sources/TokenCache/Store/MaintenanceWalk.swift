@@ -10,8 +10,9 @@ internal import TokenCacheRecords
 /// open (or a later call) resumes. Transactions stay small because one over a large store needs room for a second
 /// copy of the tree it rewrites (at a million tokens, the default map ran out).
 ///
-/// The format-1 to 2 upgrade's lone-token placement runs on it (FORMAT.md §7); so can any job that rewrites
-/// records in bulk (re-sealing under a new data key, purging expired tokens).
+/// The format-1 to 2 upgrade's lone-token placement runs on it (FORMAT.md §7); a data-key rotation (§6.5) keeps its
+/// cursor with it and runs steps of its own, whose cursor names a database as well as a key and whose last step also
+/// rewrites the header.
 struct MaintenanceWalk {
     /// The cursor's key in `meta`: names the job.
     let cursorKey: [UInt8]

@@ -6,9 +6,13 @@ package import TokenCacheSodium
 // An operator starts one with `TokenStore.rotateDataKey` (TokenCacheOperations); an open that upgrades a store to
 // format version 3 starts one to the configured cipher, and every writable open finishes one it finds under way.
 extension RecordStore {
+    /// The rotation's cursor in `meta`: begun with the header that adds the new key, present while records are
+    /// re-sealed. (Its steps are the rotation's own, below: each also decides when to retire the older keys.)
+    static let dataKeyRotation = MaintenanceWalk(cursorKey: FormatConstants.rotationCursorKey)
+
     /// Whether a rotation is under way (its cursor exists).
     package func isRotationPending(in txn: any RecordReading) throws -> Bool {
-        try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.rotationCursorKey) { _ in true } ?? false
+        try Self.dataKeyRotation.isPending(in: txn)
     }
 }
 
@@ -42,7 +46,7 @@ extension RecordStore {
         try backend.write { txn in
             try checkHeaderIsTheOpenedOne(in: txn)
             try header.withUnsafeBytes { try txn.put(in: KeySpace.meta, key: FormatConstants.headerKey, value: $0) }
-            try txn.put(in: KeySpace.meta, key: FormatConstants.rotationCursorKey, value: UnsafeRawBufferPointer(start: nil, count: 0))
+            try Self.dataKeyRotation.begin(in: txn)
         }
         return rotated.activeKeyID
     }

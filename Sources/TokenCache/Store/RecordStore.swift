@@ -129,7 +129,7 @@ package final class RecordStore: Sendable {
             let records = header != nil ? 0 : try KeySpace.allCases.reduce(0) { $0 + (try txn.count(in: $1)) }
             return (
                 header, try Self.loneTokenPlacement.isPending(in: txn),
-                try txn.withValue(in: KeySpace.meta, forKey: FormatConstants.rotationCursorKey) { _ in true } ?? false, records
+                try Self.dataKeyRotation.isPending(in: txn), records
             )
         }
 
@@ -259,7 +259,7 @@ package final class RecordStore: Sendable {
             guard current == storedHeader else { return }
             try header.withUnsafeBytes { try txn.put(in: KeySpace.meta, key: FormatConstants.headerKey, value: $0) }
             if placesLoneTokens { try loneTokenPlacement.begin(in: txn) }
-            if rotates { try txn.put(in: KeySpace.meta, key: FormatConstants.rotationCursorKey, value: UnsafeRawBufferPointer(start: nil, count: 0)) }
+            if rotates { try dataKeyRotation.begin(in: txn) }
         }
     }
 
