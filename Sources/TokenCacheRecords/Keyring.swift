@@ -50,7 +50,6 @@ package final class Keyring: Sendable {
     /// The cipher new records are sealed with: the active data key's.
     package var activeCipher: RecordCipher { activeRecordKey.cipher }
 
-
     /// A non-secret, stable name for a record: the first 8 bytes of `BLAKE2b-128(fingerprint key, u32be(len db) ‖ db ‖ key)`, in hex.
     /// It identifies a record in errors and in `cachetool` output without revealing its key bytes; only a
     /// holder of the store's keys can link it to an account.

@@ -18,7 +18,9 @@ package struct WrappedKey: Equatable {
     package var sealedKey: [UInt8]  // 32 + 16
 
     /// Bytes of one wrapped key in a header of `readVersion`: version 3 added the cipher byte.
-    package static func encodedCount(readVersion: UInt16) -> Int { readVersion >= 3 ? 4 + 8 + 1 + 24 + 48 : 4 + 8 + 24 + 48 }
+    package static func encodedCount(readVersion: UInt16) -> Int {
+        4 + 8 + (StoreHeader.namesCiphers(readVersion: readVersion) ? 1 : 0) + 24 + 48
+    }
 
     package init(keyID: UInt32, createdAt: Int64, cipher: RecordCipher, nonce: [UInt8], sealedKey: [UInt8]) {
         self.keyID = keyID
@@ -95,7 +97,14 @@ package struct StoreHeader: Equatable {
     }
 
     /// Whether the header names each data key's cipher (read version 3 on).
-    package var namesCiphers: Bool { readVersion >= 3 }
+    package var namesCiphers: Bool { Self.namesCiphers(readVersion: readVersion) }
+
+    /// Whether a header of `readVersion` names each data key's cipher: from version 3 on.
+    package static func namesCiphers(readVersion: UInt16) -> Bool { readVersion >= 3 }
+
+    /// A cipher the header names that this machine cannot run, if any: a store naming one is not opened, nor written,
+    /// here (FORMAT.md §6.1).
+    package var unavailableCipher: RecordCipher? { wrappedKeys.map(\.cipher).first { !$0.isAvailable } }
 
     package func encoded() -> [UInt8] {
         // A header that cannot name ciphers says XChaCha20-Poly1305 for every key: writing one with another would make

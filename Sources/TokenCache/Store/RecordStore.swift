@@ -187,7 +187,7 @@ package final class RecordStore: Sendable {
             }
             if header.writeVersion > FormatConstants.writeVersion { readOnly = true }
             // Before the key: a machine that cannot run a cipher the store names says so, whatever key it was given.
-            if let cipher = header.wrappedKeys.map(\.cipher).first(where: { !$0.isAvailable }) {
+            if let cipher = header.unavailableCipher {
                 throw unavailable(cipher, "the store at \(directory) is sealed with it", advice: true)
             }
             let derived = try options.rootKey.rootKey(for: header)
@@ -282,7 +282,7 @@ package final class RecordStore: Sendable {
         } catch {}  // malformed: reported as a changed header below
         if let header, let stored {
             // Another host converted the store to a cipher this one cannot run: nothing it writes could be read there.
-            if let cipher = header.wrappedKeys.map(\.cipher).first(where: { !$0.isAvailable }) {
+            if let cipher = header.unavailableCipher {
                 throw Self.unavailable(cipher, "another process converted the store at \(directory) to it while open here; nothing was written")
             }
             if adopt(header, bytes: stored) { return }

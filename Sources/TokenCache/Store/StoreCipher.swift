@@ -19,6 +19,10 @@ public enum StoreCipher: String, Sendable, CaseIterable, CustomStringConvertible
     /// Whether this machine can seal and open records with it.
     public var isAvailable: Bool { recordCipher.isAvailable }
 
+    /// The error for this cipher where the machine cannot run it (`.unsupportedEnvironment`), saying what could not be
+    /// done: the one a store's open gives, for a caller that checks ``isAvailable`` before it gets that far.
+    package func unavailable(_ what: String) -> TokenCacheError { RecordStore.unavailable(recordCipher, what) }
+
     /// AES-256-GCM where this machine runs it, XChaCha20-Poly1305 elsewhere.
     public static var preferred: StoreCipher { StoreCipher(RecordCipher.preferred) }
 

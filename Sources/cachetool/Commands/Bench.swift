@@ -119,7 +119,7 @@ struct Bench: ParsableCommand {
         var configuration = Configuration(directory: place.store, keySource: .keyFile(path: place.key))
         // The cipher `TOKEN_CACHE_CIPHER` names, as for every store cachetool creates: how the floor and the lookups
         // are measured under the other AEAD.
-        configuration.cipher = Configuration.fromEnvironment(ProcessInfo.processInfo.environment).cipher
+        configuration.cipher = ProcessInfo.processInfo.environment[Configuration.Variable.cipher].flatMap(Configuration.cipher(parsing:))
         // Room for the whole population without map growth (about 5 KB per access token with its companions).
         configuration.initialMapSize = max(64 << 20, population.recordCount * 2_600)
         configuration.maximumMapSize = max(configuration.initialMapSize * 2, 1 << 30)

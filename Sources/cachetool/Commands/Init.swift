@@ -75,10 +75,7 @@ struct Init: ParsableCommand {
             }
             // Before a key file is made: a cipher this machine cannot run leaves nothing behind.
             if let cipher = configuration.cipher, !cipher.isAvailable {
-                throw TokenCacheError(
-                    .unsupportedEnvironment,
-                    "\(cipher): this machine cannot run it (libsodium's AES-256-GCM needs an x86-64 processor with AES-NI and PCLMULQDQ); nothing was created"
-                )
+                throw cipher.unavailable("cannot create a store sealed with it; nothing was created")
             }
             if case .keyFile(let path) = configuration.keySource, !FileManager.default.fileExists(atPath: path) {
                 try KeyFile.create(at: path)
