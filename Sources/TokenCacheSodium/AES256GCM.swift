@@ -44,13 +44,21 @@ package enum AES256GCM {
         return crypto_aead_aes256gcm_is_available() == 1
     }
 
+    /// GCM's nonce: 12 bytes, all zero under every one-message key.
+    private static let nonceByteCount = Int(crypto_aead_aes256gcm_NPUBBYTES)
+
     /// Writes the one-message key for `seed` into `output` (32 bytes), derived from `key`.
     package static func sealKey(from key: SecureKey, seed: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(SodiumError) {
+        try Sodium.initialize()
+        try deriveSealKey(from: key, seed: seed, into: output)
+    }
+
+    /// ``sealKey(from:seed:into:)`` once libsodium is initialized (seal and open have checked it already).
+    private static func deriveSealKey(from key: SecureKey, seed: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) throws(SodiumError) {
         precondition(output.count == keyByteCount && key.count == keyByteCount, "AES256GCM.sealKey: 32-byte key and output")
         guard seed.count == seedByteCount else {
             throw SodiumError(.invalidLength, "seal seed must be \(seedByteCount) bytes, got \(seed.count)")
         }
-        try Sodium.initialize()
         let result = withUnsafeTemporaryAllocation(byteCount: 16, alignment: 1) { personal in
             personal.copyMemory(from: UnsafeRawBufferPointer(rebasing: seed[16..<24]))
             sealKeyContext.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: personal[8..<16]).copyMemory(from: $0) }
@@ -78,16 +86,13 @@ package enum AES256GCM {
         precondition(output.count == plaintext.count + tagByteCount, "AES256GCM.seal: output must be plaintext.count + \(tagByteCount) bytes")
         try checkAvailable()
         var written: UInt64 = 0
-        let result = try withSealKey(key, seed: seed) { sealKey in
-            withUnsafeTemporaryAllocation(byteCount: 12, alignment: 1) { nonce in
-                nonce.initializeMemory(as: UInt8.self, repeating: 0)
-                // SAFETY: every pointer is valid for the length passed with it; `nsec` is unused and NULL; `output`
-                // has room for mlen + ABYTES bytes (precondition); the nonce is NPUBBYTES (12) bytes, the key 32.
-                return crypto_aead_aes256gcm_encrypt(
-                    output.sodiumMutableBytes, &written, plaintext.sodiumBytes, plaintext.sodiumLength, ad.sodiumBytes, ad.sodiumLength,
-                    nil, UnsafeRawBufferPointer(nonce).sodiumBytes, sealKey.sodiumBytes
-                )
-            }
+        let result = try withSealKey(key, seed: seed) { sealKey, nonce in
+            // SAFETY: every pointer is valid for the length passed with it; `nsec` is unused and NULL; `output` has
+            // room for mlen + ABYTES bytes (precondition); the nonce is NPUBBYTES (12) bytes, the key 32.
+            crypto_aead_aes256gcm_encrypt(
+                output.sodiumMutableBytes, &written, plaintext.sodiumBytes, plaintext.sodiumLength, ad.sodiumBytes, ad.sodiumLength,
+                nil, nonce.sodiumBytes, sealKey.sodiumBytes
+            )
         }
         guard result == 0, written == UInt64(output.count) else {
             Memory.zero(output)
@@ -114,15 +119,12 @@ package enum AES256GCM {
         let result: Int32
         do {
             try checkAvailable()
-            result = try withSealKey(key, seed: seed) { sealKey in
-                withUnsafeTemporaryAllocation(byteCount: 12, alignment: 1) { nonce in
-                    nonce.initializeMemory(as: UInt8.self, repeating: 0)
-                    // SAFETY: as in `seal`; `output` has room for clen - ABYTES bytes (precondition).
-                    return crypto_aead_aes256gcm_decrypt(
-                        output.sodiumMutableBytes, &written, nil, ciphertext.sodiumBytes, ciphertext.sodiumLength, ad.sodiumBytes,
-                        ad.sodiumLength, UnsafeRawBufferPointer(nonce).sodiumBytes, sealKey.sodiumBytes
-                    )
-                }
+            result = try withSealKey(key, seed: seed) { sealKey, nonce in
+                // SAFETY: as in `seal`; `output` has room for clen - ABYTES bytes (precondition).
+                crypto_aead_aes256gcm_decrypt(
+                    output.sodiumMutableBytes, &written, nil, ciphertext.sodiumBytes, ciphertext.sodiumLength, ad.sodiumBytes,
+                    ad.sodiumLength, nonce.sodiumBytes, sealKey.sodiumBytes
+                )
             }
         } catch {
             Memory.zero(output)
@@ -141,14 +143,18 @@ package enum AES256GCM {
         }
     }
 
-    /// Lends `body` the one-message key for `seed` in a temporary buffer, wiped when `body` returns.
+    /// Lends `body` the one-message key for `seed` and the all-zero nonce, in one temporary buffer wiped when `body`
+    /// returns. Only after ``checkAvailable()``, which initialized libsodium.
     private static func withSealKey<R>(
-        _ key: SecureKey, seed: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> R
+        _ key: SecureKey, seed: UnsafeRawBufferPointer, _ body: (_ sealKey: UnsafeRawBufferPointer, _ nonce: UnsafeRawBufferPointer) -> R
     ) throws(SodiumError) -> R {
-        try withUnsafeTemporaryAllocation(byteCount: keyByteCount, alignment: 16) { buffer throws(SodiumError) -> R in
+        try withUnsafeTemporaryAllocation(byteCount: keyByteCount + nonceByteCount, alignment: 16) { buffer throws(SodiumError) -> R in
             defer { Memory.zero(buffer) }
-            try sealKey(from: key, seed: seed, into: buffer)
-            return body(UnsafeRawBufferPointer(buffer))
+            let sealKey = UnsafeMutableRawBufferPointer(rebasing: buffer[..<keyByteCount])
+            let nonce = UnsafeMutableRawBufferPointer(rebasing: buffer[keyByteCount...])
+            nonce.initializeMemory(as: UInt8.self, repeating: 0)
+            try deriveSealKey(from: key, seed: seed, into: sealKey)
+            return body(UnsafeRawBufferPointer(sealKey), UnsafeRawBufferPointer(nonce))
         }
     }
 }
