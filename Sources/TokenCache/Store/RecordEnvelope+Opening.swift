@@ -1,5 +1,5 @@
 package import TokenCacheRecords
-package import TokenCacheSodium
+internal import TokenCacheSodium
 
 extension RecordEnvelope {
     /// Authenticates and decrypts one section into a temporary buffer that is lent to `body` and wiped when it
