@@ -70,7 +70,7 @@ let package = Package(
         .target(name: "TokenCacheOperations", dependencies: ["TokenCache", "TokenCacheRecords", "TokenCacheStorage", "TokenCacheSodium"]),
         // What `cachetool bench` and the Benchmarks/ package measure with (SPI, no app API): the synthetic population,
         // the get + decrypt floor, percentiles. Nothing else links it.
-        .target(name: "TokenCacheBenchmarking", dependencies: ["TokenCache", "TokenCacheMSAL", "TokenCacheRecords", "TokenCacheStorage"]),
+        .target(name: "TokenCacheBenchmarking", dependencies: ["TokenCache", "TokenCacheMSAL", "TokenCacheRecords", "TokenCacheSodium", "TokenCacheStorage"]),
         // What an auth client calls: async, the whole silent flow with single-flight refresh, writes off the
         // cooperative pool.
         .target(

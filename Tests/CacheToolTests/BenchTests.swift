@@ -9,6 +9,7 @@ import TokenCache
     static let figures = [
         "lookup_hit", "lookup_miss", "lookup_refresh", "lookup_hit_companions", "client_token_hit", "client_token_l1_hit",
         "client_refresh", "ingest_durable", "cold_open_first_lookup", "process_start", "floor_get_decrypt",
+        "floor_get_decrypt_aes_256_gcm", "floor_get_decrypt_xchacha20_poly1305",
     ]
     static let documentedKeys = Set(["tokens", "cpu", "cipher", "population", "store_bytes", "msal_json_bytes", "readers"] + figures)
     static let readerKeys: Set = [
@@ -52,6 +53,10 @@ import TokenCache
                 #expect(values[0] <= values[1] && values[1] <= values[2], "\(name): \(values)")
             }
             #expect((object["lookup_hit"] as? [String: Any])?["samples"] as? Int == 500)
+            // Both ciphers' floors in one run; the store's own is floor_get_decrypt itself.
+            let own = try #require(object["floor_get_decrypt"] as? [String: Int])
+            #expect(object["floor_get_decrypt_aes_256_gcm"] as? [String: Int] == own)
+            #expect((object["floor_get_decrypt_xchacha20_poly1305"] as? [String: Int])?["samples"] == 500)
             let readers = try #require(object["readers"] as? [String: Any])
             #expect(Set(readers.keys) == Self.readerKeys)
             #expect(readers["lookups_per_reader"] as? Int == 1_000 && readers["rounds"] as? Int == 3)

@@ -4,6 +4,7 @@ import Testing
 @_spi(Benchmarking) @testable import TokenCacheBenchmarking
 @testable import TokenCacheMSAL
 import TokenCacheRecords
+import TokenCacheSodium
 import TokenCacheStorage
 
 /// The benchmark population (`cachetool bench`, Benchmarks/): its queries must be what their names say, or the
@@ -82,6 +83,28 @@ import TokenCacheStorage
         #expect(entities(loaded.snapshot.refreshTokens) == entities(puts.snapshot.refreshTokens))
         #expect(entities(loaded.snapshot.appMetadata) == entities(puts.snapshot.appMetadata))
         #expect(loaded.snapshot.accessTokens.allSatisfy { $0.revision == 1 } && loaded.snapshot.idTokens.allSatisfy { $0.revision == 1 })
+    }
+
+    /// The bench's floor under either cipher, whichever the store was created with: the store's own opens the stored
+    /// records, the other their copies re-sealed in memory (a copy that did not open would throw); a cipher the
+    /// machine cannot run gives no floor rather than a wrong one.
+    @Test(arguments: StoreCipher.allCases)
+    func theFloorIsMeasuredUnderEitherCipher(storeCipher: StoreCipher) throws {
+        let population = SyntheticPopulation(accessTokens: 60)
+        try TestStore.with(cipher: storeCipher) { _, cache in
+            try population.populate(cache)
+            for cipher in StoreCipher.allCases {
+                let timings = try #require(try cache.measureGetDecryptFloor(samples: 25, seed: 1, cipher: cipher), "\(cipher)")
+                #expect(timings.count == 25 && timings.allSatisfy { $0 > 0 }, "\(cipher)")
+            }
+            #expect(try cache.measureGetDecryptFloor(samples: 10, seed: 1)?.count == 10)
+            if storeCipher == .xchacha20Poly1305 {
+                try AES256GCM.$availabilityOverride.withValue(false) {
+                    #expect(try cache.measureGetDecryptFloor(samples: 10, seed: 1, cipher: .aes256GCM) == nil)
+                    #expect(try cache.measureGetDecryptFloor(samples: 10, seed: 1, cipher: .xchacha20Poly1305)?.count == 10)
+                }
+            }
+        }
     }
 
     /// It knows where each record goes only because nothing is stored yet.

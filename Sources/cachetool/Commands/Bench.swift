@@ -31,7 +31,10 @@ struct Bench: ParsableCommand {
             and ingest in two fsync'd commits, then the answer read back); ingest_durable (one refresh-grant token \
             response, fsync'd); cold_open_first_lookup (a fresh process: open the store and answer one hit); process_start (spawn \
             to main of that process); floor_get_decrypt (one read transaction: get a stored access-token record \
-            and decrypt it, no token-cache logic). Each has p50_ns, p90_ns, p99_ns (nearest rank) and samples; \
+            and decrypt it with the store's cipher, no token-cache logic); floor_get_decrypt_aes_256_gcm and \
+            floor_get_decrypt_xchacha20_poly1305 (the same under each cipher: the store's own is floor_get_decrypt, the \
+            other opens the same records re-sealed in memory; null where the processor does not run it). Each has \
+            p50_ns, p90_ns, p99_ns (nearest rank) and samples; \
             the lookup figures also allocations_per_call (calls to the C allocator, counted in this process) and \
             instructions_per_call (user-space, from the CPU's counters; null where the machine has none), from \
             a second, untimed pass over the same queries.
@@ -86,7 +89,13 @@ struct Bench: ParsableCommand {
     static let figures = [
         "lookup_hit", "lookup_miss", "lookup_refresh", "lookup_hit_companions", "client_token_hit", "client_token_l1_hit",
         "client_refresh", "ingest_durable", "cold_open_first_lookup", "process_start", "floor_get_decrypt",
-    ]
+    ] + StoreCipher.allCases.map(floorFigure)
+
+    /// The floor under `cipher`, whichever cipher the store has: both are measured in every run, so that the two AEADs
+    /// are compared on one machine at one moment. The store's own is ``floor_get_decrypt``.
+    static func floorFigure(_ cipher: StoreCipher) -> String {
+        "floor_get_decrypt_" + cipher.rawValue.replacingOccurrences(of: "-", with: "_")
+    }
 
     func validate() throws {
         guard (1...100_000_000).contains(tokens) else { throw ValidationError("--tokens must be between 1 and 100000000.") }
@@ -161,8 +170,14 @@ struct Bench: ParsableCommand {
             lookupsPerReader: min(max(2 * lookups, 1_000), 200_000), rounds: 3
         )
 
-        // The floor, over the same store's access-token records.
-        results.figures["floor_get_decrypt"] = LatencySummary(nanoseconds: try cache.measureGetDecryptFloor(samples: lookups, seed: seed))
+        // The floor, over the same store's access-token records: with the store's cipher, then with the other (the same
+        // records re-sealed in memory), when this processor runs it.
+        let floor = try cache.measureGetDecryptFloor(samples: lookups, seed: seed).map(LatencySummary.init(nanoseconds:))
+        results.figures["floor_get_decrypt"] = floor
+        for cipher in StoreCipher.allCases {
+            results.figures[Self.floorFigure(cipher)] =
+                cipher == results.cipher ? floor : try cache.measureGetDecryptFloor(samples: lookups, seed: seed, cipher: cipher).map(LatencySummary.init(nanoseconds:))
+        }
 
         // Cold opens: fresh processes, each opening the store and answering one hit.
         let coldOpens = max(5, min(lookups / 200, 30))
@@ -333,7 +348,11 @@ struct BenchResults {
             "msal_json_bytes": .integer(Int64(msalJSONBytes)),
         ]
         for name in Bench.figures {
-            let figure = figures[name]!
+            // A floor under a cipher this processor does not run is null.
+            guard let figure = figures[name] else {
+                object[name] = .null
+                continue
+            }
             var fields: [String: JSONValue] = [
                 "p50_ns": .integer(Int64(figure.p50)), "p90_ns": .integer(Int64(figure.p90)),
                 "p99_ns": .integer(Int64(figure.p99)), "samples": .integer(Int64(figure.samples)),
@@ -372,8 +391,11 @@ struct BenchResults {
         var table = Table(headers: ["figure", "p50", "p90", "p99", "samples", "p50 / floor", "allocs", "instructions"])
         let floor = figures["floor_get_decrypt"]!.p50
         for name in Bench.figures {
-            let figure = figures[name]!
-            let ratio = name.hasPrefix("lookup_") && floor > 0 ? String(format: "%.1fx", Double(figure.p50) / Double(floor)) : ""
+            guard let figure = figures[name] else {
+                table.append([name, "n/a", "", "", "", "", "", ""])
+                continue
+            }
+            let ratio = (name.hasPrefix("lookup_") || name.hasPrefix("floor_get_decrypt_")) && floor > 0 ? String(format: "%.1fx", Double(figure.p50) / Double(floor)) : ""
             let probe = probes[name]
             table.append([
                 name, Self.duration(figure.p50), Self.duration(figure.p90), Self.duration(figure.p99), grouped(figure.samples), ratio,
@@ -382,6 +404,9 @@ struct BenchResults {
             ])
         }
         lines.append(table.render())
+        if let missing = StoreCipher.allCases.first(where: { figures[Bench.floorFigure($0)] == nil }) {
+            lines.append("(\(Bench.floorFigure(missing)): this processor does not run \(missing))")
+        }
         if probes.values.contains(where: { $0.instructions == nil }) {
             lines.append("(allocs and instructions: per lookup; this machine exposes no instruction counter)")
         }
