@@ -176,6 +176,7 @@ class Tree:
         self.key: Path | None = None
         self.store_writer = label  # the tree whose build wrote it
         self.format = "?"  # the store's format versions, read/write, as this build's measuring runs open it
+        self.cipher = "?"  # the cipher the measured store seals with (TOKEN_CACHE_CIPHER chooses it at population)
 
     @property
     def package(self) -> Path:
@@ -249,6 +250,7 @@ class Tree:
             raise SystemExit(f"instructions: the measuring run of {self.description} failed (exit {process.returncode})")
         report = json.loads(process.stdout.strip().splitlines()[-1])
         self.format = report["format"]
+        self.cipher = report.get("cipher", "?")
         if not report.get("valgrind"):
             raise SystemExit("instructions: the driver did not see valgrind (client requests are no-ops): nothing was measured")
         dumps = {}
@@ -445,10 +447,10 @@ def main() -> int:
         f"Instructions per operation (callgrind), {arguments.tokens:,} access tokens, "
         f"median of {arguments.rounds} round{'s' if arguments.rounds > 1 else ''} per tree, alternating",
         f"CPU: {cpu_model()}; {valgrind}",
-        f"A: {trees[0].description}",
+        f"A: {trees[0].description}; records sealed with {trees[0].cipher}",
     ]
     if len(trees) > 1:
-        header.append(f"B: {trees[1].description}; Δ = (A − B) / B")
+        header.append(f"B: {trees[1].description}; records sealed with {trees[1].cipher}; Δ = (A − B) / B")
         if trees[1].store_writer == "A":
             header.append(f"Store: one population written by A's build, a fresh copy for every run "
                           f"(format {trees[0].format} as A opens it, {trees[1].format} as B does)")
@@ -473,6 +475,7 @@ def main() -> int:
         "valgrind": valgrind,
         "seconds": round(elapsed, 1),
         "trees": {tree.label: {"description": tree.description, "store_written_by": tree.store_writer, "format": tree.format,
+                               "cipher": tree.cipher,
                                "operations": m} for tree, m in zip(trees, medians)},
     }
     if len(trees) > 1:

@@ -183,6 +183,12 @@ func check(_ options: Options) throws {
     print(#"{"format":"\#(info.readVersion)/\#(info.writeVersion)"}"#)
 }
 
+/// The cipher the store seals with, as its info names it; builds from before stores named one sealed every record with
+/// XChaCha20-Poly1305. Read by reflection, so that this one driver source builds against those trees too.
+func cipher(of info: StoreInfo) -> String {
+    Mirror(reflecting: info).children.first { $0.label == "cipher" }.map { "\($0.value)" } ?? "xchacha20-poly1305"
+}
+
 func measure(_ options: Options) throws {
     let underValgrind = tc_running_on_valgrind() != 0
     if underValgrind && tc_callgrind_requests_available() == 0 {
@@ -249,7 +255,9 @@ func measure(_ options: Options) throws {
         }
         report.append(#""\#(op)":{"warmup":\#(plan.warmup),"n1":\#(plan.n1),"n2":\#(plan.n2)}"#)
     }
-    print(#"{"valgrind":\#(underValgrind),"tokens":\#(options.tokens),"format":"\#(info.readVersion)/\#(info.writeVersion)","ops":{\#(report.joined(separator: ","))}}"#)
+    print(
+        #"{"valgrind":\#(underValgrind),"tokens":\#(options.tokens),"format":"\#(info.readVersion)/\#(info.writeVersion)","cipher":"\#(cipher(of: info))","ops":{\#(report.joined(separator: ","))}}"#
+    )
 }
 
 do {
