@@ -48,13 +48,17 @@ let package = Package(
         .target(name: "CChildLifetime"),
         // How many terminal columns a character takes, from the C library's tables (for cachetool's tables).
         .target(name: "CDisplayWidth"),
+        // Constant-time base64url for token material (records keep JWT segments decoded, FORMAT.md §5.3): an SSSE3
+        // encoder for the lookup path, where every hit re-encodes its token, and portable arithmetic elsewhere. No
+        // packaged codec is constant-time and fast both (libsodium's is constant-time at ~20 instructions a byte).
+        .target(name: "CBase64URL"),
         .target(name: "TokenCacheLMDB", dependencies: ["CLMDB"]),
         .target(name: "TokenCacheSodium", dependencies: ["CSodium"]),
         // The storage seam and its backends: the only module above the LMDB wrapper that sees it.
         .target(name: "TokenCacheStorage", dependencies: ["TokenCacheLMDB"]),
         // The record format (FORMAT.md): bytes, field maps, envelopes, the header, keyring and blind index. It knows
         // no entity and no backend.
-        .target(name: "TokenCacheRecords", dependencies: ["TokenCacheSodium"]),
+        .target(name: "TokenCacheRecords", dependencies: ["TokenCacheSodium", "CBase64URL"]),
         // The entities as plain values and the MSAL cache rules as pure functions, with the one error type. It knows no
         // codec, record, key or backend; the rules are `package`, so the client calls them instead of copying them.
         // It uses the record module's ASCII folding (FORMAT.md's `ascii_lower`, one definition for keys and
@@ -115,7 +119,7 @@ let package = Package(
             name: "TokenCacheTests",
             dependencies: [
                 "TokenCache", "TokenCacheModel", "TokenCacheMSAL", "TokenCacheOperations", "TokenCacheBenchmarking", "TokenCacheRecords", "TokenCacheStorage",
-                "TokenCacheLMDB", "TokenCacheSodium", "TokenCachePostgreSQL", "TestSupport",
+                "TokenCacheLMDB", "TokenCacheSodium", "TokenCachePostgreSQL", "TestSupport", "CBase64URL",
             ],
             resources: [.copy("FormatVectors")]
         ),
@@ -135,7 +139,7 @@ let package = Package(
 
 // The same upcoming features everywhere. InternalImportsByDefault makes the compiler, not review,
 // keep C types out of every public and package API.
-for target in package.targets where target.type != .system && !["CCrashGuard", "CCacheToolStartup", "CBenchProbes", "CChildLifetime", "CDisplayWidth"].contains(target.name) {
+for target in package.targets where target.type != .system && !["CCrashGuard", "CCacheToolStartup", "CBenchProbes", "CChildLifetime", "CDisplayWidth", "CBase64URL"].contains(target.name) {
     var settings = target.swiftSettings ?? []
     settings.append(.enableUpcomingFeature("ExistentialAny"))
     settings.append(.enableUpcomingFeature("InternalImportsByDefault"))

@@ -467,16 +467,41 @@ public struct SyntheticPopulation: Sendable {
     }
 
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
-    /// 64 KiB of base64url characters, sliced into JWT-shaped secrets.
-    private static let pool: [UInt8] = (0..<(64 << 10)).map { alphabet[Int(mix(UInt64($0) &+ 0x5EC) & 63)] }
+    /// 64 KiB of sextets, sliced into the segments of JWT-shaped secrets.
+    private static let pool: [UInt8] = (0..<(64 << 10)).map { UInt8(truncatingIfNeeded: mix(UInt64($0) &+ 0x5EC) & 63) }
+
+    /// The header segment of every synthetic JWT: `{"typ":"JWT","alg":"RS256"}`.
+    private static let jwtHeader = Array("eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9".utf8)
+
+    /// The bytes of a JWT-shaped secret of `length` bytes (at least 38): `header.payload.signature`, each segment the
+    /// unpadded base64url of some bytes, as an issuer's encoder writes it (a signature of 342 or 343 characters, for an
+    /// RS256 signature of 256 bytes, when the length leaves room). Shorter ones are `header.filler`.
+    static func secretBytes(seed: UInt64, length: Int) -> [UInt8] {
+        var bytes = jwtHeader + [UInt8(ascii: ".")]
+        let rest = length - bytes.count
+        var signature = rest >= 400 ? 342 : 0
+        var payload = signature > 0 ? rest - signature - 1 : rest
+        // No encoder writes a segment of 4k + 1 characters: move one to the signature (343 is 257 bytes').
+        if signature > 0, payload % 4 == 1 { payload -= 1; signature += 1 }
+        let start = Int(mix(seed) % UInt64(pool.count - length))
+        bytes += segment(pool[start..<(start + payload)])
+        if signature > 0 { bytes += [UInt8(ascii: ".")] + segment(pool[(start + payload)..<(start + payload + signature)]) }
+        return bytes
+    }
+
+    /// The characters of `sextets`, the last one's unused low bits cleared as an encoder leaves them.
+    private static func segment(_ sextets: ArraySlice<UInt8>) -> [UInt8] {
+        var values = Array(sextets)
+        switch values.count % 4 {
+        case 2: values[values.count - 1] &= 0x30
+        case 3: values[values.count - 1] &= 0x3C
+        default: break
+        }
+        return values.map { alphabet[Int($0)] }
+    }
 
     /// A JWT-shaped secret of `length` bytes (at least 38).
-    public static func secret(seed: UInt64, length: Int) -> Secret {
-        let start = Int(mix(seed) % UInt64(pool.count - length))
-        var bytes = Array("eyJ0eXAiOiJKV1QiLCJhbGciOiJSUzI1NiJ9.".utf8)
-        bytes += pool[start..<(start + length - bytes.count)]
-        return Secret(bytes: bytes)
-    }
+    public static func secret(seed: UInt64, length: Int) -> Secret { Secret(bytes: secretBytes(seed: seed, length: length)) }
 
     static func secretText(seed: UInt64, length: Int) -> String { secret(seed: seed, length: length).reveal() }
 

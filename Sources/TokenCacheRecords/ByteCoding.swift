@@ -35,6 +35,11 @@ package struct ByteWriter {
         position += bytes.count
     }
 
+    /// An array's bytes in one copy (names, text and JSON values).
+    package mutating func write(_ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { write($0) }
+    }
+
     @inlinable
     package mutating func write(_ bytes: some Collection<UInt8>) {
         precondition(remaining >= bytes.count, "ByteWriter overflow")
@@ -42,6 +47,24 @@ package struct ByteWriter {
             buffer[position] = byte
             position += 1
         }
+    }
+
+    /// An unsigned LEB128 varint (FORMAT.md §1): seven bits a byte, least significant first, the high bit set on every
+    /// byte but the last.
+    package mutating func write(varint value: Int) {
+        precondition(value >= 0 && value <= Int(UInt32.max), "varint out of range")
+        var rest = UInt32(value)
+        while rest >= 0x80 {
+            write(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        write(UInt8(rest))
+    }
+
+    /// Bytes ``write(varint:)`` takes for `value`.
+    @inlinable
+    package static func varintCount(_ value: Int) -> Int {
+        value < 0x80 ? 1 : value < 0x4000 ? 2 : value < 0x20_0000 ? 3 : value < 0x1000_0000 ? 4 : 5
     }
 
     /// The region `[position, position + count)`, advancing past it (for in-place encryption output).
@@ -59,7 +82,7 @@ package struct ByteWriter {
 /// The `what` descriptions are autoclosures: they are built only when a read fails, never on the hot path.
 package struct ByteReader {
     package let bytes: UnsafeRawBufferPointer
-    package fileprivate(set) var position = 0
+    package internal(set) var position = 0
 
     package init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
@@ -86,6 +109,32 @@ package struct ByteReader {
         guard count >= 0, remaining >= count else { throw FormatError("truncated: \(what()) needs \(count) bytes") }
         defer { position += count }
         return UnsafeRawBufferPointer(rebasing: bytes[position..<(position + count)])
+    }
+
+    /// An unsigned LEB128 varint of at most 32 bits in its shortest form (FORMAT.md §1): a longer spelling of the same
+    /// number (a last byte of zero) or one above 2^32 − 1 is refused, so that each value has one encoding.
+    @inlinable
+    package mutating func readVarint(_ what: @autoclosure () -> String) throws(FormatError) -> Int {
+        guard remaining >= 1 else { throw FormatError("truncated: missing \(what())") }
+        let first = bytes[position]
+        if first < 0x80 {  // lengths under 128 bytes: almost every field
+            position += 1
+            return Int(first)
+        }
+        var value = 0, shift = 0
+        while true {
+            guard remaining >= 1 else { throw FormatError("truncated: missing \(what())") }
+            let byte = bytes[position]
+            position += 1
+            value |= Int(byte & 0x7F) << shift
+            if byte < 0x80 {
+                guard byte != 0 else { throw FormatError("\(what()) is not in its shortest form") }
+                guard value <= Int(UInt32.max) else { throw FormatError("\(what()) exceeds 32 bits") }
+                return value
+            }
+            shift += 7
+            guard shift < 35 else { throw FormatError("\(what()) exceeds 32 bits") }
+        }
     }
 
     package mutating func readRest() -> UnsafeRawBufferPointer {

@@ -78,7 +78,11 @@ package struct FieldDecoder {
     /// The entry named `name` of the given type (0x01 text, 0x02 integer, 0x03 JSON), marked consumed; nil when absent.
     @inlinable @inline(__always) package mutating func take(_ name: StaticString, type: UInt8, _ what: String) throws(FormatError) -> Int? {
         guard let index = consume(name) else { return nil }
-        guard table.entries[index].type == type else { throw FormatError("\(kind) field '\(name)' is not \(what)") }
+        let stored = table.entries[index].type
+        // Text is text in either form (segmented: body schema 2's token).
+        guard stored == type || (type == FieldType.text && stored == FieldType.segmentedText) else {
+            throw FormatError("\(kind) field '\(name)' is not \(what)")
+        }
         return index
     }
 

@@ -98,51 +98,129 @@ package struct FieldMap: Equatable {
         }
     }
 
-    /// Decodes a field map that must extend exactly to the end of `reader`'s bytes.
-    package static func decode(_ reader: inout ByteReader) throws(FormatError) -> FieldMap {
-        let entries = try FieldTable.parse(&reader)
-        var map = FieldMap()
-        map.fields = entries.map { entry in
-            let name = Array(reader.bytes[entry.name])
-            let value = reader.bytes[entry.value]
-            switch entry.type {
-            case 0x01: return Field(name: name, value: .text(Array(value)))
-            case 0x02: return Field(name: name, value: .integer(Int64(bigEndian: UnsafeRawBufferPointer(rebasing: value).loadUnaligned(as: Int64.self))))
-            default: return Field(name: name, value: .json(Array(value)))
+    /// Bytes needed by ``encodeCompact(into:omittingCredentialType:)``.
+    package func compactEncodedCount(omittingCredentialType omitting: Bool = false) -> Int {
+        var total = 0, count = 0
+        for field in fields where !(omitting && field.name == Self.credentialTypeName) {
+            count += 1
+            total += 2  // type, id
+            if FieldID.id(of: field.name) == nil { total += ByteWriter.varintCount(field.name.count) + field.name.count }
+            switch field.value {
+            case .integer: total += 8
+            case .json(let bytes): total += ByteWriter.varintCount(bytes.count) + bytes.count
+            case .text(let bytes):
+                let length = Self.isSegmented(field) ? bytes.withUnsafeBytes(SegmentedText.encodedCount) : bytes.count
+                total += ByteWriter.varintCount(length) + length
             }
         }
-        return map
+        return ByteWriter.varintCount(count) + total
     }
+
+    /// The field map of body schema 2 (FORMAT.md §5.3): a one-byte id for each name the format knows, varint lengths,
+    /// and the `secret` field as segmented text (type 0x04: a JWT's segments decoded from base64url).
+    /// `omittingCredentialType`: a record body leaves out `credential_type`, which its database names.
+    package func encodeCompact(into writer: inout ByteWriter, omittingCredentialType omitting: Bool = false) {
+        let included = omitting ? fields.lazy.filter { $0.name != Self.credentialTypeName }.count : fields.count
+        writer.write(varint: included)
+        for field in fields where !(omitting && field.name == Self.credentialTypeName) {
+            let id = FieldID.id(of: field.name)
+            let segmented = Self.isSegmented(field)
+            writer.write(segmented ? FieldType.segmentedText : field.value.typeByte)
+            writer.write(id ?? 0)
+            if id == nil {
+                writer.write(varint: field.name.count)
+                writer.write(field.name)
+            }
+            switch field.value {
+            case .integer(let number):
+                writer.write(bigEndian: number)
+            case .json(let bytes):
+                writer.write(varint: bytes.count)
+                writer.write(bytes)
+            case .text(let bytes):
+                bytes.withUnsafeBytes { text in
+                    if segmented {
+                        writer.write(varint: SegmentedText.encodedCount(text))
+                        SegmentedText.encode(text, into: &writer)
+                    } else {
+                        writer.write(varint: text.count)
+                        writer.write(text)
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether a field is written as segmented text: a token's `secret`, the one field whose text is large and, for a
+    /// JWT, mostly base64url.
+    private static func isSegmented(_ field: Field) -> Bool {
+        guard case .text = field.value else { return false }
+        return field.name == secretName
+    }
+
+    private static let secretName = Array("secret".utf8)
+    private static let credentialTypeName = Array("credential_type".utf8)
+
+    /// Decodes a field map of the given body schema (1: §5.3's named fields, also the summary's; 2: compact) that must
+    /// extend exactly to the end of `reader`'s bytes.
+    package static func decode(_ reader: inout ByteReader, schema: UInt8 = FieldType.namedSchema) throws(FormatError) -> FieldMap {
+        try FieldTable(reading: &reader, schema: schema).fieldMap
+    }
+}
+
+/// Type bytes and schema numbers of field maps (FORMAT.md §5.3).
+package enum FieldType {
+    package static let text: UInt8 = 0x01
+    package static let integer: UInt8 = 0x02
+    package static let json: UInt8 = 0x03
+    /// Body schema 2 only: text kept as segments, base64url ones decoded (``SegmentedText``).
+    package static let segmentedText: UInt8 = 0x04
+
+    /// Body schema 1 (and every summary): each field's name written out.
+    package static let namedSchema: UInt8 = 0x01
+    /// Body schema 2: field ids, varint lengths, segmented text.
+    package static let compactSchema: UInt8 = 0x02
 }
 
 /// A decoded field map read in place: validated byte ranges over the plaintext.
 ///
-/// Reading a record builds one small array of ranges, with no hashing and no copy of any value; a field's bytes
+/// Reading a record builds one small array of entries, with no hashing and no copy of any value; a field's bytes
 /// are copied once, straight into the `String` or ``Secret`` the entity keeps.
 ///
 /// The plaintext is borrowed: readers decrypt into a temporary buffer that is wiped when its closure returns, and
 /// a table over it is valid only inside that closure (``RecordStore/withBody(_:key:database:_:)``). Entities copy
 /// what they keep, so nothing outlives it.
+///
+/// Both encodings of FORMAT.md §5.3 read into the same table: a field's name points into the plaintext (schema 1, and
+/// schema 2's named fields) or at the static name of its id (schema 2).
 package struct FieldTable {
     package struct Entry {
         package var type: UInt8
-        package var name: Range<Int>
+        /// The field's name: bytes of the plaintext, or of the static string its id names.
+        package var name: UnsafeRawBufferPointer
         package var value: Range<Int>
     }
 
     @usableFromInline let bytes: UnsafeRawBufferPointer
     package let entries: [Entry]
 
-    /// Parses the field map that starts at `offset` of `bytes`: the table is valid only while `bytes` is.
+    /// Parses the field map that starts at `offset` of `bytes`, in the encoding of body `schema`: the table is valid
+    /// only while `bytes` is.
     @inlinable
-    package init(borrowing bytes: UnsafeRawBufferPointer, offset: Int) throws(FormatError) {
+    package init(borrowing bytes: UnsafeRawBufferPointer, offset: Int, schema: UInt8 = FieldType.namedSchema) throws(FormatError) {
         var reader = ByteReader(bytes)
         _ = try reader.read(count: offset, "record header")
-        self.entries = try Self.parse(&reader)
-        self.bytes = bytes
+        try self.init(reading: &reader, schema: schema)
     }
 
-    /// Validates a field map (FORMAT.md §5.3) and returns where each field lies in `reader.bytes`.
+    /// Parses the field map from `reader`'s position to the end of its bytes.
+    @inlinable
+    package init(reading reader: inout ByteReader, schema: UInt8) throws(FormatError) {
+        self.entries = schema == FieldType.compactSchema ? try Self.parseCompact(&reader) : try Self.parse(&reader)
+        self.bytes = reader.bytes
+    }
+
+    /// Validates a field map of schema 1 (FORMAT.md §5.3) and returns where each field lies in `reader.bytes`.
     @inlinable
     package static func parse(_ reader: inout ByteReader) throws(FormatError) -> [Entry] {
         var entries: [Entry] = []
@@ -150,9 +228,17 @@ package struct FieldTable {
         return entries
     }
 
-    /// Validates a field map (FORMAT.md §5.3) entry by entry, handing each to `body` as soon as it is checked: a
-    /// reader that needs a few fields (a lookup summary) picks them without building a table. The map is valid only
-    /// if this returns normally, so callers act on what they picked only then.
+    /// Validates a field map of schema 2 (FORMAT.md §5.3) and returns where each field lies in `reader.bytes`.
+    @inlinable
+    package static func parseCompact(_ reader: inout ByteReader) throws(FormatError) -> [Entry] {
+        var entries: [Entry] = []
+        try forEachCompactEntry(&reader, reserving: { entries.reserveCapacity($0) }) { entries.append($0) }
+        return entries
+    }
+
+    /// Validates a field map of schema 1 (FORMAT.md §5.3) entry by entry, handing each to `body` as soon as it is
+    /// checked: a reader that needs a few fields (a lookup summary) picks them without building a table. The map is
+    /// valid only if this returns normally, so callers act on what they picked only then.
     @inlinable
     package static func forEachEntry(
         _ reader: inout ByteReader, reserving reserve: (Int) -> Void = { _ in }, _ body: (Entry) throws(FormatError) -> Void
@@ -161,33 +247,87 @@ package struct FieldTable {
         // Each field takes at least 8 bytes: a cheap bound before any allocation.
         guard Int(count) <= reader.remaining / 8 else { throw FormatError("field count \(count) exceeds the record size") }
         reserve(Int(count))
-        var previousName: Range<Int>? = nil
+        var previousName: UnsafeRawBufferPointer? = nil
         for index in 0..<Int(count) {
             let type = try reader.readByte("field \(index) type")
             let nameLength = Int(try reader.read(UInt16.self, "field \(index) name length"))
             guard nameLength > 0 else { throw FormatError("field \(index) has an empty name") }
-            let nameStart = reader.position
             let name = try reader.read(count: nameLength, "field \(index) name")
             guard isValidUTF8(name) else { throw FormatError("field \(index) name is not valid UTF-8") }
-            let nameRange = nameStart..<(nameStart + nameLength)
-            if let previousName, Self.compare(UnsafeRawBufferPointer(rebasing: reader.bytes[previousName]), name) >= 0 {
+            if let previousName, Self.compare(previousName, name) >= 0 {
                 throw FormatError("field \(index) is out of order or duplicated")
             }
-            previousName = nameRange
+            previousName = name
             let valueLength = Int(try reader.read(UInt32.self, "field \(index) value length"))
             let valueStart = reader.position
             let value = try reader.read(count: valueLength, "field \(index) value")
             switch type {
-            case 0x01:
+            case FieldType.text:
                 guard isValidUTF8(value) else { throw FormatError("field \(index) text is not valid UTF-8") }
-            case 0x02:
+            case FieldType.integer:
                 guard valueLength == 8 else { throw FormatError("field \(index) integer has length \(valueLength), not 8") }
-            case 0x03:
+            case FieldType.json:
                 guard JSONSyntax.isValid(value) else { throw FormatError("field \(index) is not valid JSON") }
             default:
                 throw FormatError("field \(index) has unknown type 0x\(String(type, radix: 16))")
             }
-            try body(Entry(type: type, name: nameRange, value: valueStart..<(valueStart + valueLength)))
+            try body(Entry(type: type, name: name, value: valueStart..<(valueStart + valueLength)))
+        }
+        guard reader.isAtEnd else { throw FormatError("\(reader.remaining) trailing bytes after the field map") }
+    }
+
+    /// ``forEachEntry(_:reserving:_:)`` for a field map of schema 2: `varint count ‖ field × count`, each field
+    /// `u8 type ‖ u8 id ‖ [id 0: varint len ‖ name] ‖ value` (an integer's 8 bytes, else `varint len ‖ bytes`).
+    @inlinable
+    package static func forEachCompactEntry(
+        _ reader: inout ByteReader, reserving reserve: (Int) -> Void = { _ in }, _ body: (Entry) throws(FormatError) -> Void
+    ) throws(FormatError) {
+        let count = try reader.readVarint("field count")
+        // Each field takes at least 3 bytes: a cheap bound before any allocation.
+        guard count <= reader.remaining / 3 else { throw FormatError("field count \(count) exceeds the record size") }
+        reserve(count)
+        var previousName: UnsafeRawBufferPointer? = nil
+        for index in 0..<count {
+            let type = try reader.readByte("field \(index) type")
+            let id = try reader.readByte("field \(index) id")
+            let name: UnsafeRawBufferPointer
+            if id == 0 {
+                let nameLength = try reader.readVarint("field \(index) name length")
+                guard nameLength > 0, nameLength <= FieldMap.maximumNameLength else {
+                    throw FormatError("field \(index) has a name of \(nameLength) bytes")
+                }
+                name = try reader.read(count: nameLength, "field \(index) name")
+                guard isValidUTF8(name) else { throw FormatError("field \(index) name is not valid UTF-8") }
+                guard FieldID.id(of: name) == nil else { throw FormatError("field \(index) spells out a name that has an id") }
+            } else {
+                guard let known = FieldID.name(id) else { throw FormatError("field \(index) has unknown id \(id)") }
+                name = known.utf8
+            }
+            if let previousName, Self.compare(previousName, name) >= 0 {
+                throw FormatError("field \(index) is out of order or duplicated")
+            }
+            previousName = name
+            let valueStart: Int, valueLength: Int
+            if type == FieldType.integer {
+                valueStart = reader.position
+                valueLength = 8
+                _ = try reader.read(count: 8, "field \(index) integer")
+            } else {
+                valueLength = try reader.readVarint("field \(index) value length")
+                valueStart = reader.position
+                let value = try reader.read(count: valueLength, "field \(index) value")
+                switch type {
+                case FieldType.text:
+                    guard isValidUTF8(value) else { throw FormatError("field \(index) text is not valid UTF-8") }
+                case FieldType.json:
+                    guard JSONSyntax.isValid(value) else { throw FormatError("field \(index) is not valid JSON") }
+                case FieldType.segmentedText:
+                    _ = try SegmentedText.textCount(ofValue: value)
+                default:
+                    throw FormatError("field \(index) has unknown type 0x\(String(type, radix: 16))")
+                }
+            }
+            try body(Entry(type: type, name: name, value: valueStart..<(valueStart + valueLength)))
         }
         guard reader.isAtEnd else { throw FormatError("\(reader.remaining) trailing bytes after the field map") }
     }
@@ -199,7 +339,7 @@ package struct FieldTable {
         var low = 0, high = entries.count
         while low < high {
             let middle = (low + high) / 2
-            let order = Self.compare(self[entries[middle].name], wanted)
+            let order = Self.compare(entries[middle].name, wanted)
             if order == 0 { return middle }
             if order < 0 { low = middle + 1 } else { high = middle }
         }
@@ -213,7 +353,10 @@ package struct FieldTable {
 
     /// The bytewise order of entry `index`'s name and `name`: negative, zero or positive.
     @inlinable @inline(__always) package func compareName(at index: Int, with name: StaticString) -> Int {
-        Self.compare(self[entries[index].name], name.utf8)
+        let entryName = entries[index].name
+        // A name of the id table and a static string of the same name are often the same bytes of the binary.
+        if entryName.baseAddress == UnsafeRawPointer(name.utf8Start), entryName.count == name.utf8CodeUnitCount { return 0 }
+        return Self.compare(entryName, name.utf8)
     }
 
     /// Bytewise order of two names: negative, zero or positive (then the shorter first). An inline loop, not
@@ -227,12 +370,29 @@ package struct FieldTable {
 
     @inlinable @inline(__always) subscript(range: Range<Int>) -> UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[range]) }
 
-    @inlinable package func name(at index: Int) -> String { String(decoding: self[entries[index].name], as: UTF8.self) }
+    @inlinable package func name(at index: Int) -> String { String(decoding: entries[index].name, as: UTF8.self) }
 
-    @inlinable package func string(at index: Int) -> String { String(decoding: self[entries[index].value], as: UTF8.self) }
+    /// Whether entry `index` holds text (type 0x01, or 0x04: segmented).
+    @inlinable @inline(__always) package func isText(at index: Int) -> Bool {
+        let type = entries[index].type
+        return type == FieldType.text || type == FieldType.segmentedText
+    }
 
-    /// Whether the value of entry `index` is exactly the UTF-8 of `text`.
+    /// The text of entry `index` (type 0x01 or 0x04).
+    @inlinable package func string(at index: Int) -> String {
+        guard entries[index].type == FieldType.segmentedText else { return String(decoding: self[entries[index].value], as: UTF8.self) }
+        let value = self[entries[index].value]
+        // SAFETY of try!: the value was validated when the table was built.
+        let count = try! SegmentedText.textCount(ofValue: value)
+        return String(unsafeUninitializedCapacity: count) { output in
+            SegmentedText.writeText(ofValue: value, into: UnsafeMutableRawBufferPointer(output))
+            return count
+        }
+    }
+
+    /// Whether the text of entry `index` is exactly the UTF-8 of `text`.
     @inlinable @inline(__always) package func value(at index: Int, equals text: String) -> Bool {
+        guard entries[index].type != FieldType.segmentedText else { return string(at: index) == text }
         let value = self[entries[index].value]
         var text = text
         return text.withUTF8 { $0.count == value.count && ($0.isEmpty || memcmp($0.baseAddress!, value.baseAddress!, $0.count) == 0) }
@@ -242,18 +402,37 @@ package struct FieldTable {
         Int64(bigEndian: bytes.loadUnaligned(fromByteOffset: entries[index].value.lowerBound, as: Int64.self))
     }
 
-    /// The bytes of entry `index`'s value, borrowed like the table: a reader copies what it keeps (a token goes
-    /// straight into a zeroizing buffer, with no `String` in between).
+    /// The bytes of entry `index`'s value as stored, borrowed like the table (for text of type 0x01 and JSON: a reader
+    /// copies what it keeps; a token goes straight into a zeroizing buffer, with no `String` in between).
     @inlinable @inline(__always) package func value(at index: Int) -> UnsafeRawBufferPointer { self[entries[index].value] }
 
-    /// The whole table as a ``FieldMap`` (tests, generic tooling).
+    /// The length of the text of entry `index` (type 0x01 or 0x04).
+    @inlinable package func textCount(at index: Int) -> Int {
+        let value = self[entries[index].value]
+        guard entries[index].type == FieldType.segmentedText else { return value.count }
+        // SAFETY of try!: the value was validated when the table was built.
+        return try! SegmentedText.textCount(ofValue: value)
+    }
+
+    /// Writes the text of entry `index` (type 0x01 or 0x04) into `output`, which holds ``textCount(at:)`` bytes.
+    @inlinable package func writeText(at index: Int, into output: UnsafeMutableRawBufferPointer) {
+        let value = self[entries[index].value]
+        if entries[index].type == FieldType.segmentedText {
+            SegmentedText.writeText(ofValue: value, into: output)
+        } else if !value.isEmpty {
+            output.baseAddress!.copyMemory(from: value.baseAddress!, byteCount: value.count)
+        }
+    }
+
+    /// The whole table as a ``FieldMap`` (tests, generic tooling, transcoding): segmented text becomes its text.
     package var fieldMap: FieldMap {
         var map = FieldMap()
         for index in entries.indices {
             let entry = entries[index]
             switch entry.type {
-            case 0x01: map[name(at: index)] = .text(Array(self[entry.value]))
-            case 0x02: map[name(at: index)] = .integer(integer(at: index))
+            case FieldType.text: map[name(at: index)] = .text(Array(self[entry.value]))
+            case FieldType.segmentedText: map[name(at: index)] = .text(Array(string(at: index).utf8))
+            case FieldType.integer: map[name(at: index)] = .integer(integer(at: index))
             default: map[name(at: index)] = .json(Array(self[entry.value]))
             }
         }

@@ -1,9 +1,9 @@
-/// Constants of FORMAT.md v3. Changing any of them changes the bytes on disk.
+/// Constants of FORMAT.md v4. Changing any of them changes the bytes on disk.
 package enum FormatConstants {
     /// Readers refuse stores whose read version is above this.
-    package static let readVersion: UInt16 = 3
+    package static let readVersion: UInt16 = 4
     /// Readers that understand the read version but not the write version open read-only.
-    package static let writeVersion: UInt16 = 3
+    package static let writeVersion: UInt16 = 4
     /// The first 8 bytes of the header record.
     package static let headerMagic: [UInt8] = [0x54, 0x4B, 0x43, 0x41, 0x43, 0x48, 0x45, 0x00]  // "TKCACHE\0"
     package static let headerKey: [UInt8] = Array("header".utf8)
@@ -14,7 +14,6 @@ package enum FormatConstants {
     /// resumes (a database's index in ``rotatedDatabases`` and a key).
     package static let rotationCursorKey: [UInt8] = Array("data-key-rotation".utf8)
     package static let envelopeVersion: UInt8 = 0x01
-    package static let bodySchema: UInt8 = 0x01
     package static let maximumBodyPlaintext = 256 * 1024
     package static let maximumSummaryPlaintext = 64 * 1024
     package static let storeIDCount = 16

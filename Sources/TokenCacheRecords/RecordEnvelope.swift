@@ -246,7 +246,8 @@ package enum RecordEnvelope {
     }
 }
 
-/// The body of a record: `schema u8 ‖ revision u64be ‖ updated_at i64be ‖ field map` (FORMAT.md §5.3).
+/// The body of a record: `schema u8 ‖ revision u64be ‖ updated_at i64be ‖ field map` (FORMAT.md §5.3). Written in
+/// schema 2 (compact: field ids, varint lengths, the token's segments decoded); schema 1 (names written out) is read.
 package struct RecordBody {
     package static let headerCount = 1 + 8 + 8
 
@@ -260,18 +261,38 @@ package struct RecordBody {
         self.fields = fields
     }
 
-    package var encodedCount: Int { Self.headerCount + fields.encodedCount }
+    /// Schema 2 stores every field but `credential_type`, which the record's database already names (readers of
+    /// either schema ignore it).
+    package var encodedCount: Int { Self.headerCount + fields.compactEncodedCount(omittingCredentialType: true) }
 
     package func encode() -> SecureBuffer {
         let buffer = SecureBuffer(count: encodedCount)
         buffer.withUnsafeMutableBytes { bytes in
             var writer = ByteWriter(bytes)
-            writer.write(FormatConstants.bodySchema)
+            writer.write(FieldType.compactSchema)
             writer.write(bigEndian: revision)
             writer.write(bigEndian: updatedAt)
-            fields.encode(into: &writer)
+            fields.encodeCompact(into: &writer, omittingCredentialType: true)
+            precondition(writer.remaining == 0, "a body's size was miscounted")
         }
         return buffer
+    }
+
+    /// The whole body of a decrypted plaintext, of either schema (tests, transcoding).
+    package static func decode(_ plaintext: UnsafeRawBufferPointer) throws(FormatError) -> RecordBody {
+        let decoded = try DecodedBody(borrowing: plaintext)
+        return RecordBody(revision: decoded.revision, updatedAt: decoded.updatedAt, fields: decoded.fields.fieldMap)
+    }
+
+    /// A body of schema 1 re-encoded in schema 2, with the same revision, time and fields; nil for a body already in
+    /// schema 2. What a record's re-sealing writes (FORMAT.md §7: the upgrade to version 4).
+    package static func upgraded(_ plaintext: SecureBuffer) throws(FormatError) -> SecureBuffer? {
+        try plaintext.withUnsafeBytes { bytes in
+            Result { () throws(FormatError) -> SecureBuffer? in
+                guard try schemaAndHeader(of: bytes).schema != FieldType.compactSchema else { return nil }
+                return try decode(bytes).encode()
+            }
+        }.get()
     }
 
     /// The schema, revision and update time of a decrypted body, without decoding its fields.
@@ -281,34 +302,59 @@ package struct RecordBody {
 
     @inlinable
     package static func header(of bytes: UnsafeRawBufferPointer) throws(FormatError) -> (revision: UInt64, updatedAt: Int64) {
+        let header = try schemaAndHeader(of: bytes)
+        return (header.revision, header.updatedAt)
+    }
+
+    @inlinable
+    package static func schemaAndHeader(of bytes: UnsafeRawBufferPointer) throws(FormatError) -> (schema: UInt8, revision: UInt64, updatedAt: Int64) {
         var reader = ByteReader(bytes)
         let schema = try reader.readByte("body schema")
-        guard schema == FormatConstants.bodySchema else { throw FormatError("unsupported body schema \(schema)") }
-        return (try reader.read(UInt64.self, "revision"), try reader.read(Int64.self, "updated_at"))
+        guard schema == FieldType.compactSchema || schema == FieldType.namedSchema else { throw FormatError("unsupported body schema \(schema)") }
+        return (schema, try reader.read(UInt64.self, "revision"), try reader.read(Int64.self, "updated_at"))
     }
 }
 
 /// A decrypted body read in place: its header and a field table over the plaintext, valid only while the
 /// plaintext is (``RecordStore/withBody(_:key:database:_:)`` lends one).
 package struct DecodedBody {
+    package var schema: UInt8
     package var revision: UInt64
     package var updatedAt: Int64
     package var fields: FieldTable
 
     @inlinable
     package init(borrowing plaintext: UnsafeRawBufferPointer) throws(FormatError) {
-        (revision, updatedAt) = try RecordBody.header(of: plaintext)
-        fields = try FieldTable(borrowing: plaintext, offset: RecordBody.headerCount)
+        (schema, revision, updatedAt) = try RecordBody.schemaAndHeader(of: plaintext)
+        fields = try FieldTable(borrowing: plaintext, offset: RecordBody.headerCount, schema: schema)
+    }
+}
+
+/// An access token's summary plaintext (FORMAT.md §5.4).
+package enum RecordSummary {
+    /// A summary of schema 1 (a bare field map, whose first byte is 0) re-encoded in schema 2; nil for one already in
+    /// schema 2. What a record's re-sealing writes, beside ``RecordBody/upgraded(_:)``.
+    package static func upgraded(_ plaintext: SecureBuffer) throws(FormatError) -> SecureBuffer? {
+        try plaintext.withUnsafeBytes { bytes in
+            Result { () throws(FormatError) -> SecureBuffer? in
+                guard bytes.first == 0 else { return nil }
+                var reader = ByteReader(bytes)
+                return try FieldMap.decode(&reader, schema: FieldType.namedSchema).encodedSummary()
+            }
+        }.get()
     }
 }
 
 extension FieldMap {
-    /// Encodes a bare field map (the summary plaintext) into a zeroizing buffer.
-    package func encodedSecureBuffer() -> SecureBuffer {
-        let buffer = SecureBuffer(count: encodedCount)
+    /// Encodes an access token's summary plaintext (FORMAT.md §5.4) into a zeroizing buffer: `u8 0x02 ‖` the compact
+    /// field map of schema 2. (A summary of schema 1 is a bare field map whose first byte, of its `u32be` count, is 0.)
+    package func encodedSummary() -> SecureBuffer {
+        let buffer = SecureBuffer(count: 1 + compactEncodedCount())
         buffer.withUnsafeMutableBytes { bytes in
             var writer = ByteWriter(bytes)
-            encode(into: &writer)
+            writer.write(FieldType.compactSchema)
+            encodeCompact(into: &writer)
+            precondition(writer.remaining == 0, "a summary's size was miscounted")
         }
         return buffer
     }

@@ -12,7 +12,7 @@ import TokenCacheStorage
         try CLIStore.with { store in
             let run = try store.run(["init"], shell: "umask 000")
             #expect(run.status == 0, "\(run.output)")
-            #expect(run.stdout.contains("Created key file") && run.stdout.contains("Created store") && run.stdout.contains("(format v3, aes-256-gcm)"))
+            #expect(run.stdout.contains("Created key file") && run.stdout.contains("Created store") && run.stdout.contains("(format v4, aes-256-gcm)"))
             #expect(try store.mode(store.keyFile) == 0o600)
             #expect(try store.mode(store.root + "/config") == 0o700)
             #expect(try store.mode(store.directory) == 0o700)

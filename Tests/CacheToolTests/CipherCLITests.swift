@@ -12,7 +12,7 @@ import TokenCache
     @Test func initChoosesTheCipherAndRekeyConvertsIt() throws {
         try CLIStore.with { store in
             let created = try store.run(["init", "--cipher", "xchacha20-poly1305"])
-            #expect(created.status == 0 && created.stdout.contains("(format v3, xchacha20-poly1305)"), "\(created.output)")
+            #expect(created.status == 0 && created.stdout.contains("(format v4, xchacha20-poly1305)"), "\(created.output)")
             #expect(try store.run(["sample-data"]).status == 0)
             #expect(try Self.json(store.run(["info", "--json"]))["cipher"] as? String == "xchacha20-poly1305")
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Independent reference implementation of token-cache store format v2 (FORMAT.md), used to generate the
+"""Independent reference implementation of token-cache store format v4 (FORMAT.md), used to generate the
 golden test vectors in Tests/TokenCacheTests/FormatVectors/.
 
 This script is derived from FORMAT.md only (not from the Swift sources), so that the vectors cross-check the
@@ -39,6 +39,7 @@ crypto_generichash, crypto_aead_xchacha20poly1305_ietf_encrypt, crypto_pwhash).
 
 from __future__ import annotations
 
+import base64
 import ctypes
 import ctypes.util
 import hashlib
@@ -353,6 +354,16 @@ def _reject_constant(c):
     raise ValueError(f"non-RFC-8259 JSON constant {c}")
 
 
+def _ordered_name(prev: bytes | None, name_b: bytes) -> str:
+    """§5.3: names strictly ascending as bytes, and UTF-8."""
+    if prev is not None and not (prev < name_b):
+        raise InvalidFieldMap(f"field names not strictly ascending: {prev!r} then {name_b!r}")
+    try:
+        return name_b.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InvalidFieldMap("field name is not UTF-8") from None
+
+
 def decode_field_map(buf: bytes, pos: int = 0) -> dict[str, tuple[str, object]]:
     """Reader: decodes a field map that must end exactly at the end of buf. Returns name -> (type, value)."""
 
@@ -377,13 +388,8 @@ def decode_field_map(buf: bytes, pos: int = 0) -> dict[str, tuple[str, object]]:
             raise InvalidFieldMap(f"unknown field type 0x{t:02x}")
         if not name_b:
             raise InvalidFieldMap("empty field name")
-        if prev is not None and not (prev < name_b):
-            raise InvalidFieldMap(f"field names not strictly ascending: {prev!r} then {name_b!r}")
+        name = _ordered_name(prev, name_b)
         prev = name_b
-        try:
-            name = name_b.decode("utf-8")
-        except UnicodeDecodeError:
-            raise InvalidFieldMap("field name is not UTF-8") from None
         if t == T_INT:
             if vlen != 8:
                 raise InvalidFieldMap("integer field value length is not 8")
@@ -406,9 +412,213 @@ def decode_field_map(buf: bytes, pos: int = 0) -> dict[str, tuple[str, object]]:
     return out
 
 
+# §5.3 schema 2: field ids, varints, segmented text ----------------------------------------------------------
+
+T_SEGMENTED = 0x04
+FIELD_IDS = sorted(
+    ["account_source", "alternative_account_id", "authority_type", "cached_at", "client_id", "client_info",
+     "credential_type", "environment", "expires_on", "ext_cache_key", "extended_expires_on", "family_id",
+     "family_name", "given_name", "home_account_id", "key_id", "last_modification_time", "local_account_id",
+     "middle_name", "name", "realm", "refresh_on", "secret", "target", "token_type", "user_assertion_hash", "username"],
+    key=lambda n: n.encode("utf-8"),
+)
+ID_OF = {name.encode("utf-8"): i + 1 for i, name in enumerate(FIELD_IDS)}
+NAME_OF = {i: name for name, i in ID_OF.items()}
+assert ID_OF[b"secret"] == 23 and ID_OF[b"account_source"] == 1 and ID_OF[b"username"] == 27
+
+
+def varint(n: int) -> bytes:
+    """§1: unsigned LEB128, shortest form, at most 2^32 - 1."""
+    assert 0 <= n <= 0xFFFFFFFF
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def read_varint(buf: bytes, pos: int) -> tuple[int, int]:
+    value, shift, start = 0, 0, pos
+    while True:
+        if pos >= len(buf):
+            raise InvalidFieldMap("truncated varint")
+        b = buf[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            break
+        shift += 7
+        if shift >= 35:
+            raise InvalidFieldMap("varint longer than 5 bytes")
+    if pos - start > 1 and buf[pos - 1] == 0:
+        raise InvalidFieldMap("varint not in its shortest form")
+    if value > 0xFFFFFFFF:
+        raise InvalidFieldMap("varint above 2^32 - 1")
+    return value, pos
+
+
+B64U_ALPHABET = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def b64u(x: bytes) -> bytes:
+    return base64.urlsafe_b64encode(x).rstrip(b"=")
+
+
+def b64u_canonical_decode(text: bytes) -> bytes | None:
+    """§1: the x with b64u(x) == text, or None (wrong length, a character outside the alphabet, set unused bits)."""
+    if len(text) % 4 == 1 or not set(text) <= B64U_ALPHABET:
+        return None
+    x = base64.urlsafe_b64decode(text + b"=" * (-len(text) % 4))
+    return x if b64u(x) == text else None
+
+
+def encode_segmented(text: str) -> bytes:
+    """§5.3 type 0x04: each dot-separated segment decoded when it is some b64u(x) with x non-empty, else as it is."""
+    out = bytearray()
+    for segment in text.encode("utf-8").split(b"."):
+        x = b64u_canonical_decode(segment) if segment else None
+        if x:
+            out += varint(len(x) << 1) + x
+        else:
+            out += varint(len(segment) << 1 | 1) + segment
+    return bytes(out)
+
+
+def decode_segmented(value: bytes) -> str:
+    pos, parts = 0, []
+    if not value:
+        raise InvalidFieldMap("segmented text without a segment")
+    while pos < len(value):
+        header, pos = read_varint(value, pos)
+        count = header >> 1
+        if pos + count > len(value):
+            raise InvalidFieldMap("truncated segment")
+        segment = value[pos : pos + count]
+        pos += count
+        if header & 1:
+            if b"." in segment:
+                raise InvalidFieldMap("a segment stored as it is holds '.'")
+            try:
+                segment.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InvalidFieldMap("a segment stored as it is is not UTF-8") from None
+            parts.append(segment)
+        else:
+            if count == 0:
+                raise InvalidFieldMap("an empty decoded segment")
+            parts.append(b64u(segment))
+    return b".".join(parts).decode("utf-8")
+
+
+SEGMENTED_FIELDS = {"secret"}  # what this writer stores as segmented text (§5.3)
+
+
+def encode_field_map2(fields: list[tuple[str, str, object]], ordered: bool = True) -> bytes:
+    """Schema 2 writer: names in ascending bytewise order, an id for each name of the table, varint lengths."""
+    if ordered:
+        fields = sorted(fields, key=lambda f: f[0].encode("utf-8"))
+    out = bytearray(varint(len(fields)))
+    for name, kind, value in fields:
+        n = name.encode("utf-8")
+        segmented = kind == "text" and name in SEGMENTED_FIELDS
+        out += u8(T_SEGMENTED if segmented else TYPE_CODE[kind])
+        if n in ID_OF:
+            out += u8(ID_OF[n])
+        else:
+            out += u8(0) + varint(len(n)) + n
+        if kind == "int":
+            out += i64be(value)
+        else:
+            v = encode_segmented(value) if segmented else encode_value(kind, value)
+            out += varint(len(v)) + v
+    return bytes(out)
+
+
+def decode_field_map2(buf: bytes, pos: int = 0) -> dict[str, tuple[str, object]]:
+    """Schema 2 reader: must end exactly at the end of buf. Segmented text reads as text."""
+    count, pos = read_varint(buf, pos)
+    out: dict[str, tuple[str, object]] = {}
+    prev: bytes | None = None
+    for _ in range(count):
+        if pos + 2 > len(buf):
+            raise InvalidFieldMap("truncated field")
+        t, fid = buf[pos], buf[pos + 1]
+        pos += 2
+        if fid == 0:
+            nlen, pos = read_varint(buf, pos)
+            name_b = buf[pos : pos + nlen]
+            if len(name_b) != nlen:
+                raise InvalidFieldMap("truncated name")
+            pos += nlen
+            if not name_b:
+                raise InvalidFieldMap("empty field name")
+            if name_b in ID_OF:
+                raise InvalidFieldMap("a name that has an id written out")
+        elif fid in NAME_OF:
+            name_b = NAME_OF[fid]
+        else:
+            raise InvalidFieldMap(f"unknown field id {fid}")
+        name = _ordered_name(prev, name_b)
+        prev = name_b
+        if t == T_INT:
+            if pos + 8 > len(buf):
+                raise InvalidFieldMap("truncated integer")
+            value: object = struct.unpack(">q", buf[pos : pos + 8])[0]
+            pos += 8
+            out[name] = ("int", value)
+            continue
+        vlen, pos = read_varint(buf, pos)
+        value_b = buf[pos : pos + vlen]
+        if len(value_b) != vlen:
+            raise InvalidFieldMap("truncated value")
+        pos += vlen
+        if t == T_SEGMENTED:
+            out[name] = ("text", decode_segmented(value_b))
+            continue
+        if t not in (T_TEXT, T_JSON):
+            raise InvalidFieldMap(f"unknown field type 0x{t:02x}")
+        try:
+            text = value_b.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidFieldMap("text/JSON field value is not UTF-8") from None
+        if t == T_JSON:
+            try:
+                out[name] = ("json", json.loads(text, parse_constant=_reject_constant))
+            except ValueError:
+                raise InvalidFieldMap("JSON field value is not one JSON value") from None
+        else:
+            out[name] = ("text", text)
+    if pos != len(buf):
+        raise InvalidFieldMap("bytes after the last field")
+    return out
+
+
 def encode_body(revision: int, updated_at: int, fields: list[tuple[str, str, object]]) -> bytes:
+    """§5.3, schema 2 (what version 4 writes): credential_type left out (the database names the kind)."""
+    assert revision >= 1
+    stored = [f for f in fields if f[0] != "credential_type"]
+    return u8(0x02) + u64be(revision) + i64be(updated_at) + encode_field_map2(stored)
+
+
+def encode_body_v1(revision: int, updated_at: int, fields: list[tuple[str, str, object]]) -> bytes:
+    """§5.3, schema 1 (what versions 1 to 3 wrote; still read)."""
     assert revision >= 1
     return u8(0x01) + u64be(revision) + i64be(updated_at) + encode_field_map(fields)
+
+
+def encode_summary(fields: list[tuple[str, str, object]]) -> bytes:
+    """§5.4, schema 2: u8 0x02 || field_map2."""
+    return u8(0x02) + encode_field_map2(fields)
+
+
+def decode_summary(plain: bytes) -> dict[str, tuple[str, object]]:
+    """§5.4: schema 2 leads with 0x02; schema 1 is a bare field_map, whose first byte (of a u32be count) is 0."""
+    if plain[:1] == b"\x02":
+        return decode_field_map2(plain, 1)
+    if plain[:1] == b"\x00":
+        return decode_field_map(plain)
+    raise InvalidFieldMap("summary of unknown schema")
 
 
 class CorruptRecord(Exception):
@@ -418,11 +628,11 @@ class CorruptRecord(Exception):
 def decode_body(body: bytes) -> tuple[int, int, dict]:
     if len(body) < 17:
         raise CorruptRecord("body too short")
-    if body[0] != 0x01:
-        raise CorruptRecord(f"body schema {body[0]} != 1")
+    if body[0] not in (0x01, 0x02):
+        raise CorruptRecord(f"unsupported body schema {body[0]}")
     revision = struct.unpack(">Q", body[1:9])[0]
     updated_at = struct.unpack(">q", body[9:17])[0]
-    return revision, updated_at, decode_field_map(body, 17)
+    return revision, updated_at, (decode_field_map2(body, 17) if body[0] == 0x02 else decode_field_map(body, 17))
 
 
 # Modelled fields of each kind (§5.3): name -> (type, required)
@@ -463,6 +673,11 @@ def check_entity(db: str, fields: dict[str, tuple[str, object]]) -> None:
                 raise CorruptRecord(f"modelled field {name} has type {fields[name][0]}, expected {kind}")
         elif required:
             raise CorruptRecord(f"required field {name} missing")
+
+
+def stored_fields(fields: dict[str, tuple[str, object]]) -> dict[str, tuple[str, object]]:
+    """What a body of schema 2 holds of an entity's fields: all but credential_type (§5.3)."""
+    return {n: kv for n, kv in fields.items() if n != "credential_type"}
 
 
 def modelled_values(db: str, fields: dict[str, tuple[str, object]]) -> dict:
@@ -590,7 +805,7 @@ def read_record(value: bytes, store_id: bytes, db: str, lmdb_key: bytes, data_ke
             raise CorruptRecord("no sealed meta record has this key")
         return revision, updated_at, fields, None
     check_entity(db, fields)
-    summary = decode_field_map(summary_plain) if summary_plain is not None else None
+    summary = decode_summary(summary_plain) if summary_plain is not None else None
     ik = index_key_of(data_keys[min(data_keys)])
     fn, size = STORAGE_KEY[db]
     computed = fn(ik, modelled_values(db, fields))
@@ -610,8 +825,8 @@ MAGIC = b"TKCACHE\x00"
 ROOT_RAW, ROOT_PASSPHRASE = 0x01, 0x02
 
 
-FORMAT_READ_VERSION = 3  # §7: version 3 names each data key's cipher (§6.1); version 2 placed lone tokens (§4.3)
-FORMAT_WRITE_VERSION = 3
+FORMAT_READ_VERSION = 4  # §7: version 4 writes bodies of schema 2; 3 names each data key's cipher (§6.1); 2 placed lone tokens (§4.3)
+FORMAT_WRITE_VERSION = 4
 
 
 def key_entry_count(version: int) -> int:
@@ -844,6 +1059,8 @@ NONCE_CAP_BODY = bytes([0xC3] * 24)
 NONCE_WRAP_SECOND = bytes([0xD4] * 24)
 NONCE_LEASE_BODY = bytes([0xE5] * 24)
 NONCE_REFUSAL_BODY = bytes([0xF6] * 24)
+NONCE_V3_SUMMARY = bytes([0xA1] * 24)
+NONCE_V3_BODY = bytes([0xB2] * 24)
 DATA_KEY_2 = bytes(range(0x40, 0x60))  # a second data key, key id 2: what the first step of a rotation adds (§6.5)
 CREATED_AT_2 = 1795440206
 
@@ -1050,8 +1267,45 @@ def v_field_maps() -> None:
     ], fm_bad)
 
 
+def v_compact_field_maps() -> None:
+    # Schema 2 (§5.3): known names by id, an unknown name written out (sorting between them by name), an integer, a
+    # JSON value, and a secret as segmented text: decoded, as-is and empty segments.
+    fields = [
+        ("secret", "text", "eyJhbGciOiJub25lIn0.not base64!.." + b64u(bytes(range(40))).decode()),
+        ("expires_on", "int", 1795357406),
+        ("x_extension", "json", {"n": [1, 2.5]}),
+        ("home_account_id", "text", "uid1.utid1"),
+        ("environment", "text", "login.microsoftonline.com"),
+        ("username", "text", "Zo\u00eb@example.com"),
+    ]
+    fm = encode_field_map2(fields)
+    decoded = decode_field_map2(fm)
+    assert list(decoded) == ["environment", "expires_on", "home_account_id", "secret", "username", "x_extension"]
+    assert decoded == {n: (k, v) for n, k, v in fields}
+    assert fm[:3] == varint(6) + bytes([T_TEXT, ID_OF[b"environment"]])
+    assert bytes([T_JSON, 0]) + varint(11) + b"x_extension" in fm
+    write_vector("field-map-compact.txt", [
+        ("description_text", "a field map of body schema 2 (FORMAT.md §5.3): field ids for the names of the table, an "
+                             "unknown name written out (id 0, between the others by name), an integer, a JSON value, "
+                             "and the secret as segmented text: its first and last segments stored decoded, the "
+                             "middle ones (not base64url, and empty) as they are. Fields are listed in arbitrary order."),
+        ("expect_text", "success"),
+        *field_lines(fields),
+    ], fm)
+
+    # A name that has an id, written out: each field has one encoding, so a reader refuses the other.
+    spelled = bytes(varint(1) + bytes([T_TEXT, 0]) + varint(5) + b"realm" + varint(5) + b"utid1")
+    expect_failure("invalid field map", lambda: decode_field_map2(spelled))
+    write_vector("field-map-compact-spelled-id.txt", [
+        ("description_text", "a field map of body schema 2 holding the field realm under id 0 with its name written "
+                             "out: realm has id 21, so a reader must reject it (FORMAT.md §5.3)."),
+        ("expect_text", "invalid field map"),
+        ("field.text.realm_text", "utid1"),
+    ], spelled)
+
+
 def v_headers() -> None:
-    # Raw root key, format version 3: one data key sealing with AES-256-GCM (what a store created on a processor
+    # Raw root key, format version 4: one data key sealing with AES-256-GCM (what a store created on a processor
     # with AES-NI names).
     kek = kek_of(ROOT_KEY)
     hdr = build_header(STORE_ID, ROOT_RAW, 0, 0, bytes(16), kek, [(KEY_ID, CREATED_AT, DATA_KEY, NONCE_WRAP_RAW, CIPHER_AES)])
@@ -1080,9 +1334,31 @@ def v_headers() -> None:
     except WrongKey:
         pass
     write_vector("header-raw-key.txt", [
-        ("description_text", "a complete header record of format version 3 for a raw root key with one data key (key "
+        ("description_text", "a complete header record of format version 4 for a raw root key with one data key (key "
                              "id 1) sealing with AES-256-GCM: KEK derivation, data-key wrapping and checksum "
                              "(FORMAT.md §6.1-§6.3)."),
+        ("expect_text", "success"),
+        ("read_version_int", 4),
+        ("root_key", ROOT_KEY),
+        ("store_id", STORE_ID),
+        ("key_id_int", KEY_ID),
+        ("cipher_int", CIPHER_AES),
+        ("data_key", DATA_KEY),
+        ("nonce", NONCE_WRAP_RAW),
+        ("created_at_int", CREATED_AT),
+        ("kek", kek),
+    ], hdr)
+
+    # The same store as format version 3 wrote it: the same layout, versions 3 (which the wraps authenticate).
+    hdr_v3 = build_header(STORE_ID, ROOT_RAW, 0, 0, bytes(16), kek,
+                          [(KEY_ID, CREATED_AT, DATA_KEY, NONCE_WRAP_RAW, CIPHER_AES)], version=3)
+    _, _, _, _, _, keys, _, _ = parse_header(hdr_v3, raw_root=ROOT_KEY)
+    assert keys == {KEY_ID: DATA_KEY} and parse_header.ciphers == {KEY_ID: CIPHER_AES} and len(hdr_v3) == len(hdr)
+    assert hdr_v3 != hdr
+    write_vector("header-raw-key-v3.txt", [
+        ("description_text", "the header of header-raw-key.txt as format version 3 wrote it: the same layout with "
+                             "versions 3, which every wrap authenticates; what an upgrade to version 4 starts from "
+                             "(FORMAT.md §6.1, §7)."),
         ("expect_text", "success"),
         ("read_version_int", 3),
         ("root_key", ROOT_KEY),
@@ -1093,7 +1369,7 @@ def v_headers() -> None:
         ("nonce", NONCE_WRAP_RAW),
         ("created_at_int", CREATED_AT),
         ("kek", kek),
-    ], hdr)
+    ], hdr_v3)
 
     # The same store as format version 2 wrote it: no cipher byte, the key XChaCha20-Poly1305's. Readers still read it.
     hdr_v2 = build_header(STORE_ID, ROOT_RAW, 0, 0, bytes(16), kek,
@@ -1126,12 +1402,12 @@ def v_headers() -> None:
     assert keys == {KEY_ID: DATA_KEY, 2: DATA_KEY_2} and len(hdr2) == 62 + 2 * 85 + 16
     assert parse_header.ciphers == {KEY_ID: CIPHER_XCHACHA, 2: CIPHER_AES}
     write_vector("header-two-keys.txt", [
-        ("description_text", "a header of format version 3 with two data keys, as a data-key rotation's first step "
+        ("description_text", "a header of format version 4 with two data keys, as a data-key rotation's first step "
                              "leaves it: key 2 is the active key (records are sealed under its record key, with "
                              "AES-256-GCM), key 1 (XChaCha20-Poly1305) still gives the index and fingerprint keys "
                              "(FORMAT.md §6.3-§6.5)."),
         ("expect_text", "success"),
-        ("read_version_int", 3),
+        ("read_version_int", 4),
         ("root_key", ROOT_KEY),
         ("store_id", STORE_ID),
         ("key_id_int", KEY_ID),
@@ -1159,11 +1435,11 @@ def v_headers() -> None:
     assert (sid, kind, ops, mem, salt, keys, root2, kek2) == (
         STORE_ID, ROOT_PASSPHRASE, OPSLIMIT, MEMLIMIT, SALT, {KEY_ID: DATA_KEY}, root, kek)
     write_vector("header-passphrase.txt", [
-        ("description_text", "a complete header record of format version 3 for a passphrase root key (Argon2id13, "
+        ("description_text", "a complete header record of format version 4 for a passphrase root key (Argon2id13, "
                              "opslimit 2, memlimit 64 MiB; passphrase taken as its UTF-8 bytes) with one data key, key "
                              "id 1, sealing with XChaCha20-Poly1305 (FORMAT.md §6)."),
         ("expect_text", "success"),
-        ("read_version_int", 3),
+        ("read_version_int", 4),
         ("passphrase_text", PASSPHRASE),
         ("salt", SALT),
         ("opslimit_int", OPSLIMIT),
@@ -1212,8 +1488,13 @@ def v_records(blind_index_at_key: bytes) -> None:
     check_entity("access_tokens", fmap)
     at_key = access_token_storage_key(INDEX_KEY, {n: v for n, _, v in at_fields})
     assert at_key == blind_index_at_key  # same entity modulo ASCII case -> same key
-    summary_plain = encode_field_map(summary_fields_of(fmap))
+    summary_plain = encode_summary(summary_fields_of(fmap))
     body_plain = encode_body(at_revision, at_updated_at, at_fields)
+    # Schema 2 (§5.3): the JWT-like secret's first and last segments are stored decoded, its middle one ("fake-
+    # access-token", 17 characters: no b64u text has 4k + 1) as it is; credential_type is left out.
+    assert encode_segmented(AT_SECRET) == (varint(13 << 1) + b64u_canonical_decode(b"eyJ0eXAiOiJKV1QifQ")
+                                           + varint(17 << 1 | 1) + b"fake-access-token" + varint(2 << 1) + b"\xb2\x28")
+    assert b"credential_type" not in body_plain and bytes([T_SEGMENTED, ID_OF[b"secret"]]) in body_plain
     envelope = seal_record(STORE_ID, "access_tokens", at_key, KEY_ID, DATA_KEY,
                            summary_plain, NONCE_AT_SUMMARY, body_plain, NONCE_AT_BODY)
     S = struct.unpack(">I", envelope[5:9])[0]
@@ -1223,7 +1504,7 @@ def v_records(blind_index_at_key: bytes) -> None:
     # Self-check: decrypt back, round-trip the plaintexts, re-derive the storage key from the fields.
     assert open_record(envelope, STORE_ID, "access_tokens", at_key, keys) == (summary_plain, body_plain)
     rev, upd, got, summ = read_record(envelope, STORE_ID, "access_tokens", at_key, keys)
-    assert (rev, upd, got) == (at_revision, at_updated_at, fmap)
+    assert (rev, upd, got) == (at_revision, at_updated_at, stored_fields(fmap))
     assert summ == {"cached_at": ("int", CREATED_AT), "environment": ("text", ENVIRONMENT),
                     "expires_on": ("int", CREATED_AT + 3600), "refresh_on": ("int", CREATED_AT + 1800),
                     "target": ("text", CANONICAL_TARGET)}
@@ -1285,6 +1566,32 @@ def v_records(blind_index_at_key: bytes) -> None:
         ("record_key", RECORD_KEY),
     ], lone)
 
+    # ---- The same token as version 3 wrote it: body and summary of schema 1, still read (§5.3, §5.4, §7) ----
+    v3_summary = encode_field_map(summary_fields_of(fmap))
+    v3_body = encode_body_v1(at_revision, at_updated_at, at_fields)
+    v3 = seal_record(STORE_ID, "access_tokens", at_key, KEY_ID, DATA_KEY,
+                     v3_summary, NONCE_V3_SUMMARY, v3_body, NONCE_V3_BODY)
+    rev, upd, got, summ = read_record(v3, STORE_ID, "access_tokens", at_key, keys)
+    assert (rev, upd, got) == (at_revision, at_updated_at, fmap) and summ == decode_summary(summary_plain)
+    assert len(v3_body) - len(body_plain) > 100
+    write_vector("record-access-token-v3.txt", [
+        ("description_text", "the token of record-access-token.txt as format version 3 wrote it: body of schema 1 "
+                             "(names written out, credential_type included, the secret as text) and a summary "
+                             "of schema 1 (a bare field map). Readers of version 4 read it the same (FORMAT.md "
+                             "§5.3, §5.4, §7)."),
+        ("expect_text", "success"),
+        *record_inputs("access_tokens", at_key),
+        ("body_schema_int", 1),
+        ("summary_nonce", NONCE_V3_SUMMARY),
+        ("body_nonce", NONCE_V3_BODY),
+        ("revision_int", at_revision),
+        ("updated_at_int", at_updated_at),
+        *field_lines(at_fields),
+        ("summary_plaintext", v3_summary),
+        ("body_plaintext", v3_body),
+        ("record_key", RECORD_KEY),
+    ], v3)
+
     # ---- Account without summary, with an unknown JSON field -------------------------------------------
     acct_fields = [
         ("authority_type", "text", "MSSTS"),
@@ -1307,7 +1614,7 @@ def v_records(blind_index_at_key: bytes) -> None:
     assert open_record(acct_env, STORE_ID, "accounts", acct_key, keys) == (None, acct_body)
     rev, upd, got, summ = read_record(acct_env, STORE_ID, "accounts", acct_key, keys)
     assert (rev, upd, got, summ) == (acct_revision, acct_updated_at, afmap, None)
-    assert b'\x03\x00\x0ftenant_profiles\x00\x00\x00\x14{"a":true,"b":[1,2]}' in acct_body
+    assert b'\x03\x00\x0ftenant_profiles\x14{"a":true,"b":[1,2]}' in acct_body  # schema 2: type, id 0, name, value
     write_vector("record-account.txt", [
         ("description_text", "an Account record without summary (S = 0) and with one unknown JSON field, "
                              "tenant_profiles, of type 0x03 (FORMAT.md §5). lmdb_key is the accounts storage key "
@@ -1562,6 +1869,11 @@ def replay_all() -> None:
         elif name == "field-map.txt":
             assert expect == "success" and encode_field_map(fields) == block
             assert decode_field_map(block) == {n: (k, v) for n, k, v in fields}
+        elif name == "field-map-compact.txt":
+            assert expect == "success" and encode_field_map2(fields) == block
+            assert decode_field_map2(block) == {n: (k, v) for n, k, v in fields}
+        elif name == "field-map-compact-spelled-id.txt":
+            expect_failure(expect, lambda: decode_field_map2(block))
         elif name == "field-map-unordered.txt":
             assert encode_field_map_in_order(fields) == block
             expect_failure(expect, lambda: decode_field_map(block))
@@ -1589,16 +1901,19 @@ def replay_all() -> None:
             keys = {vals["key_id_int"]: vals["data_key"]}
             ciphers = {vals["key_id_int"]: vals.get("cipher_int", CIPHER_XCHACHA)}
             if expect == "success":
+                schema = vals.get("body_schema_int", 2)
                 rev, upd, got, summ = read_record(block, sid, db, lk, keys, ciphers)
                 assert (rev, upd) == (vals["revision_int"], vals["updated_at_int"])
-                assert got == {n: (k, v) for n, k, v in fields}
-                assert encode_body(rev, upd, fields) == vals["body_plaintext"]
+                listed = {n: (k, v) for n, k, v in fields}
+                assert got == (listed if schema == 1 else stored_fields(listed))
+                assert (encode_body_v1 if schema == 1 else encode_body)(rev, upd, fields) == vals["body_plaintext"]
                 assert record_key(vals["data_key"]) == vals["record_key"]
                 s_plain, b_plain = open_record(block, sid, db, lk, keys, ciphers)
                 assert b_plain == vals["body_plaintext"]
                 assert s_plain == vals.get("summary_plaintext")
                 if "summary_plaintext" in vals:
-                    assert encode_field_map(summary_fields_of(got)) == s_plain
+                    encode = encode_field_map if schema == 1 else encode_summary
+                    assert encode(summary_fields_of(listed)) == s_plain
                 # Re-sealing from the file's inputs reproduces the envelope byte for byte.
                 assert seal_record(sid, db, lk, vals["key_id_int"], vals["data_key"], vals.get("summary_plaintext"),
                                    vals.get("summary_nonce"), vals["body_plaintext"], vals["body_nonce"],
@@ -1614,6 +1929,7 @@ def main() -> int:
     OUT_DIR.mkdir(parents=True, exist_ok=True)
     at_key = v_blind_index()
     v_field_maps()
+    v_compact_field_maps()
     v_headers()
     v_records(at_key)
     replay_all()

@@ -106,6 +106,16 @@ func encoded(_ map: FieldMap) -> [UInt8] {
     return bytes
 }
 
+/// A field map in body schema 2's encoding (FORMAT.md §5.3).
+func compactEncoded(_ map: FieldMap) -> [UInt8] {
+    var bytes = [UInt8](repeating: 0, count: map.compactEncodedCount())
+    bytes.withUnsafeMutableBytes { buffer in
+        var writer = ByteWriter(buffer)
+        map.encodeCompact(into: &writer)
+    }
+    return bytes
+}
+
 extension SecureKey {
     var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
 }
@@ -188,6 +198,27 @@ extension SecureBuffer {
         #expect(decoded == map)
     }
 
+    /// Schema 2 (§5.3): ids, an unknown name written out, segmented text decoded and as it is; written byte for byte
+    /// as the independent generator wrote it, and read back to the same map.
+    @Test func compactFieldMapEncodingIsCanonical() throws {
+        let vector = try FormatVector("field-map-compact.txt")
+        let map = try vector.fieldMap()
+        #expect(compactEncoded(map) == vector.expected)
+        let decoded = try vector.expected.withUnsafeBytes { raw in
+            var reader = ByteReader(raw)
+            return try FieldMap.decode(&reader, schema: FieldType.compactSchema)
+        }
+        #expect(decoded == map)
+        let spelled = try FormatVector("field-map-compact-spelled-id.txt")
+        #expect(spelled.expect == "invalid field map")
+        #expect(throws: FormatError("field 0 spells out a name that has an id")) {
+            try spelled.expected.withUnsafeBytes { raw in
+                var reader = ByteReader(raw)
+                return try FieldMap.decode(&reader, schema: FieldType.compactSchema)
+            }
+        }
+    }
+
     @Test func unorderedFieldMapsAreRejected() throws {
         let vector = try FormatVector("field-map-unordered.txt")
         #expect(vector.expect == "invalid field map")
@@ -249,6 +280,18 @@ extension SecureBuffer {
         #expect(throws: StoreHeader.DecodeError.self) { try StoreHeader.decode(bytes) }
     }
 
+    /// A header of format version 3 (the layout of version 4, versions 3 in its wraps' associated data) still reads and
+    /// writes back byte for byte; what an upgrade to version 4 starts from.
+    @Test func aVersion3HeaderStillReads() throws {
+        let vector = try FormatVector("header-raw-key-v3.txt")
+        let header = try StoreHeader.decode(vector.expected)
+        #expect(header.readVersion == 3 && header.writeVersion == 3 && header.encoded() == vector.expected)
+        #expect(header.wrappedKeys.map(\.cipher) == [.aes256GCM])
+        let keyring = try Keyring.unlock(header: header, root: try vector.key("root_key"))
+        #expect(keyring.recordKey(1)?.key.bytes == (try FormatVector("record-access-token.txt").bytes("record_key")))
+        #expect(vector.expected != (try FormatVector("header-raw-key.txt").expected))
+    }
+
     @Test(arguments: ["header-raw-key.txt", "header-passphrase.txt"])
     func headersMatchByteForByteAndUnlock(file: String) throws {
         let vector = try FormatVector(file)
@@ -284,7 +327,8 @@ extension SecureBuffer {
     }
 
     @Test(arguments: [
-        "record-access-token.txt", "record-access-token-lone.txt", "record-access-token-aes.txt", "record-account.txt", "record-foreign-sections.txt",
+        "record-access-token.txt", "record-access-token-lone.txt", "record-access-token-aes.txt", "record-access-token-v3.txt", "record-account.txt",
+        "record-foreign-sections.txt",
         "record-access-token-cap.txt", "record-refresh-lease.txt", "record-refresh-lease-refused.txt",
     ])
     func recordsMatchByteForByteAndDecode(file: String) throws {
@@ -328,14 +372,32 @@ extension SecureBuffer {
             let record = try DecodedBody(borrowing: bytes)  // the plaintext is lent, as readers lend it
             #expect(record.revision == UInt64(try vector.int("revision")))
             #expect(record.updatedAt == (try vector.int("updated_at")))
-            #expect(record.fields.fieldMap == (try vector.fieldMap()))
+            // Schema 2 (what this version writes) leaves credential_type out; schema 1 (version 3's, still read) kept it.
+            let schema = vector.has("body_schema_int") ? UInt8(try vector.int("body_schema")) : FieldType.compactSchema
+            #expect(record.schema == schema)
+            var listed = try vector.fieldMap()
+            if schema == FieldType.compactSchema { listed["credential_type"] = nil }
+            #expect(record.fields.fieldMap == listed)
+            /// The body this version writes for `fields`: byte for byte the vector's, for a body of schema 2.
+            func rewritten(_ fields: FieldMap) -> [UInt8] {
+                RecordBody(revision: record.revision, updatedAt: record.updatedAt, fields: fields).encode().bytes
+            }
             let openedSummary = try vector.expected.withUnsafeBytes { try RecordEnvelope.open(.summary, of: $0, slot: slot, keys: keyring.recordKey) }
             #expect(openedSummary?.bytes == summary)
             switch database {
             case KeySpace.accessTokens.name:
                 let token = try AccessToken(decoding: record.fields)
-                #expect(encoded(token.encodeFields()) == encoded(record.fields.fieldMap))
-                #expect(token.summaryFields().map(encoded) == summary)
+                if schema == FieldType.compactSchema {
+                    #expect(rewritten(token.encodeFields()) == body)
+                    #expect(token.summaryFields()?.encodedSummary().bytes == summary)
+                } else {
+                    #expect(encoded(token.encodeFields()) == encoded(record.fields.fieldMap))
+                    #expect(token.summaryFields().map(encoded) == summary)
+                    // Re-sealed, it is written in schema 2: the same fields but credential_type, and smaller.
+                    let upgraded = try #require(try RecordBody.upgraded(plaintext))
+                    #expect(upgraded.bytes == rewritten(token.encodeFields()) && upgraded.count < body.count - 100)
+                    #expect(try RecordBody.upgraded(upgraded) == nil)
+                }
                 let storageKey = AccessToken.storageKey(for: token.key, index: keyring.index)
                 if lmdbKey.count == RecordStore.bucketPrefixCount {
                     #expect(Array(storageKey.prefix(RecordStore.bucketPrefixCount)) == lmdbKey)  // a lone token (§4.3)
@@ -344,7 +406,7 @@ extension SecureBuffer {
                 }
             case KeySpace.accounts.name:
                 let account = try Account(decoding: record.fields)
-                #expect(encoded(account.encodeFields()) == encoded(record.fields.fieldMap))
+                #expect(rewritten(account.encodeFields()) == body)
                 #expect(!account.additionalFields.isEmpty)
                 #expect(Account.storageKey(for: account.key, index: keyring.index) == lmdbKey)
             case KeySpace.meta.name where lmdbKey == RecordStore.accessTokenCapKey:

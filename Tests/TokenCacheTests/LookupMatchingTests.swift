@@ -44,10 +44,22 @@ import TokenCacheRecords
         #expect(try ScopeSet(parsing: "Z.Read z.read y").canonical == "y z.read")
     }
 
-    /// A summary is read in place; missing or mistyped fields are errors naming the field.
-    @Test func summariesAreParsedInPlaceWithTheirErrors() throws {
+    /// A summary is read in place, in either schema (2: what this version writes; 1: a bare field map, what stores of
+    /// format version 3 and older hold); missing or mistyped fields are errors naming the field.
+    @Test(arguments: [FieldType.compactSchema, FieldType.namedSchema])
+    func summariesAreParsedInPlaceWithTheirErrors(schema: UInt8) throws {
         func parse(_ map: FieldMap) throws(FormatError) -> AccessTokenSummary {
-            let plaintext = map.encodedSecureBuffer()
+            let plaintext: SecureBuffer
+            if schema == FieldType.compactSchema {
+                plaintext = map.encodedSummary()
+                #expect(plaintext.withUnsafeBytes { $0.first } == 0x02)
+            } else {
+                plaintext = SecureBuffer(count: map.encodedCount)
+                plaintext.withUnsafeMutableBytes { bytes in
+                    var writer = ByteWriter(bytes)
+                    map.encode(into: &writer)
+                }
+            }
             return try plaintext.withUnsafeBytes { bytes in
                 Result { () throws(FormatError) in AccessTokenSummary(try AccessTokenSummaryView(plaintext: bytes)) }
             }.get()

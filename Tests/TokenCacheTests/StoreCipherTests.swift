@@ -159,10 +159,10 @@ import TokenCacheStorage
     }
 
     /// A store of format version 2 (XChaCha20-Poly1305, no cipher byte) reads as it is when opened read-only; the first
-    /// writable open makes it version 3 and re-seals every record with the configured cipher, nothing read differently.
-    /// Configured to keep XChaCha20-Poly1305, the upgrade is the header's alone.
+    /// writable open makes it version 4 and re-seals every record with the configured cipher (kept or converted: a store
+    /// in a directory is re-sealed either way, its bodies in schema 2), nothing read differently.
     @Test(arguments: [StoreCipher.aes256GCM, .xchacha20Poly1305])
-    func aVersion2StoreIsUpgradedToVersion3AndTheConfiguredCipher(cipher: StoreCipher) throws {
+    func aVersion2StoreIsUpgradedToVersion4AndTheConfiguredCipher(cipher: StoreCipher) throws {
         try TestStore.with(cipher: .xchacha20Poly1305) { store, cache in
             try DataKeyRotationTests.populate(cache)
             let before = try DataKeyRotationTests.contents(store.configuration)
@@ -176,10 +176,10 @@ import TokenCacheStorage
             configuration.cipher = cipher
             let upgraded = try TokenStore.open(configuration)
             let info = try upgraded.info()
-            #expect(info.readVersion == 3 && info.writeVersion == 3 && info.cipher == cipher)
+            #expect(info.readVersion == 4 && info.writeVersion == 4 && info.cipher == cipher)
             let report = try upgraded.verify()
             #expect(report.isClean && !report.dataKeyRotationPending)
-            #expect(report.recordsByDataKey == (cipher == .aes256GCM ? [2: 65] : [1: 65]))
+            #expect(report.recordsByDataKey == [2: 65])
             #expect(try Self.ciphersOfRecords(store, cache) == [cipher.recordCipher: 63])
             DataKeyRotationTests.expectSame(try DataKeyRotationTests.contents(store.configuration), before)
             #expect(try upgraded.silentLookup(SilentLookupQuery(
@@ -203,7 +203,7 @@ import TokenCacheStorage
                 // Left to choose, it keeps XChaCha20-Poly1305 and upgrades the header alone.
                 configuration.cipher = nil
                 let upgraded = try TokenStore.open(configuration)
-                #expect(try upgraded.info().readVersion == 3 && upgraded.info().cipher == .xchacha20Poly1305)
+                #expect(try upgraded.info().readVersion == 4 && upgraded.info().cipher == .xchacha20Poly1305)
             }
         }
     }

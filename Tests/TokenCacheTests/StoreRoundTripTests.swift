@@ -192,7 +192,7 @@ import Testing
     @Test(arguments: TestBackend.allCases)
     func oversizedRecordsAreRejectedWithRecordTooLarge(backend: TestBackend) throws {
         try TestStore.with(backend) { _, cache in
-            let huge = Samples.idToken(secret: String(repeating: "x", count: 300_000))
+            let huge = Samples.idToken(secret: String(repeating: "~", count: 300_000))  // not base64url: kept as text
             let error = try #require(throws: TokenCacheError.self) { try cache.put(huge) }
             #expect(error.code == .recordTooLarge)
             // A 1 MB scope string is fine for the key (hashed to fixed size) but too large for the record.

@@ -99,7 +99,7 @@ import TokenCacheStorage
             }
             #expect(try cache.measureGetDecryptFloor(samples: 10, seed: 1)?.count == 10)
             if storeCipher == .xchacha20Poly1305 {
-                try AES256GCM.$availabilityOverride.withValue(false) {
+                try AES256GCM.$availabilityOverride.withValue(false) { () throws in
                     #expect(try cache.measureGetDecryptFloor(samples: 10, seed: 1, cipher: .aes256GCM) == nil)
                     #expect(try cache.measureGetDecryptFloor(samples: 10, seed: 1, cipher: .xchacha20Poly1305)?.count == 10)
                 }

@@ -34,12 +34,13 @@ extension FieldDecoder {
         self.init(table, kind: kind.rawValue)
     }
 
-    /// A required text field, copied straight into a zeroizing ``Secret``.
+    /// A required text field, written straight into a zeroizing ``Secret`` (re-encoded there from its stored segments).
     mutating func secret(_ name: StaticString) throws(FormatError) -> Secret {
         guard let index = try take(name, type: 0x01, "text") else {
             throw FormatError("\(kind) record lacks required field '\(name)'")
         }
-        return Secret(copying: table.value(at: index))
+        let table = self.table
+        return Secret(count: table.textCount(at: index)) { output in table.writeText(at: index, into: output) }
     }
 
     /// The required fields every credential has; `credential_type` is consumed and ignored (FORMAT.md §5.3).
@@ -55,7 +56,7 @@ extension FieldDecoder {
             let name = table.name(at: index)
             let value: JSONValue
             switch table.entries[index].type {
-            case 0x01: value = .string(table.string(at: index))
+            case FieldType.text, FieldType.segmentedText: value = .string(table.string(at: index))
             case 0x02: value = .integer(table.integer(at: index))
             default:
                 guard let decoded = JSONText.decode(table.value(at: index)) else {

@@ -19,8 +19,11 @@ package struct AccessTokenSummaryView {
         var environment: UnsafeRawBufferPointer? = nil, target: UnsafeRawBufferPointer? = nil
         var cachedAt: Int64? = nil, expiresOn: Int64? = nil, refreshOn: Int64? = nil
         var reader = ByteReader(plaintext)
-        try FieldTable.forEachEntry(&reader) { entry throws(FormatError) in
-            let name = UnsafeRawBufferPointer(rebasing: plaintext[entry.name])
+        // Schema 2 leads with its number; a summary of schema 1 with its u32be field count, whose first byte is 0.
+        let compact = plaintext.first == FieldType.compactSchema
+        if compact { _ = try reader.readByte("summary schema") }
+        try (compact ? FieldTable.forEachCompactEntry : FieldTable.forEachEntry)(&reader, { _ in }) { entry throws(FormatError) in
+            let name = entry.name
             let value = UnsafeRawBufferPointer(rebasing: plaintext[entry.value])
             guard let field = SummaryField(name) else { return }
             guard entry.type == field.type else {

@@ -89,16 +89,17 @@ extension RecordStore {
     }
 
     /// Re-seals the record stored under `source` as the record under `destination` (the same plaintexts, so the
-    /// same revision and times; fresh nonces, the active data key) and removes it from `source`. Returns false,
+    /// same revision and times, a body and summary of schema 1 re-encoded in schema 2; fresh nonces, the active data key) and
+    /// removes it from `source`. Returns false,
     /// leaving everything as it was, when the record cannot be opened.
     package func move(_ database: KeySpace, from source: [UInt8], to destination: [UInt8], in txn: any RecordWriting) throws -> Bool {
         let sourceSlot = slot(database, source)
         let opened = try txn.withValue(in: database, forKey: source) { value in value.withUnsafeBytes { value in
             Result { () throws(FormatError) in
-                (
-                    summary: try RecordEnvelope.open(.summary, of: value, slot: sourceSlot, keys: recordKey),
-                    body: try openBodyPlaintext(value, slot: sourceSlot)
-                )
+                let body = try openBodyPlaintext(value, slot: sourceSlot)
+                let summary = try RecordEnvelope.open(.summary, of: value, slot: sourceSlot, keys: recordKey)
+                return (summary: try summary.map { summary throws(FormatError) in try RecordSummary.upgraded(summary) ?? summary },
+                        body: try RecordBody.upgraded(body) ?? body)
             }
         } }
         guard case .success(let plaintexts)? = opened else { return false }

@@ -197,7 +197,10 @@ package final class RecordStore: Sendable {
                 // A store several hosts share is converted only when asked: some of them may not run AES-256-GCM.
                 let cipher = options.cipher ?? (isServerStore(backend) ? unlocked.activeCipher : automaticCipher(for: backend))
                 if !cipher.isAvailable { throw unavailable(cipher, "cannot convert the store at \(directory) to it") }
-                try upgrade(bytes, backend: backend, keyring: unlocked, root: derived, cipher: cipher, now: now)
+                // A store of files has its records re-encoded in body schema 2 at once (smaller: its pages hold more
+                // records); a shared one only as its records are rewritten, unless converted to another cipher.
+                let reseals = header.readVersion < 4 && !isServerStore(backend)
+                try upgrade(bytes, backend: backend, keyring: unlocked, root: derived, cipher: cipher, reseals: reseals, now: now)
                 return try open(backend, options: options, newRoot: nil, now: now)
             }
             keyring = unlocked
@@ -237,18 +240,20 @@ package final class RecordStore: Sendable {
     /// header's versions (which every wrapped data key authenticates, so the keys are re-sealed; their cipher, which
     /// version 3 names, is XChaCha20-Poly1305's); from version 1, the placement cursor that has lone access tokens
     /// moved under their bucket prefix (§4.3) afterwards (``finishLoneTokenPlacement()``); and, when `cipher` is
-    /// another, a new data key sealing with it and a rotation's cursor (§6.5), so that the records are re-sealed with
-    /// it afterwards (``continueRotation(root:progress:)``). Both run in transactions of bounded size, resumed by any
+    /// another or `reseals` (from version 3 or older: bodies of schema 1), a new data key sealing with `cipher` and a
+    /// rotation's cursor (§6.5), so that the records are re-sealed afterwards (``continueRotation(root:progress:)``),
+    /// their bodies in schema 2. Both run in transactions of bounded size, resumed by any
     /// writable open. Does nothing if another process changed the header meanwhile (it upgraded the store first); the
     /// caller opens the store again as it now is.
     private static func upgrade(
-        _ storedHeader: [UInt8], backend: any RecordBackend, keyring: Keyring, root: SecureKey, cipher: RecordCipher, now: Int64
+        _ storedHeader: [UInt8], backend: any RecordBackend, keyring: Keyring, root: SecureKey, cipher: RecordCipher, reseals: Bool,
+        now: Int64
     ) throws {
         var target = keyring.header
         let placesLoneTokens = target.readVersion < 2
         target.readVersion = FormatConstants.readVersion
         target.writeVersion = FormatConstants.writeVersion
-        let rotates = cipher != keyring.activeCipher && keyring.keyIDs.count < FormatConstants.maximumDataKeys
+        let rotates = (cipher != keyring.activeCipher || reseals) && keyring.keyIDs.count < FormatConstants.maximumDataKeys
         let header = try (
             rotates
                 ? keyring.addingDataKey(createdAt: now, cipher: cipher, root: root, header: target).header
@@ -486,7 +491,7 @@ package final class RecordStore: Sendable {
     /// Seals `entity` as the value of `key` with the given revision, in place in the backend's reserved value.
     func seal<S: StorableEntity>(_ entity: S, key: [UInt8], revision: UInt64, now: Int64, into txn: any RecordWriting) throws {
         let (body, summary) = try Self.plaintexts(of: entity, revision: revision, now: now)
-        try putSealed(summary: summary?.encodedSecureBuffer(), body: body.encode(), database: KeySpace(S.kind), key: key, into: txn)
+        try putSealed(summary: summary?.encodedSummary(), body: body.encode(), database: KeySpace(S.kind), key: key, into: txn)
     }
 
     /// The body and summary a record of `entity` holds, checked against the format's size limits (FORMAT.md §5.1):
@@ -500,7 +505,7 @@ package final class RecordStore: Sendable {
             )
         }
         let summary = entity.summaryFields()
-        if let summary, summary.encodedCount > FormatConstants.maximumSummaryPlaintext {
+        if let summary, 1 + summary.compactEncodedCount() > FormatConstants.maximumSummaryPlaintext {
             throw TokenCacheError(.recordTooLarge, "\(S.kind) scopes exceed the \(FormatConstants.maximumSummaryPlaintext)-byte summary limit")
         }
         return (body, summary)
@@ -519,7 +524,7 @@ package final class RecordStore: Sendable {
     /// records ahead of the transaction that stores them, on another thread (the benchmark population's bulk load).
     package func sealedValue<S: StorableEntity>(_ entity: S, key: [UInt8], revision: UInt64, now: Int64) throws -> [UInt8] {
         let (body, summary) = try Self.plaintexts(of: entity, revision: revision, now: now)
-        let summaryPlaintext = summary?.encodedSecureBuffer(), bodyPlaintext = body.encode()
+        let summaryPlaintext = summary?.encodedSummary(), bodyPlaintext = body.encode()
         let count = RecordEnvelope.sealedCount(summaryPlaintext: summaryPlaintext?.count, bodyPlaintext: bodyPlaintext.count)
         var value = [UInt8](repeating: 0, count: count)
         try value.withUnsafeMutableBytes { output in

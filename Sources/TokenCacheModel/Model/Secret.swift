@@ -28,6 +28,12 @@ public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
         storage = Storage(bytes)
     }
 
+    /// `count` bytes written by `fill` straight into the secret's zeroizing storage (a token re-encoded from its stored
+    /// segments, with no buffer in between).
+    package init(count: Int, filling fill: (UnsafeMutableRawBufferPointer) -> Void) {
+        storage = Storage(count: count, filling: fill)
+    }
+
     /// The number of bytes.
     public var count: Int { storage.buffer.count }
     /// Whether the secret has no bytes.
@@ -70,6 +76,12 @@ public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
 
         package init(_ bytes: UnsafeRawBufferPointer) {
             buffer = Self.copy(bytes)
+        }
+
+        package init(count: Int, filling fill: (UnsafeMutableRawBufferPointer) -> Void) {
+            let raw = Memory.allocate(byteCount: count)
+            fill(UnsafeMutableRawBufferPointer(rebasing: raw[..<count]))
+            buffer = UnsafeMutableBufferPointer(rebasing: raw.bindMemory(to: UInt8.self)[..<count])
         }
 
         /// A copy from the C allocator, not `.allocate(capacity:)`: see `Memory.allocate(byteCount:)`.
