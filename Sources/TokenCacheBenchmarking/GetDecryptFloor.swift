@@ -9,12 +9,13 @@ extension TokenStore {
     /// read transaction that gets a stored access-token record by its key and authenticates and decrypts its body,
     /// and nothing else: no query planning, no bucket walk, no field decoding, no entity.
     ///
-    /// With `cipher` nil or the store's own, the stored record itself is opened, so the floor uses the AEAD the
-    /// lookups pay for. With the other cipher, each sampled record is first re-sealed in memory under that cipher (a
+    /// With `cipher` nil, the stored record itself is opened, so the floor uses the AEAD the lookups pay for. With a
+    /// cipher (the store's own or the other), each sampled record is first re-sealed in memory under that cipher (a
     /// throwaway key, the record's own summary, body and associated data; untimed); each timed transaction then gets
-    /// the stored record as before, touching its first and last byte so that its pages and cache lines are paid for
-    /// as a decryption would, and opens the re-sealed copy. The two floors of one run thus differ in the cipher alone,
-    /// whichever cipher the store was created with. Nil when this machine cannot run `cipher`.
+    /// the stored record as before, reads one byte of each of its cache lines (so that its pages and lines are paid for
+    /// as a decryption would pay them) and opens the re-sealed copy. Both ciphers are measured this same way, so their
+    /// floors in one run differ in the cipher alone, whichever cipher the store was created with; nil when this
+    /// machine cannot run `cipher`.
     ///
     /// Why an SPI entry point in the library and not the loop in `cachetool`: the floor needs the storage backend,
     /// the records' keys and the keyring, none of which is (or should become) public API. Exposing those, even as
@@ -30,8 +31,7 @@ extension TokenStore {
         let store = self.store
         let database = KeySpace.accessTokens
         let keyring = store.keyring
-        let requested = cipher?.recordCipher ?? keyring.activeCipher
-        guard requested.isAvailable else { return nil }
+        if let cipher, !cipher.isAvailable { return nil }
         var keys: [[UInt8]] = []
         keys.reserveCapacity(samples)
         var seen: UInt64 = 0
@@ -48,7 +48,7 @@ extension TokenStore {
             } }
         }
         guard !keys.isEmpty else { throw TokenCacheError(.invalidArgument, "the store holds no access token to measure") }
-        let resealed = try requested == keyring.activeCipher ? nil : Self.resealed(keys, of: store, under: requested)
+        let resealed = try cipher.map { try Self.resealed(keys, of: store, under: $0.recordCipher) }
         func getAndDecrypt(_ index: Int) throws -> Int {
             let key = keys[index]
             let opened = try store.backend.read { transaction in
@@ -59,7 +59,8 @@ extension TokenStore {
                                 .body, of: value, storeID: keyring.storeID, database: database.name, key: keyBytes, keys: keyring.recordKey
                             ) { plaintext in plaintext.count }
                         }
-                        let touched = Int(value.first ?? 0) &+ Int(value.last ?? 0) &+ value.count
+                        var touched = value.count
+                        for offset in stride(from: 0, to: value.count, by: 64) { touched &+= Int(value[offset]) }
                         return try resealed.values[index].withUnsafeBytes { copy in
                             try RecordEnvelope.withOpened(
                                 .body, of: copy, storeID: keyring.storeID, database: database.name, key: keyBytes, keys: { _ in resealed.key }

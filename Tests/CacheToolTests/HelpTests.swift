@@ -734,13 +734,13 @@ enum HelpText {
         process_start (spawn to main of that process); floor_get_decrypt (one read
         transaction: get a stored access-token record and decrypt it with the store's
         cipher, no token-cache logic); floor_get_decrypt_aes_256_gcm and
-        floor_get_decrypt_xchacha20_poly1305 (the same under each cipher: the store's
-        own is floor_get_decrypt, the other opens the same records re-sealed in memory;
-        null where the processor does not run it). Each has p50_ns, p90_ns, p99_ns
-        (nearest rank) and samples; the lookup figures also allocations_per_call (calls
-        to the C allocator, counted in this process) and instructions_per_call
-        (user-space, from the CPU's counters; null where the machine has none), from a
-        second, untimed pass over the same queries.
+        floor_get_decrypt_xchacha20_poly1305 (the same get, each record's cache lines
+        read, then a copy of it re-sealed in memory under that cipher opened: both
+        measured alike, whatever the store's cipher; null where the processor does not
+        run it). Each has p50_ns, p90_ns, p99_ns (nearest rank) and samples; the lookup
+        figures also allocations_per_call (calls to the C allocator, counted in this
+        process) and instructions_per_call (user-space, from the CPU's counters; null
+        where the machine has none), from a second, untimed pass over the same queries.
 
         readers: lookups per second of one reader thread, two threads sharing one open
         store, one reader process and two processes each opening the store (hit
