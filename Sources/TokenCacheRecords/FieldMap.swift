@@ -382,8 +382,7 @@ package struct FieldTable {
     @inlinable package func string(at index: Int) -> String {
         guard entries[index].type == FieldType.segmentedText else { return String(decoding: self[entries[index].value], as: UTF8.self) }
         let value = self[entries[index].value]
-        // SAFETY of try!: the value was validated when the table was built.
-        let count = try! SegmentedText.textCount(ofValue: value)
+        let count = SegmentedText.textCount(ofValidatedValue: value)
         return String(unsafeUninitializedCapacity: count) { output in
             SegmentedText.writeText(ofValue: value, into: UnsafeMutableRawBufferPointer(output))
             return count
@@ -410,8 +409,7 @@ package struct FieldTable {
     @inlinable package func textCount(at index: Int) -> Int {
         let value = self[entries[index].value]
         guard entries[index].type == FieldType.segmentedText else { return value.count }
-        // SAFETY of try!: the value was validated when the table was built.
-        return try! SegmentedText.textCount(ofValue: value)
+        return SegmentedText.textCount(ofValidatedValue: value)
     }
 
     /// Writes the text of entry `index` (type 0x01 or 0x04) into `output`, which holds ``textCount(at:)`` bytes.

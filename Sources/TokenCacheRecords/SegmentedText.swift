@@ -74,6 +74,20 @@ package enum SegmentedText {
         return total
     }
 
+    /// ``textCount(ofValue:)`` of a value it has already accepted: the segments' lengths alone, nothing checked again
+    /// (a lookup asks for the length of the token it is about to write out).
+    package static func textCount(ofValidatedValue value: UnsafeRawBufferPointer) -> Int {
+        var reader = ByteReader(value)
+        var total = -1
+        while !reader.isAtEnd {
+            // SAFETY of try!: the value was validated by textCount(ofValue:) when its table was built.
+            let header = try! reader.readVarint("segment header")
+            _ = try! reader.read(count: header >> 1, "segment")
+            total += 1 + (header & 1 == 1 ? header >> 1 : tc_base64url_encoded_count(header >> 1))
+        }
+        return total
+    }
+
     /// Writes the text of a value that ``textCount(ofValue:)`` accepted into `output`, which holds exactly that many
     /// bytes.
     package static func writeText(ofValue value: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) {
