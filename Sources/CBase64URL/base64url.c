@@ -14,6 +14,13 @@
 #include <immintrin.h>
 #endif
 
+// Zeroes token bytes left on the stack, through a volatile pointer the compiler cannot drop as a dead store
+// (explicit_bzero is not everywhere).
+static void wipe(void *bytes, size_t count) {
+    volatile uint8_t *cursor = (volatile uint8_t *)bytes;
+    while (count--) *cursor++ = 0;
+}
+
 // 0xFF..F when a < b (both below 2^31), else 0, without a branch.
 static inline uint32_t mask_below(uint32_t a, uint32_t b) { return (uint32_t)(0 - ((a - b) >> 31)); }
 
@@ -174,8 +181,8 @@ void tc_base64url_encode(char *output, const uint8_t *input, size_t count) {
             memcpy(padded, input + done, rest);
             encode_ssse3(characters, padded, sizeof padded);
             memcpy(output + done / 3 * 4, characters, tc_base64url_encoded_count(rest));
-            explicit_bzero(padded, sizeof padded);
-            explicit_bzero(characters, sizeof characters);
+            wipe(padded, sizeof padded);
+            wipe(characters, sizeof characters);
         }
         return;
     }

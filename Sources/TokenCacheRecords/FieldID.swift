@@ -9,6 +9,9 @@ import Glibc
 /// in ascending bytewise order of the names, but the order of fields in a map is still that of their names: a field
 /// whose name has no id (id 0, name written out) sorts among them by name.
 package enum FieldID {
+    /// The id of `secret`, the one field that may be segmented text (type 0x04).
+    package static let secret: UInt8 = 23
+
     /// The highest id assigned.
     package static let last: UInt8 = 27
 

@@ -293,9 +293,7 @@ package struct FieldTable {
             let name: UnsafeRawBufferPointer
             if id == 0 {
                 let nameLength = try reader.readVarint("field \(index) name length")
-                guard nameLength > 0, nameLength <= FieldMap.maximumNameLength else {
-                    throw FormatError("field \(index) has a name of \(nameLength) bytes")
-                }
+                guard nameLength > 0 else { throw FormatError("field \(index) has an empty name") }
                 name = try reader.read(count: nameLength, "field \(index) name")
                 guard isValidUTF8(name) else { throw FormatError("field \(index) name is not valid UTF-8") }
                 guard FieldID.id(of: name) == nil else { throw FormatError("field \(index) spells out a name that has an id") }
@@ -322,6 +320,7 @@ package struct FieldTable {
                 case FieldType.json:
                     guard JSONSyntax.isValid(value) else { throw FormatError("field \(index) is not valid JSON") }
                 case FieldType.segmentedText:
+                    guard id == FieldID.secret else { throw FormatError("field \(index) is segmented text but not the secret") }
                     _ = try SegmentedText.textCount(ofValue: value)
                 default:
                     throw FormatError("field \(index) has unknown type 0x\(String(type, radix: 16))")

@@ -290,7 +290,10 @@ package struct RecordBody {
         try plaintext.withUnsafeBytes { bytes in
             Result { () throws(FormatError) -> SecureBuffer? in
                 guard try schemaAndHeader(of: bytes).schema != FieldType.compactSchema else { return nil }
-                return try decode(bytes).encode()
+                let upgraded = try decode(bytes).encode()
+                // What is re-sealed must read back: a body this encoding cannot hold stays as it was.
+                _ = try upgraded.withUnsafeBytes { upgraded in Result { () throws(FormatError) in try DecodedBody(borrowing: upgraded) } }.get()
+                return upgraded
             }
         }.get()
     }

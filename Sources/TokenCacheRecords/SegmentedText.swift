@@ -17,8 +17,9 @@ import Glibc
 /// ```
 ///
 /// Writers store a segment decoded only when decoding and encoding again gives back its exact text (the canonical
-/// encoding: alphabet, length, zero trailing bits), so every text reads back byte for byte. Both directions run in
-/// constant time over the token's bytes (``CBase64URL``): the cache's state never depends on a bit of a token.
+/// encoding: alphabet, length, zero trailing bits), so every text reads back byte for byte. The base64url conversions
+/// run in constant time over the token's bytes (``CBase64URL``); what is not hidden is the token's shape: where its
+/// dots are, and which segments are base64url (which the stored length shows anyway).
 package enum SegmentedText {
     private static let dot = UInt8(ascii: ".")
 

@@ -574,6 +574,8 @@ def decode_field_map2(buf: bytes, pos: int = 0) -> dict[str, tuple[str, object]]
             raise InvalidFieldMap("truncated value")
         pos += vlen
         if t == T_SEGMENTED:
+            if name_b != b"secret":
+                raise InvalidFieldMap("segmented text on a field other than secret")
             out[name] = ("text", decode_segmented(value_b))
             continue
         if t not in (T_TEXT, T_JSON):

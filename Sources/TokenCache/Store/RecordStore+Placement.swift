@@ -98,8 +98,10 @@ extension RecordStore {
             Result { () throws(FormatError) in
                 let body = try openBodyPlaintext(value, slot: sourceSlot)
                 let summary = try RecordEnvelope.open(.summary, of: value, slot: sourceSlot, keys: recordKey)
-                return (summary: try summary.map { summary throws(FormatError) in try RecordSummary.upgraded(summary) ?? summary },
-                        body: try RecordBody.upgraded(body) ?? body)
+                // A record that authenticates but does not parse is re-sealed as it is: moved, it stays readable by its
+                // key (a record left under a key a rotation retires could never be read again).
+                return (summary: summary.map { summary in (try? RecordSummary.upgraded(summary)) ?? summary },
+                        body: (try? RecordBody.upgraded(body)) ?? body)
             }
         } }
         guard case .success(let plaintexts)? = opened else { return false }
