@@ -98,8 +98,11 @@ struct SharedStoreBucketTests {
             let backend = try #require(cache.store.backend as? PostgreSQLRecordBackend)
             let changes = backend.changes
             _ = changes.commitID()  // starts the listener
+            let listening = ContinuousClock.now + .seconds(120)
+            while !changes.isListening, ContinuousClock.now < listening { try await Task.sleep(for: .milliseconds(10)) }
+            // Seen in a loaded full run: the listener not yet listening after two minutes (so no commit was tried).
+            try #require(changes.isListening, "the change listener was not listening after 120 s")
             let deadline = ContinuousClock.now + .seconds(120)
-            while !changes.isListening, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
             let bucket = [UInt8](repeating: 0xC3, count: 16)
             let stamp = changes.stamp(changes.beginStamp([bucket]), versions: [0])
             #expect(changes.isCurrent(stamp))
