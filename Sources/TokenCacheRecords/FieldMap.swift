@@ -154,8 +154,10 @@ package struct FieldMap: Equatable {
     /// Whether a field is written as segmented text: a token's `secret`, the one field whose text is large and, for a
     /// JWT, mostly base64url.
     private static func isSegmented(_ field: Field) -> Bool {
-        guard case .text = field.value else { return false }
-        return field.name == secretName
+        guard case .text(let text) = field.value, field.name == secretName else { return false }
+        // Only when it is the shorter: a text of many long segments that are not base64url would grow (a segment's
+        // header can take two bytes where a dot took one).
+        return text.withUnsafeBytes(SegmentedText.encodedCount) < text.count
     }
 
     private static let secretName = Array("secret".utf8)
@@ -390,7 +392,8 @@ package struct FieldTable {
 
     /// Whether the text of entry `index` is exactly the UTF-8 of `text`.
     @inlinable @inline(__always) package func value(at index: Int, equals text: String) -> Bool {
-        guard entries[index].type != FieldType.segmentedText else { return string(at: index) == text }
+        // Bytes, not `String ==` (which would equate canonically equivalent spellings).
+        guard entries[index].type != FieldType.segmentedText else { return string(at: index).utf8.elementsEqual(text.utf8) }
         let value = self[entries[index].value]
         var text = text
         return text.withUTF8 { $0.count == value.count && ($0.isEmpty || memcmp($0.baseAddress!, value.baseAddress!, $0.count) == 0) }

@@ -291,7 +291,8 @@ package struct RecordBody {
             Result { () throws(FormatError) -> SecureBuffer? in
                 guard try schemaAndHeader(of: bytes).schema != FieldType.compactSchema else { return nil }
                 let upgraded = try decode(bytes).encode()
-                // What is re-sealed must read back: a body this encoding cannot hold stays as it was.
+                // What is re-sealed must read back: a body this encoding cannot hold, or would make too large, stays as it was.
+                guard upgraded.count <= FormatConstants.maximumBodyPlaintext else { return nil }
                 _ = try upgraded.withUnsafeBytes { upgraded in Result { () throws(FormatError) in try DecodedBody(borrowing: upgraded) } }.get()
                 return upgraded
             }
@@ -342,7 +343,8 @@ package enum RecordSummary {
             Result { () throws(FormatError) -> SecureBuffer? in
                 guard bytes.first == 0 else { return nil }
                 var reader = ByteReader(bytes)
-                return try FieldMap.decode(&reader, schema: FieldType.namedSchema).encodedSummary()
+                let upgraded = try FieldMap.decode(&reader, schema: FieldType.namedSchema).encodedSummary()
+                return upgraded.count <= FormatConstants.maximumSummaryPlaintext ? upgraded : nil
             }
         }.get()
     }

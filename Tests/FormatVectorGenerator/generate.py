@@ -521,7 +521,7 @@ def encode_field_map2(fields: list[tuple[str, str, object]], ordered: bool = Tru
     out = bytearray(varint(len(fields)))
     for name, kind, value in fields:
         n = name.encode("utf-8")
-        segmented = kind == "text" and name in SEGMENTED_FIELDS
+        segmented = kind == "text" and name in SEGMENTED_FIELDS and len(encode_segmented(value)) < len(value.encode("utf-8"))
         out += u8(T_SEGMENTED if segmented else TYPE_CODE[kind])
         if n in ID_OF:
             out += u8(ID_OF[n])

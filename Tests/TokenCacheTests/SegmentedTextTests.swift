@@ -111,6 +111,22 @@ import TokenCacheSodium
         #expect(Self.segmented("AQ") == [0x02, 0x01] && Self.segmented("AR") == [0x05, 0x41, 0x52])
     }
 
+    /// A secret is written segmented only when that is shorter: many long segments that are not base64url would grow
+    /// (a two-byte header for each where a dot took one byte), so such a token stays text.
+    @Test func aSecretIsSegmentedOnlyWhenThatIsShorter() throws {
+        for (text, segmented) in [
+            ("eyJ0eXAiOiJKV1QifQ." + Self.encode(Array(0..<100)), true),
+            (String(repeating: String(repeating: "!", count: 70) + ".", count: 20), false),
+        ] {
+            var map = FieldMap()
+            map["secret"] = .string(text)
+            let bytes = compactEncoded(map)
+            #expect(bytes[1] == (segmented ? FieldType.segmentedText : FieldType.text) && bytes[2] == FieldID.secret, "\(text.prefix(20))")
+            #expect(bytes.count <= text.utf8.count + 8)
+            #expect(try Self.decodeCompact(bytes) == map)
+        }
+    }
+
     @Test func malformedSegmentedTextIsRejected() {
         for (value, why) in [
             ([UInt8](), "no segment"), ([0x00], "an empty decoded segment"), ([0x05, 0x41, 0x2E], "a '.' in a segment kept as it is"),
