@@ -33,10 +33,14 @@ enum BoundedFlock {
             guard code == EWOULDBLOCK || code == EINTR else { throw LMDBError(code: code) }
             let now = clock.now
             if now >= deadline {
-                let error = timedOut(descriptor, what: what, timeout: timeout)
-                // The holder may have let go between the last try and the look-up that found nobody: one more try.
-                if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return }
-                throw error
+                // The holder may let go between the last try and the look-up, which then finds nobody: try again, and if
+                // another process took the lock meanwhile, look again, so that the error names whoever holds it.
+                for _ in 0..<3 {
+                    let holder = holderOfFlock(on: descriptor)
+                    if flock(descriptor, LOCK_EX | LOCK_NB) == 0 { return }
+                    if let holder { throw timedOut(holder: holder, what: what, timeout: timeout) }
+                }
+                throw timedOut(holder: nil, what: what, timeout: timeout)
             }
             let nap = min(pause, deadline - now)
             let (seconds, attoseconds) = nap.components
@@ -47,8 +51,7 @@ enum BoundedFlock {
         }
     }
 
-    private static func timedOut(_ descriptor: Int32, what: String, timeout: Duration) -> LMDBError {
-        let holder = holderOfFlock(on: descriptor)
+    private static func timedOut(holder: pid_t?, what: String, timeout: Duration) -> LMDBError {
         let who = switch (holder, holder.flatMap(programName(of:))) {
         case let (pid?, program?): "process \(pid) (\(program))"
         case let (pid?, nil): "process \(pid)"
