@@ -109,7 +109,7 @@ package struct FieldMap: Equatable {
             case .integer: total += 8
             case .json(let bytes): total += ByteWriter.varintCount(bytes.count) + bytes.count
             case .text(let bytes):
-                let length = Self.isSegmented(field) ? bytes.withUnsafeBytes(SegmentedText.encodedCount) : bytes.count
+                let length = Self.segmentedCount(field) ?? bytes.count
                 total += ByteWriter.varintCount(length) + length
             }
         }
@@ -124,8 +124,8 @@ package struct FieldMap: Equatable {
         writer.write(varint: included)
         for field in fields where !(omitting && field.name == Self.credentialTypeName) {
             let id = FieldID.id(of: field.name)
-            let segmented = Self.isSegmented(field)
-            writer.write(segmented ? FieldType.segmentedText : field.value.typeByte)
+            let segmented = Self.segmentedCount(field)
+            writer.write(segmented != nil ? FieldType.segmentedText : field.value.typeByte)
             writer.write(id ?? 0)
             if id == nil {
                 writer.write(varint: field.name.count)
@@ -139,8 +139,8 @@ package struct FieldMap: Equatable {
                 writer.write(bytes)
             case .text(let bytes):
                 bytes.withUnsafeBytes { text in
-                    if segmented {
-                        writer.write(varint: SegmentedText.encodedCount(text))
+                    if let segmented {
+                        writer.write(varint: segmented)
                         SegmentedText.encode(text, into: &writer)
                     } else {
                         writer.write(varint: text.count)
@@ -151,13 +151,15 @@ package struct FieldMap: Equatable {
         }
     }
 
-    /// Whether a field is written as segmented text: a token's `secret`, the one field whose text is large and, for a
-    /// JWT, mostly base64url.
-    private static func isSegmented(_ field: Field) -> Bool {
-        guard case .text(let text) = field.value, field.name == secretName else { return false }
+    /// The bytes of a field's value written as segmented text, or nil when it is not: only a token's `secret`, the one
+    /// field whose text is large and, for a JWT, mostly base64url. (Its length is the answer, not a yes: finding it
+    /// scans the token, which the writer then need not do again.)
+    private static func segmentedCount(_ field: Field) -> Int? {
+        guard case .text(let text) = field.value, field.name == secretName else { return nil }
+        let count = text.withUnsafeBytes(SegmentedText.encodedCount)
         // Only when it is the shorter: a text of many long segments that are not base64url would grow (a segment's
         // header can take two bytes where a dot took one).
-        return text.withUnsafeBytes(SegmentedText.encodedCount) < text.count
+        return count < text.count ? count : nil
     }
 
     private static let secretName = Array("secret".utf8)
@@ -382,10 +384,9 @@ package struct FieldTable {
     /// The text of entry `index` (type 0x01 or 0x04).
     @inlinable package func string(at index: Int) -> String {
         guard entries[index].type == FieldType.segmentedText else { return String(decoding: self[entries[index].value], as: UTF8.self) }
-        let value = self[entries[index].value]
-        let count = SegmentedText.textCount(ofValidatedValue: value)
+        let count = textCount(at: index)
         return String(unsafeUninitializedCapacity: count) { output in
-            SegmentedText.writeText(ofValue: value, into: UnsafeMutableRawBufferPointer(output))
+            writeText(at: index, into: UnsafeMutableRawBufferPointer(output))
             return count
         }
     }

@@ -353,8 +353,11 @@ package enum RecordSummary {
 extension FieldMap {
     /// Encodes an access token's summary plaintext (FORMAT.md §5.4) into a zeroizing buffer: `u8 0x02 ‖` the compact
     /// field map of schema 2. (A summary of schema 1 is a bare field map whose first byte, of its `u32be` count, is 0.)
+    /// Bytes ``encodedSummary()`` takes.
+    package var summaryEncodedCount: Int { 1 + compactEncodedCount() }
+
     package func encodedSummary() -> SecureBuffer {
-        let buffer = SecureBuffer(count: 1 + compactEncodedCount())
+        let buffer = SecureBuffer(count: summaryEncodedCount)
         buffer.withUnsafeMutableBytes { bytes in
             var writer = ByteWriter(bytes)
             writer.write(FieldType.compactSchema)

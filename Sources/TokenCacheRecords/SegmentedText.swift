@@ -78,32 +78,22 @@ package enum SegmentedText {
     /// ``textCount(ofValue:)`` of a value it has already accepted: the segments' lengths alone, nothing checked again
     /// (a lookup asks for the length of the token it is about to write out).
     package static func textCount(ofValidatedValue value: UnsafeRawBufferPointer) -> Int {
-        var reader = ByteReader(value)
         var total = -1
-        while !reader.isAtEnd {
-            // SAFETY of try!: the value was validated by textCount(ofValue:) when its table was built.
-            let header = try! reader.readVarint("segment header")
-            _ = try! reader.read(count: header >> 1, "segment")
-            total += 1 + (header & 1 == 1 ? header >> 1 : tc_base64url_encoded_count(header >> 1))
-        }
+        forEachStoredSegment(value) { raw, bytes in total += 1 + (raw ? bytes.count : tc_base64url_encoded_count(bytes.count)) }
         return total
     }
 
     /// Writes the text of a value that ``textCount(ofValue:)`` accepted into `output`, which holds exactly that many
     /// bytes.
     package static func writeText(ofValue value: UnsafeRawBufferPointer, into output: UnsafeMutableRawBufferPointer) {
-        var reader = ByteReader(value)
         var position = 0, first = true
-        while !reader.isAtEnd {
-            // SAFETY of try!: the value was validated by textCount(ofValue:) before its text is asked for.
-            let header = try! reader.readVarint("segment header")
-            let bytes = try! reader.read(count: header >> 1, "segment")
+        forEachStoredSegment(value) { raw, bytes in
             if !first {
                 output[position] = UInt8(ascii: ".")
                 position += 1
             }
             first = false
-            if header & 1 == 1 {
+            if raw {
                 if !bytes.isEmpty { (output.baseAddress! + position).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
                 position += bytes.count
             } else {
@@ -115,6 +105,16 @@ package enum SegmentedText {
             }
         }
         precondition(position == output.count, "a text segment's length changed between two reads")
+    }
+
+    /// The stored segments of a value ``textCount(ofValue:)`` accepted: whether each is kept as it is, and its bytes.
+    private static func forEachStoredSegment(_ value: UnsafeRawBufferPointer, _ body: (_ raw: Bool, _ bytes: UnsafeRawBufferPointer) -> Void) {
+        var reader = ByteReader(value)
+        while !reader.isAtEnd {
+            // SAFETY of try!: the value was validated by textCount(ofValue:) when its table was built.
+            let header = try! reader.readVarint("segment header")
+            body(header & 1 == 1, try! reader.read(count: header >> 1, "segment"))
+        }
     }
 
     /// The dot-separated segments of `text` (one empty segment for an empty text).

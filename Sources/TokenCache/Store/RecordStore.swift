@@ -505,7 +505,7 @@ package final class RecordStore: Sendable {
             )
         }
         let summary = entity.summaryFields()
-        if let summary, 1 + summary.compactEncodedCount() > FormatConstants.maximumSummaryPlaintext {
+        if let summary, summary.summaryEncodedCount > FormatConstants.maximumSummaryPlaintext {
             throw TokenCacheError(.recordTooLarge, "\(S.kind) scopes exceed the \(FormatConstants.maximumSummaryPlaintext)-byte summary limit")
         }
         return (body, summary)
